@@ -1,0 +1,64 @@
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::compress::CompressionConfig;
+
+/// What happens when the gate denies a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DenialPolicy {
+    /// End the turn with status `denied` (the default: the person said no, so stop).
+    #[default]
+    EndTurn,
+    /// Tell the model the call was denied and let it continue.
+    TellModel,
+}
+
+/// The loop's limits and defaults. Every field has the default from DESIGN.md section 4.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AgentConfig {
+    /// Model calls per turn before the turn ends `capped` (default 100).
+    pub max_iterations: u32,
+    /// Tool calls per turn before the turn ends `capped` (default unlimited).
+    pub max_tool_calls: Option<u32>,
+    /// The whole model call, stream included (default 180 s).
+    pub model_timeout: Duration,
+    /// A tool call, unless its spec sets its own (default 60 s).
+    pub tool_timeout: Duration,
+    /// Parallel-safe tools running at once (default 3).
+    pub max_parallel_tools: usize,
+    /// Characters of a tool result sent to the model (default 20 000); longer results are cut
+    /// and flagged as truncated.
+    pub result_cap_chars: usize,
+    /// Limits of the write-time JSON compression of tool results.
+    pub compression: CompressionConfig,
+    /// What a gate denial does.
+    pub on_denial: DenialPolicy,
+    /// Events buffered per run for slow subscribers (default 1024); a subscriber that falls
+    /// further behind skips events (and a warning is logged). Event callbacks never lose any.
+    pub event_buffer: usize,
+    /// Upper bound on generated tokens per model call, passed to the provider.
+    pub max_output_tokens: Option<u32>,
+    /// Sampling temperature passed to the provider.
+    pub temperature: Option<f32>,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        AgentConfig {
+            max_iterations: 100,
+            max_tool_calls: None,
+            model_timeout: Duration::from_secs(180),
+            tool_timeout: Duration::from_secs(60),
+            max_parallel_tools: 3,
+            result_cap_chars: 20_000,
+            compression: CompressionConfig::default(),
+            on_denial: DenialPolicy::EndTurn,
+            event_buffer: 1024,
+            max_output_tokens: None,
+            temperature: None,
+        }
+    }
+}

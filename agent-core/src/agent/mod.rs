@@ -1,0 +1,401 @@
+//! The agent: configuration, sessions, and turns ([`Run`]s) driven by the ReAct loop.
+
+mod config;
+mod context;
+mod emit;
+mod history;
+mod run;
+mod tools_exec;
+mod turn;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+
+use tokio::runtime::Handle;
+use tokio::sync::{broadcast, watch};
+use tokio_util::sync::CancellationToken;
+
+pub use config::{AgentConfig, DenialPolicy};
+pub use emit::EventObserver;
+pub use run::{Outcome, OutcomeStatus, Run, RunEvents, RunState, RunStatus};
+
+use crate::event::AgentEvent;
+use crate::gate::Gate;
+use crate::message::Message;
+use crate::provider::Provider;
+use crate::session::SessionId;
+use crate::store::{SessionInfo, Store, StoreError, StoredMessage};
+use crate::tool::{Tool, ToolSet, ToolSetError};
+use history::History;
+
+/// Why an agent could not be built or a session opened.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    /// `AgentBuilder::build` was called without a provider.
+    #[error("no provider configured: call AgentBuilder::provider(...) before build()")]
+    NoProvider,
+    /// No Tokio runtime to run turns on.
+    #[error("no Tokio runtime: build the agent inside a Tokio runtime or pass one with AgentBuilder::runtime(...)")]
+    NoRuntime,
+    /// A tool could not be registered.
+    #[error(transparent)]
+    Tool(#[from] ToolSetError),
+    /// The session does not exist.
+    #[error("session {0} not found; create it with Agent::create_session")]
+    SessionNotFound(SessionId),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+pub(crate) struct AgentInner {
+    pub provider: Arc<dyn Provider>,
+    pub tools: Arc<ToolSet>,
+    pub store: Option<Arc<dyn Store>>,
+    pub gate: Option<Arc<dyn Gate>>,
+    pub system_prompt: Option<String>,
+    pub config: AgentConfig,
+    pub observers: Arc<[EventObserver]>,
+    pub runtime: Handle,
+    sessions: Mutex<HashMap<SessionId, Weak<SessionState>>>,
+}
+
+/// One session's in-process state, shared by every handle to it. The async mutex makes turns
+/// of a session run one after another.
+pub(crate) struct SessionState {
+    pub id: SessionId,
+    pub history: tokio::sync::Mutex<History>,
+}
+
+/// An LLM agent: a provider, tools, an optional store and gate, and the loop's configuration.
+/// Cheap to clone; clones share everything.
+///
+/// ```
+/// use agent_core::{Agent, ScriptedProvider, ScriptedReply};
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let agent = Agent::builder()
+///     .provider(ScriptedProvider::new([ScriptedReply::text("Hello!").into()]))
+///     .system_prompt("You are helpful.")
+///     .build()?;
+/// let session = agent.create_session().await?;
+/// let outcome = session.send("Hi").await;
+/// assert_eq!(outcome.final_text.as_deref(), Some("Hello!"));
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Agent {
+    inner: Arc<AgentInner>,
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent")
+            .field("provider", &self.inner.provider.id())
+            .field("tools", &self.inner.tools)
+            .field("config", &self.inner.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds an [`Agent`].
+#[derive(Default)]
+pub struct AgentBuilder {
+    provider: Option<Arc<dyn Provider>>,
+    tools: ToolSet,
+    tool_error: Option<ToolSetError>,
+    store: Option<Arc<dyn Store>>,
+    gate: Option<Arc<dyn Gate>>,
+    system_prompt: Option<String>,
+    config: AgentConfig,
+    observers: Vec<EventObserver>,
+    runtime: Option<Handle>,
+}
+
+impl AgentBuilder {
+    /// The model provider (required).
+    pub fn provider(self, provider: impl Provider + 'static) -> Self {
+        self.provider_arc(Arc::new(provider))
+    }
+
+    /// The model provider, shared.
+    pub fn provider_arc(mut self, provider: Arc<dyn Provider>) -> Self {
+        self.provider = Some(provider);
+        self
+    }
+
+    /// Adds a tool. A duplicate name makes [`Self::build`] fail.
+    pub fn tool(mut self, tool: impl Tool + 'static) -> Self {
+        self = self.tool_arc(Arc::new(tool));
+        self
+    }
+
+    /// Adds a shared tool. A duplicate name makes [`Self::build`] fail.
+    pub fn tool_arc(mut self, tool: Arc<dyn Tool>) -> Self {
+        if let Err(e) = self.tools.register_arc(tool)
+            && self.tool_error.is_none()
+        {
+            self.tool_error = Some(e);
+        }
+        self
+    }
+
+    /// Adds every tool of a set. A duplicate name makes [`Self::build`] fail.
+    pub fn tools(mut self, tools: ToolSet) -> Self {
+        for tool in tools.iter() {
+            self = self.tool_arc(tool.clone());
+        }
+        self
+    }
+
+    /// Where sessions are persisted. Without a store, history lives only in memory.
+    pub fn store(self, store: impl Store + 'static) -> Self {
+        self.store_arc(Arc::new(store))
+    }
+
+    /// Where sessions are persisted, shared.
+    pub fn store_arc(mut self, store: Arc<dyn Store>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// The consent gate for gated tools. Without one, gated calls are denied and never run.
+    pub fn gate(self, gate: impl Gate + 'static) -> Self {
+        self.gate_arc(Arc::new(gate))
+    }
+
+    /// The consent gate, shared.
+    pub fn gate_arc(mut self, gate: Arc<dyn Gate>) -> Self {
+        self.gate = Some(gate);
+        self
+    }
+
+    /// The system prompt.
+    pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.system_prompt = Some(prompt.into());
+        self
+    }
+
+    /// The loop's limits and defaults.
+    pub fn config(mut self, config: AgentConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// A callback that sees every event of every run, synchronously and in order. Keep it
+    /// fast: the loop waits for it.
+    pub fn on_event(mut self, observer: impl Fn(&AgentEvent) + Send + Sync + 'static) -> Self {
+        self.observers.push(Arc::new(observer));
+        self
+    }
+
+    /// The Tokio runtime turns run on (default: the runtime `build` is called in).
+    pub fn runtime(mut self, handle: Handle) -> Self {
+        self.runtime = Some(handle);
+        self
+    }
+
+    /// Builds the agent.
+    pub fn build(self) -> Result<Agent, AgentError> {
+        if let Some(e) = self.tool_error {
+            return Err(e.into());
+        }
+        let provider = self.provider.ok_or(AgentError::NoProvider)?;
+        let runtime = match self.runtime {
+            Some(h) => h,
+            None => Handle::try_current().map_err(|_| AgentError::NoRuntime)?,
+        };
+        Ok(Agent {
+            inner: Arc::new(AgentInner {
+                provider,
+                tools: Arc::new(self.tools),
+                store: self.store,
+                gate: self.gate,
+                system_prompt: self.system_prompt,
+                config: self.config,
+                observers: self.observers.into(),
+                runtime,
+                sessions: Mutex::new(HashMap::new()),
+            }),
+        })
+    }
+}
+
+impl Agent {
+    /// Starts building an agent.
+    pub fn builder() -> AgentBuilder {
+        AgentBuilder::default()
+    }
+
+    /// The agent's tools.
+    pub fn tools(&self) -> &ToolSet {
+        &self.inner.tools
+    }
+
+    /// The agent's configuration.
+    pub fn config(&self) -> &AgentConfig {
+        &self.inner.config
+    }
+
+    /// The agent's store, if it has one.
+    pub fn store(&self) -> Option<&Arc<dyn Store>> {
+        self.inner.store.as_ref()
+    }
+
+    /// Creates a new session with a random id.
+    pub async fn create_session(&self) -> Result<Session, AgentError> {
+        self.create_session_with_id(SessionId::new_random()).await
+    }
+
+    /// Creates a new session with the given id.
+    pub async fn create_session_with_id(&self, id: SessionId) -> Result<Session, AgentError> {
+        if let Some(store) = &self.inner.store {
+            store.create_session(&SessionInfo::new(id.clone())).await?;
+        } else if self.live_session(&id).is_some() {
+            return Err(StoreError::AlreadyExists(id).into());
+        }
+        Ok(self.attach(id, History::default()))
+    }
+
+    /// Opens an existing session: one this agent already has open, or one in the store
+    /// (its history is loaded, and a turn interrupted by a crash is repaired first).
+    pub async fn open_session(&self, id: &SessionId) -> Result<Session, AgentError> {
+        if let Some(state) = self.live_session(id) {
+            return Ok(Session {
+                agent: self.clone(),
+                state,
+            });
+        }
+        let Some(store) = &self.inner.store else {
+            return Err(AgentError::SessionNotFound(id.clone()));
+        };
+        if store.session(id).await?.is_none() {
+            return Err(AgentError::SessionNotFound(id.clone()));
+        }
+        let mut history = History::load(store.as_ref(), id).await?;
+        turn::repair_interrupted(&mut history, Some(store), id).await?;
+        Ok(self.attach(id.clone(), history))
+    }
+
+    fn live_session(&self, id: &SessionId) -> Option<Arc<SessionState>> {
+        let sessions = self.inner.sessions.lock().ok()?;
+        sessions.get(id).and_then(Weak::upgrade)
+    }
+
+    fn attach(&self, id: SessionId, history: History) -> Session {
+        let state = Arc::new(SessionState {
+            id: id.clone(),
+            history: tokio::sync::Mutex::new(history),
+        });
+        if let Ok(mut sessions) = self.inner.sessions.lock() {
+            sessions.retain(|_, s| s.strong_count() > 0);
+            sessions.insert(id, Arc::downgrade(&state));
+        }
+        Session {
+            agent: self.clone(),
+            state,
+        }
+    }
+}
+
+/// A conversation with the agent. Turns of one session run one after another.
+#[derive(Clone)]
+pub struct Session {
+    agent: Agent,
+    state: Arc<SessionState>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session").field("id", &self.state.id).finish()
+    }
+}
+
+impl Session {
+    /// The session's id.
+    pub fn id(&self) -> &SessionId {
+        &self.state.id
+    }
+
+    /// The agent the session belongs to.
+    pub fn agent(&self) -> &Agent {
+        &self.agent
+    }
+
+    /// Starts a turn with a user text message. Returns at once; the turn runs in the
+    /// background. If another turn of this session is running, this one starts after it.
+    pub fn send(&self, text: impl Into<String>) -> Run {
+        self.send_message(Message::user(text))
+    }
+
+    /// Starts a turn with any user message (for example text and images).
+    pub fn send_message(&self, message: Message) -> Run {
+        self.send_with_cancel(message, CancellationToken::new())
+    }
+
+    /// Starts a turn whose cancellation is tied to `cancel` (cancel it, or a parent of it, to
+    /// stop the turn). A token that is already cancelled ends the turn `cancelled` at once.
+    pub fn send_with_cancel(&self, message: Message, cancel: CancellationToken) -> Run {
+        let inner = &self.agent.inner;
+        let (sender, receiver) = broadcast::channel(inner.config.event_buffer.max(1));
+        let (outcome_tx, outcome_rx) = watch::channel(None);
+        let status = Arc::new(Mutex::new(RunStatus::default()));
+        let run_id = uuid::Uuid::new_v4().to_string();
+        let run = Run {
+            id: run_id.clone(),
+            session_id: self.state.id.clone(),
+            first_receiver: Mutex::new(Some(receiver)),
+            sender: sender.downgrade(),
+            status: status.clone(),
+            cancel: cancel.clone(),
+            outcome: outcome_rx,
+        };
+        let emitter = emit::Emitter {
+            session_id: self.state.id.clone(),
+            sender,
+            observers: inner.observers.clone(),
+            status,
+        };
+        let agent = inner.clone();
+        let state = self.state.clone();
+        inner.runtime.spawn(async move {
+            let outcome = turn::run_turn(agent, state, message, run_id, cancel, emitter).await;
+            let _ = outcome_tx.send(Some(outcome));
+        });
+        run
+    }
+
+    /// Every stored message of the session, including those hidden from the model, with
+    /// sequence numbers. Without a store, the in-memory history is numbered from 1.
+    pub async fn messages(&self) -> Result<Vec<StoredMessage>, AgentError> {
+        if let Some(store) = &self.agent.inner.store {
+            return Ok(store.load_messages(&self.state.id, 0).await?);
+        }
+        let history = self.state.history.lock().await;
+        Ok(history
+            .messages
+            .iter()
+            .enumerate()
+            .map(|(i, m)| StoredMessage {
+                seq: i as u64 + 1,
+                message: m.clone(),
+                created_at_ms: 0,
+            })
+            .collect())
+    }
+
+    /// The messages the model would see on the next turn.
+    pub async fn model_history(&self) -> Vec<Message> {
+        let history = self.state.history.lock().await;
+        let mut view = history.model_view();
+        // The next turn starts after everything that exists now.
+        if history.turn_start < history.messages.len() {
+            let next = History {
+                messages: history.messages.clone(),
+                turn_start: history.messages.len(),
+                ..History::default()
+            };
+            view = next.model_view();
+        }
+        view
+    }
+}

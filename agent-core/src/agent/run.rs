@@ -1,0 +1,261 @@
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+
+use futures::Stream;
+use serde::{Deserialize, Serialize};
+use tokio::sync::{broadcast, watch};
+use tokio_util::sync::CancellationToken;
+
+use crate::event::{AgentEvent, EventKind};
+use crate::provider::Usage;
+use crate::session::SessionId;
+use crate::tool::BoxError;
+
+/// How a turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutcomeStatus {
+    /// The model answered without tool calls.
+    Done,
+    /// The gate denied a tool call.
+    Denied,
+    /// The iteration or tool-call cap was reached.
+    Capped,
+    /// The run was cancelled.
+    Cancelled,
+    /// A provider, store or fatal tool error ended the turn.
+    Error,
+    /// The turn is parked on a question to the person.
+    AwaitingUser,
+}
+
+impl OutcomeStatus {
+    /// The snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutcomeStatus::Done => "done",
+            OutcomeStatus::Denied => "denied",
+            OutcomeStatus::Capped => "capped",
+            OutcomeStatus::Cancelled => "cancelled",
+            OutcomeStatus::Error => "error",
+            OutcomeStatus::AwaitingUser => "awaiting_user",
+        }
+    }
+}
+
+/// The result of a turn.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Outcome {
+    /// How it ended.
+    pub status: OutcomeStatus,
+    /// The last assistant text of the turn (the answer, for `done`).
+    pub final_text: Option<String>,
+    /// Model calls made.
+    pub iterations: u32,
+    /// Tool calls requested by the model (run or not).
+    pub tool_calls: u32,
+    /// Usage summed over the turn's model calls.
+    pub usage: Usage,
+    /// What went wrong, for `error` (and the denial, for `denied`).
+    pub error: Option<String>,
+    /// A stable name for the error's kind (`provider.timeout`, `tool.fatal`, `store`, ...).
+    pub error_kind: Option<String>,
+    /// The error's original cause, when there is one (a tool's fatal error source, such as a
+    /// host-language exception). Not serialized.
+    #[serde(skip)]
+    pub error_source: Option<Arc<BoxError>>,
+}
+
+impl Outcome {
+    pub(crate) fn new(status: OutcomeStatus) -> Self {
+        Outcome {
+            status,
+            final_text: None,
+            iterations: 0,
+            tool_calls: 0,
+            usage: Usage::default(),
+            error: None,
+            error_kind: None,
+            error_source: None,
+        }
+    }
+
+    pub(crate) fn failed(kind: impl Into<String>, error: impl Into<String>) -> Self {
+        let mut o = Outcome::new(OutcomeStatus::Error);
+        o.error_kind = Some(kind.into());
+        o.error = Some(error.into());
+        o
+    }
+}
+
+/// What the agent of a run is doing, for hosts that poll.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunState {
+    /// Not started yet (waiting for an earlier turn of the session).
+    Idle,
+    /// Waiting for the model.
+    Thinking,
+    /// Running tools.
+    ToolCall,
+    /// Finished (done, denied or capped).
+    Complete,
+    /// Finished with an error.
+    Error,
+    /// Cancelled.
+    Cancelled,
+    /// Parked on a question to the person.
+    AwaitingUser,
+}
+
+/// A cheap snapshot of a run's progress.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunStatus {
+    /// What it is doing.
+    pub state: RunState,
+    /// The current model call, from 1 (0 before the first).
+    pub iteration: u32,
+    /// The tool running now, if any (the first, when several run at once).
+    pub current_tool: Option<String>,
+    /// The latest assistant text.
+    pub last_message: Option<String>,
+    /// The error, once the run failed.
+    pub error: Option<String>,
+}
+
+impl Default for RunStatus {
+    fn default() -> Self {
+        RunStatus {
+            state: RunState::Idle,
+            iteration: 0,
+            current_tool: None,
+            last_message: None,
+            error: None,
+        }
+    }
+}
+
+/// The shared, lock-protected status a run updates and [`Run::status`] reads.
+pub(crate) type StatusCell = Arc<Mutex<RunStatus>>;
+
+/// A stream of a run's events. Ends after the run's final event.
+pub type RunEvents = Pin<Box<dyn Stream<Item = AgentEvent> + Send>>;
+
+/// A handle to one turn, running in the background.
+///
+/// Read its events with [`Run::events`], poll [`Run::status`], stop it with [`Run::cancel`],
+/// and `.await` it (or call [`Run::outcome`]) for the [`Outcome`]. Dropping the handle does not
+/// cancel the turn.
+pub struct Run {
+    pub(crate) id: String,
+    pub(crate) session_id: SessionId,
+    pub(crate) first_receiver: Mutex<Option<broadcast::Receiver<AgentEvent>>>,
+    pub(crate) sender: broadcast::WeakSender<AgentEvent>,
+    pub(crate) status: StatusCell,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) outcome: watch::Receiver<Option<Outcome>>,
+}
+
+impl std::fmt::Debug for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Run")
+            .field("id", &self.id)
+            .field("session_id", &self.session_id)
+            .field("status", &self.status())
+            .finish()
+    }
+}
+
+impl Run {
+    /// The run's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The session the run belongs to.
+    pub fn session_id(&self) -> &SessionId {
+        &self.session_id
+    }
+
+    /// The run's events. The first call sees every event from `run_started` on; later calls
+    /// see events from the moment they are made. The stream ends after the run's final event.
+    pub fn events(&self) -> RunEvents {
+        let first = self.first_receiver.lock().ok().and_then(|mut r| r.take());
+        let receiver = first.or_else(|| self.sender.upgrade().map(|s| s.subscribe()));
+        let Some(receiver) = receiver else {
+            return Box::pin(futures::stream::empty());
+        };
+        Box::pin(futures::stream::unfold(Some(receiver), |state| async move {
+            let mut receiver = state?;
+            loop {
+                match receiver.recv().await {
+                    Ok(event) => {
+                        let last = is_final(&event.kind);
+                        return Some((event, if last { None } else { Some(receiver) }));
+                    }
+                    Err(broadcast::error::RecvError::Lagged(n)) => {
+                        tracing::warn!(skipped = n, "run event subscriber fell behind; events skipped");
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return None,
+                }
+            }
+        }))
+    }
+
+    /// A snapshot of the run's progress. Cheap: meant for hosts polling every few hundred ms.
+    pub fn status(&self) -> RunStatus {
+        self.status.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// Asks the run to stop. The turn ends `cancelled` promptly (the model stream is dropped,
+    /// running tools are dropped and their results recorded as cancelled).
+    pub fn cancel(&self) {
+        self.cancel.cancel();
+    }
+
+    /// The run's cancellation token (cancel it to cancel the run, or tie it to a parent).
+    pub fn cancellation_token(&self) -> CancellationToken {
+        self.cancel.clone()
+    }
+
+    /// Whether the run has finished.
+    pub fn is_finished(&self) -> bool {
+        self.outcome.borrow().is_some()
+    }
+
+    /// Waits for the run to end and returns its outcome. May be called many times.
+    pub async fn outcome(&self) -> Outcome {
+        let mut receiver = self.outcome.clone();
+        match receiver.wait_for(Option::is_some).await {
+            Ok(value) => value.clone().unwrap_or_else(lost_outcome),
+            Err(_) => lost_outcome(),
+        }
+    }
+}
+
+fn lost_outcome() -> Outcome {
+    Outcome::failed(
+        "internal",
+        "the run's task ended without an outcome (it panicked or its runtime shut down)",
+    )
+}
+
+pub(crate) fn is_final(kind: &EventKind) -> bool {
+    matches!(
+        kind,
+        EventKind::RunCompleted { .. }
+            | EventKind::RunFailed { .. }
+            | EventKind::RunCancelled { .. }
+            | EventKind::RunCapped { .. }
+    )
+}
+
+impl IntoFuture for Run {
+    type Output = Outcome;
+    type IntoFuture = Pin<Box<dyn Future<Output = Outcome> + Send>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async move { self.outcome().await })
+    }
+}

@@ -1,0 +1,475 @@
+//! Running one assistant message's tool calls: validate, ask the gate, run (parallel-safe
+//! tools up to the limit at once), cap, record. Every call ends with exactly one result.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::future::BoxFuture;
+use futures::stream::FuturesUnordered;
+use futures::{FutureExt, StreamExt};
+use tokio_util::sync::CancellationToken;
+
+use super::AgentInner;
+use super::config::DenialPolicy;
+use super::emit::Emitter;
+use super::run::RunState;
+use crate::compress::{compress_text, compress_value_text};
+use crate::event::EventKind;
+use crate::gate::{GateDecision, GateRequest};
+use crate::message::{ContentPart, Message, ToolCall};
+use crate::session::SessionId;
+use crate::store::{ToolCallRecord, ToolCallState, now_millis};
+use crate::tool::{BoxError, Tool, ToolContext, ToolError, ToolOutput};
+
+/// Why the calls of a message stopped early.
+pub(crate) enum Stop {
+    Cancelled,
+    Denied(String),
+    Fatal {
+        message: String,
+        source: Option<Arc<BoxError>>,
+    },
+}
+
+/// The results (one per call, in call order) and why execution stopped, if it did.
+pub(crate) struct Executed {
+    pub results: Vec<Message>,
+    pub stop: Option<Stop>,
+}
+
+pub(crate) struct ExecCtx<'a> {
+    pub agent: &'a AgentInner,
+    pub session: &'a SessionId,
+    pub cancel: &'a CancellationToken,
+    pub emitter: &'a Emitter,
+}
+
+struct Prepared {
+    tool: Arc<dyn Tool>,
+    args: serde_json::Value,
+}
+
+enum Failure {
+    Tool(ToolError),
+    Timeout(Duration),
+    Panic(String),
+}
+
+struct Finished {
+    index: usize,
+    result: Result<ToolOutput, Failure>,
+    started_at_ms: i64,
+    elapsed: Duration,
+}
+
+type Inflight = FuturesUnordered<BoxFuture<'static, Finished>>;
+
+impl ExecCtx<'_> {
+    pub async fn execute(&self, calls: &[ToolCall]) -> Executed {
+        let max_parallel = self.agent.config.max_parallel_tools.max(1);
+        let mut slots: Vec<Option<Message>> = vec![None; calls.len()];
+        let mut started = vec![false; calls.len()];
+        let mut inflight = Inflight::new();
+        let mut stop = None;
+
+        'calls: for (index, call) in calls.iter().enumerate() {
+            let prepared = match self.prepare(call) {
+                Ok(p) => p,
+                Err(message) => {
+                    slots[index] = Some(self.refuse(call, message).await);
+                    continue;
+                }
+            };
+            let spec = prepared.tool.spec();
+            if spec.gated {
+                match self.ask_gate(call, &prepared.args).await {
+                    None => {
+                        stop = Some(Stop::Cancelled);
+                        break 'calls;
+                    }
+                    Some(GateDecision::Allow) => {}
+                    Some(GateDecision::Deny { reason }) => {
+                        let reason = reason.unwrap_or_else(|| "the user did not allow it".to_owned());
+                        slots[index] = Some(self.deny(call, &reason).await);
+                        if self.agent.config.on_denial == DenialPolicy::EndTurn {
+                            stop = Some(Stop::Denied(format!("{} was denied: {reason}", call.name)));
+                            break 'calls;
+                        }
+                        continue;
+                    }
+                }
+            }
+            // A sequential tool runs alone; a parallel-safe one waits for a free slot.
+            let parallel = spec.parallel_safe;
+            let room = if parallel { max_parallel } else { 1 };
+            while inflight.len() >= room || (!parallel && !inflight.is_empty()) {
+                match self.next_finished(&mut inflight).await {
+                    Some(done) => {
+                        if let Some(s) = self.settle(calls, &mut slots, done).await {
+                            stop = Some(s);
+                            break 'calls;
+                        }
+                    }
+                    None => {
+                        stop = Some(Stop::Cancelled);
+                        break 'calls;
+                    }
+                }
+            }
+            started[index] = true;
+            let future = self.launch(index, call, prepared).await;
+            inflight.push(future);
+            if !parallel {
+                match self.next_finished(&mut inflight).await {
+                    Some(done) => {
+                        if let Some(s) = self.settle(calls, &mut slots, done).await {
+                            stop = Some(s);
+                            break 'calls;
+                        }
+                    }
+                    None => {
+                        stop = Some(Stop::Cancelled);
+                        break 'calls;
+                    }
+                }
+            }
+        }
+
+        // Calls already running finish unless the turn was cancelled or failed.
+        if matches!(stop, None | Some(Stop::Denied(_))) {
+            while !inflight.is_empty() {
+                match self.next_finished(&mut inflight).await {
+                    Some(done) => {
+                        if let Some(s) = self.settle(calls, &mut slots, done).await {
+                            stop = Some(s);
+                            break;
+                        }
+                    }
+                    None => {
+                        stop = Some(Stop::Cancelled);
+                        break;
+                    }
+                }
+            }
+        }
+        // Dropping the set drops every unfinished tool future.
+        drop(inflight);
+
+        let mut results = Vec::with_capacity(calls.len());
+        for (index, call) in calls.iter().enumerate() {
+            match slots[index].take() {
+                Some(m) => results.push(m),
+                None => results.push(self.unfinished(call, started[index], stop.as_ref()).await),
+            }
+        }
+        self.emitter.update(|s| s.current_tool = None);
+        Executed { results, stop }
+    }
+
+    fn prepare(&self, call: &ToolCall) -> Result<Prepared, String> {
+        let Some(tool) = self.agent.tools.get(&call.name) else {
+            let names = self.agent.tools.names();
+            let available = if names.is_empty() {
+                "none".to_owned()
+            } else {
+                names.join(", ")
+            };
+            return Err(format!(
+                "unknown tool \"{}\"; available tools: {available}. The call did not run.",
+                call.name
+            ));
+        };
+        let args = call.parse_arguments().map_err(|e| {
+            format!(
+                "the arguments of {} are not valid JSON ({e}); send one JSON object that matches the tool's schema. The tool did not run.",
+                call.name
+            )
+        })?;
+        self.agent.tools.validate(&call.name, &args).map_err(|e| e.message)?;
+        Ok(Prepared {
+            tool: tool.clone(),
+            args,
+        })
+    }
+
+    /// Asks the gate; `None` means the run was cancelled while waiting.
+    async fn ask_gate(&self, call: &ToolCall, args: &serde_json::Value) -> Option<GateDecision> {
+        let Some(gate) = &self.agent.gate else {
+            return Some(GateDecision::deny(
+                "no consent gate is configured, so gated tools never run",
+            ));
+        };
+        let request = GateRequest {
+            session_id: self.session.clone(),
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            arguments: args.clone(),
+        };
+        tokio::select! {
+            biased;
+            _ = self.cancel.cancelled() => None,
+            decision = gate.check(&request) => Some(decision),
+        }
+    }
+
+    async fn launch(&self, index: usize, call: &ToolCall, prepared: Prepared) -> BoxFuture<'static, Finished> {
+        let spec = prepared.tool.spec();
+        let timeout = spec.timeout.unwrap_or(self.agent.config.tool_timeout);
+        self.emitter.update(|s| {
+            s.state = RunState::ToolCall;
+            s.current_tool = Some(call.name.clone());
+        });
+        self.emitter.emit(EventKind::ToolCallStarted {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: prepared.args.clone(),
+        });
+        let started_at_ms = now_millis();
+        let mut record = self.record(call, ToolCallState::Running);
+        record.started_at_ms = Some(started_at_ms);
+        self.save(&record).await;
+
+        let cancel = self.cancel.child_token();
+        let cx = ToolContext {
+            session_id: self.session.clone(),
+            call_id: call.id.clone(),
+            cancel: cancel.clone(),
+        };
+        let tool = prepared.tool;
+        let args = prepared.args;
+        async move {
+            let start = Instant::now();
+            let guarded = AssertUnwindSafe(async move { tool.call(args, cx).await }).catch_unwind();
+            let result = match tokio::time::timeout(timeout, guarded).await {
+                Err(_) => {
+                    cancel.cancel();
+                    Err(Failure::Timeout(timeout))
+                }
+                Ok(Err(panic)) => Err(Failure::Panic(panic_message(panic.as_ref()))),
+                Ok(Ok(Err(e))) => Err(Failure::Tool(e)),
+                Ok(Ok(Ok(output))) => Ok(output),
+            };
+            Finished {
+                index,
+                result,
+                started_at_ms,
+                elapsed: start.elapsed(),
+            }
+        }
+        .boxed()
+    }
+
+    /// The next finished call, or `None` when the run is cancelled first.
+    async fn next_finished(&self, inflight: &mut Inflight) -> Option<Finished> {
+        tokio::select! {
+            biased;
+            _ = self.cancel.cancelled() => None,
+            done = inflight.next() => done,
+        }
+    }
+
+    /// Turns a finished call into its result message; returns a stop for fatal errors.
+    async fn settle(&self, calls: &[ToolCall], slots: &mut [Option<Message>], done: Finished) -> Option<Stop> {
+        let call = &calls[done.index];
+        let mut record = self.record(call, ToolCallState::Succeeded);
+        record.started_at_ms = Some(done.started_at_ms);
+        record.finished_at_ms = Some(now_millis());
+        let duration_ms = done.elapsed.as_millis() as u64;
+        let (message, stop) = match done.result {
+            Ok(output) => {
+                let capped = cap_output(output, self.agent.config.result_cap_chars);
+                let compression = &self.agent.config.compression;
+                let compressed = match &capped.structured {
+                    Some(value) => compress_value_text(value, compression),
+                    None => compress_text(&capped.full_text, compression),
+                }
+                .filter(|c| c.len() < capped.model_text.len());
+                self.emitter.emit(EventKind::ToolCallSucceeded {
+                    call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    output: capped.model_text.clone(),
+                    truncated: capped.truncated,
+                    duration_ms,
+                });
+                record.raw_result = Some(capped.full_text);
+                record.compressed_result = compressed.clone();
+                let mut message = Message::tool_result(&call.id, &call.name, "", false);
+                message.content = capped.content;
+                message.compressed = compressed;
+                (message, None)
+            }
+            Err(failure) => {
+                let (text, stop) = match failure {
+                    Failure::Tool(ToolError::ForModel { message, .. }) => (format!("error: {message}"), None),
+                    Failure::Tool(ToolError::Fatal { message, source }) => (
+                        format!("error: {message}"),
+                        Some(Stop::Fatal {
+                            message: format!("tool {} failed fatally: {message}", call.name),
+                            source: source.map(Arc::new),
+                        }),
+                    ),
+                    Failure::Timeout(limit) => (
+                        format!(
+                            "error: {} timed out after {} ms and was stopped",
+                            call.name,
+                            limit.as_millis()
+                        ),
+                        None,
+                    ),
+                    Failure::Panic(what) => (format!("error: {} crashed ({what})", call.name), None),
+                };
+                self.emitter.emit(EventKind::ToolCallFailed {
+                    call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    error: text.clone(),
+                    fatal: stop.is_some(),
+                });
+                record.state = ToolCallState::Failed;
+                record.error = Some(text.clone());
+                (Message::tool_result(&call.id, &call.name, text, true), stop)
+            }
+        };
+        self.save(&record).await;
+        slots[done.index] = Some(message);
+        stop
+    }
+
+    /// A call that did not pass validation: the model sees why.
+    async fn refuse(&self, call: &ToolCall, message: String) -> Message {
+        self.emitter.emit(EventKind::ToolCallFailed {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            error: message.clone(),
+            fatal: false,
+        });
+        let mut record = self.record(call, ToolCallState::Failed);
+        record.error = Some(message.clone());
+        record.finished_at_ms = Some(now_millis());
+        self.save(&record).await;
+        Message::tool_result(&call.id, &call.name, message, true)
+    }
+
+    async fn deny(&self, call: &ToolCall, reason: &str) -> Message {
+        self.emitter.emit(EventKind::ToolCallDenied {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            reason: reason.to_owned(),
+        });
+        let text = format!(
+            "denied: {} was not run because the user did not allow it ({reason})",
+            call.name
+        );
+        let mut record = self.record(call, ToolCallState::Denied);
+        record.error = Some(text.clone());
+        record.finished_at_ms = Some(now_millis());
+        self.save(&record).await;
+        Message::tool_result(&call.id, &call.name, text, true)
+    }
+
+    /// The result of a call that never finished: cancelled while running, or never started.
+    async fn unfinished(&self, call: &ToolCall, started: bool, stop: Option<&Stop>) -> Message {
+        let text = match (stop, started) {
+            (Some(Stop::Cancelled), true) => "cancelled: the run was cancelled while this tool was running".to_owned(),
+            (Some(Stop::Cancelled), false) => "not run: the run was cancelled".to_owned(),
+            (Some(Stop::Denied(_)), _) => "not run: an earlier call was denied, which ended the turn".to_owned(),
+            (Some(Stop::Fatal { .. }), true) => {
+                "cancelled: another tool failed fatally, which ended the turn".to_owned()
+            }
+            (Some(Stop::Fatal { .. }), false) => {
+                "not run: another tool failed fatally, which ended the turn".to_owned()
+            }
+            (None, _) => "not run".to_owned(),
+        };
+        let mut record = self.record(call, ToolCallState::Cancelled);
+        record.error = Some(text.clone());
+        record.finished_at_ms = Some(now_millis());
+        self.save(&record).await;
+        Message::tool_result(&call.id, &call.name, text, true)
+    }
+
+    fn record(&self, call: &ToolCall, state: ToolCallState) -> ToolCallRecord {
+        let mut record = ToolCallRecord::pending(self.session.clone(), &call.id, &call.name, &call.arguments);
+        record.state = state;
+        record
+    }
+
+    async fn save(&self, record: &ToolCallRecord) {
+        if let Some(store) = &self.agent.store
+            && let Err(e) = store.upsert_tool_call(record).await
+        {
+            // Messages are the source of truth for the transcript; a lost record is logged.
+            tracing::warn!(call_id = %record.call_id, error = %e, "could not record tool call state");
+        }
+    }
+}
+
+/// Results for calls that will not run (caps), one per call, recorded as cancelled.
+pub(crate) async fn not_run(cx: &ExecCtx<'_>, calls: &[ToolCall], why: &str) -> Vec<Message> {
+    let mut out = Vec::with_capacity(calls.len());
+    for call in calls {
+        let text = format!("not run: {why}");
+        let mut record = cx.record(call, ToolCallState::Cancelled);
+        record.error = Some(text.clone());
+        record.finished_at_ms = Some(now_millis());
+        cx.save(&record).await;
+        out.push(Message::tool_result(&call.id, &call.name, text, true));
+    }
+    out
+}
+
+struct Capped {
+    content: Vec<ContentPart>,
+    model_text: String,
+    full_text: String,
+    structured: Option<serde_json::Value>,
+    truncated: bool,
+}
+
+/// Cuts a result's text to `cap` characters, with an explicit marker.
+fn cap_output(output: ToolOutput, cap: usize) -> Capped {
+    let full_text = output.text_content();
+    let total = full_text.chars().count();
+    let (mut model_text, cut) = if total > cap {
+        let end = full_text.char_indices().nth(cap).map_or(full_text.len(), |(i, _)| i);
+        (
+            format!(
+                "{}\n[truncated: showing {cap} of {total} characters]",
+                &full_text[..end]
+            ),
+            true,
+        )
+    } else {
+        (full_text.clone(), false)
+    };
+    let images: Vec<ContentPart> = output
+        .content
+        .into_iter()
+        .filter(|p| matches!(p, ContentPart::Image { .. }))
+        .collect();
+    if model_text.is_empty() && images.is_empty() {
+        model_text = "(no output)".to_owned();
+    }
+    let mut content = Vec::with_capacity(1 + images.len());
+    if !model_text.is_empty() {
+        content.push(ContentPart::text(model_text.clone()));
+    }
+    content.extend(images);
+    Capped {
+        content,
+        model_text,
+        full_text,
+        structured: output.structured,
+        truncated: cut || output.truncated,
+    }
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        format!("panic: {s}")
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        format!("panic: {s}")
+    } else {
+        "panic".to_owned()
+    }
+}

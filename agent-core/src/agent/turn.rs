@@ -1,0 +1,317 @@
+//! One turn of the ReAct loop: call the model, run the tools it asks for, repeat until it
+//! answers without tool calls or the turn stops. However the turn ends, every tool call in the
+//! stored history has exactly one result.
+
+use std::sync::Arc;
+
+use futures::StreamExt;
+use tokio_util::sync::CancellationToken;
+
+use super::context;
+use super::emit::Emitter;
+use super::history::History;
+use super::run::{Outcome, OutcomeStatus, RunState};
+use super::tools_exec::{ExecCtx, Stop, not_run};
+use super::{AgentInner, SessionState};
+use crate::event::EventKind;
+use crate::message::Message;
+use crate::provider::{ModelRequest, ModelResponse, ProviderError, ResponseAssembler, StreamEvent};
+use crate::session::SessionId;
+use crate::store::{Store, StoreError, ToolCallState, now_millis};
+
+/// The assistant message appended when a cap ends the turn.
+pub(crate) const CAP_MESSAGE: &str = "Reached maximum iteration limit";
+
+/// Text of the result given to a call whose turn died before it finished (crash, panic).
+const INTERRUPTED: &str = "interrupted: the turn ended before this call finished; it may or may not have run";
+
+pub(crate) async fn run_turn(
+    agent: Arc<AgentInner>,
+    state: Arc<SessionState>,
+    input: Message,
+    run_id: String,
+    cancel: CancellationToken,
+    emitter: Emitter,
+) -> Outcome {
+    emitter.emit(EventKind::RunStarted { run_id });
+    let turn = Turn {
+        agent: &agent,
+        session: &state.id,
+        cancel: &cancel,
+        emitter: &emitter,
+    };
+    let outcome = turn.drive(&state, input).await;
+    finish(&emitter, outcome)
+}
+
+/// Updates the status and emits the run's final event.
+fn finish(emitter: &Emitter, outcome: Outcome) -> Outcome {
+    let state = match outcome.status {
+        OutcomeStatus::Done | OutcomeStatus::Denied | OutcomeStatus::Capped => RunState::Complete,
+        OutcomeStatus::Error => RunState::Error,
+        OutcomeStatus::Cancelled => RunState::Cancelled,
+        OutcomeStatus::AwaitingUser => RunState::AwaitingUser,
+    };
+    emitter.update(|s| {
+        s.state = state;
+        s.current_tool = None;
+        s.error = outcome.error.clone();
+    });
+    let kind = match outcome.status {
+        OutcomeStatus::Done | OutcomeStatus::Denied | OutcomeStatus::AwaitingUser => EventKind::RunCompleted {
+            outcome: outcome.clone(),
+        },
+        OutcomeStatus::Error => EventKind::RunFailed {
+            outcome: outcome.clone(),
+        },
+        OutcomeStatus::Cancelled => EventKind::RunCancelled {
+            outcome: outcome.clone(),
+        },
+        OutcomeStatus::Capped => EventKind::RunCapped {
+            outcome: outcome.clone(),
+        },
+    };
+    emitter.emit(kind);
+    outcome
+}
+
+struct Turn<'a> {
+    agent: &'a AgentInner,
+    session: &'a SessionId,
+    cancel: &'a CancellationToken,
+    emitter: &'a Emitter,
+}
+
+/// Why a model call did not produce a response.
+enum CallFailed {
+    Cancelled,
+    Provider(ProviderError),
+}
+
+impl Turn<'_> {
+    async fn drive(&self, state: &SessionState, input: Message) -> Outcome {
+        let mut outcome = Outcome::new(OutcomeStatus::Done);
+        let mut history = tokio::select! {
+            biased;
+            _ = self.cancel.cancelled() => return with_status(outcome, OutcomeStatus::Cancelled),
+            h = state.history.lock() => h,
+        };
+        let store = self.agent.store.as_ref();
+        if let Err(e) = repair_interrupted(&mut history, store, self.session).await {
+            return store_failed(outcome, e);
+        }
+        history.turn_start = history.messages.len();
+        if let Err(e) = history.push(store, self.session, vec![input]).await {
+            return store_failed(outcome, e);
+        }
+
+        let config = &self.agent.config;
+        loop {
+            if self.cancel.is_cancelled() {
+                return with_status(outcome, OutcomeStatus::Cancelled);
+            }
+            outcome.iterations += 1;
+            let iteration = outcome.iterations;
+            self.emitter.update(|s| {
+                s.state = RunState::Thinking;
+                s.iteration = iteration;
+                s.current_tool = None;
+            });
+            self.emitter.emit(EventKind::ModelCallStarted { iteration });
+
+            let response = match self.call_model(&history).await {
+                Ok(r) => r,
+                Err(CallFailed::Cancelled) => return with_status(outcome, OutcomeStatus::Cancelled),
+                Err(CallFailed::Provider(e)) => {
+                    let mut failed = Outcome::failed(format!("provider.{}", e.kind()), e.to_string());
+                    failed.iterations = outcome.iterations;
+                    failed.tool_calls = outcome.tool_calls;
+                    failed.usage = outcome.usage;
+                    failed.final_text = outcome.final_text;
+                    return failed;
+                }
+            };
+            if let Some(usage) = &response.usage {
+                outcome.usage.add(usage);
+            }
+            self.emitter.emit(EventKind::ModelCallCompleted {
+                iteration,
+                usage: response.usage,
+            });
+
+            let text = response.message.text();
+            if !text.is_empty() {
+                self.emitter.update(|s| s.last_message = Some(text.clone()));
+                outcome.final_text = Some(text);
+            }
+            let calls = response.message.tool_calls.clone();
+            if let Err(e) = history.push(store, self.session, vec![response.message]).await {
+                return store_failed(outcome, e);
+            }
+            if calls.is_empty() {
+                return outcome;
+            }
+            outcome.tool_calls += calls.len() as u32;
+
+            let exec = ExecCtx {
+                agent: self.agent,
+                session: self.session,
+                cancel: self.cancel,
+                emitter: self.emitter,
+            };
+            if iteration >= config.max_iterations {
+                let results = not_run(&exec, &calls, "the iteration cap was reached").await;
+                return self.capped(&mut history, outcome, results).await;
+            }
+            let used_before = outcome.tool_calls as usize - calls.len();
+            let allowed = config.max_tool_calls.map_or(calls.len(), |max| {
+                (max as usize).saturating_sub(used_before).min(calls.len())
+            });
+            let (run_now, over_cap) = calls.split_at(allowed);
+
+            let executed = exec.execute(run_now).await;
+            let mut results = executed.results;
+            results.extend(not_run(&exec, over_cap, "the tool-call cap was reached").await);
+
+            match executed.stop {
+                None if !over_cap.is_empty() => return self.capped(&mut history, outcome, results).await,
+                None => {
+                    if let Err(e) = history.push(store, self.session, results).await {
+                        return store_failed(outcome, e);
+                    }
+                }
+                Some(stop) => {
+                    let pushed = history.push(store, self.session, results).await;
+                    let ended = match stop {
+                        Stop::Cancelled => with_status(outcome, OutcomeStatus::Cancelled),
+                        Stop::Denied(reason) => {
+                            let mut o = with_status(outcome, OutcomeStatus::Denied);
+                            o.error = Some(reason);
+                            o.error_kind = Some("denied".into());
+                            o
+                        }
+                        Stop::Fatal { message, source } => {
+                            let mut o = with_status(outcome, OutcomeStatus::Error);
+                            o.error = Some(message);
+                            o.error_kind = Some("tool.fatal".into());
+                            o.error_source = source;
+                            o
+                        }
+                    };
+                    return match pushed {
+                        Ok(()) => ended,
+                        Err(e) => store_failed(ended, e),
+                    };
+                }
+            }
+        }
+    }
+
+    /// Appends the results of the last calls and the cap message; ends `capped`.
+    async fn capped(&self, history: &mut History, mut outcome: Outcome, mut results: Vec<Message>) -> Outcome {
+        results.push(Message::assistant(CAP_MESSAGE));
+        if let Err(e) = history.push(self.agent.store.as_ref(), self.session, results).await {
+            return store_failed(outcome, e);
+        }
+        self.emitter.update(|s| s.last_message = Some(CAP_MESSAGE.to_owned()));
+        outcome.final_text = Some(CAP_MESSAGE.to_owned());
+        with_status(outcome, OutcomeStatus::Capped)
+    }
+
+    /// One streamed model call, raced against cancellation and bounded by the model timeout.
+    async fn call_model(&self, history: &History) -> Result<ModelResponse, CallFailed> {
+        let config = &self.agent.config;
+        let mut request = ModelRequest {
+            system: self.agent.system_prompt.clone(),
+            messages: history.model_view(),
+            tools: self.agent.tools.schemas(),
+            max_output_tokens: config.max_output_tokens,
+            temperature: config.temperature,
+        };
+        context::fit_request(self.agent, history, &mut request, self.emitter).await;
+        let call = async {
+            let mut stream = self.agent.provider.stream(&request, self.cancel.child_token()).await?;
+            let mut assembler = ResponseAssembler::new();
+            while let Some(event) = stream.next().await {
+                let event = event?;
+                match &event {
+                    StreamEvent::TextDelta { text } => {
+                        self.emitter.emit(EventKind::ContentToken { text: text.clone() })
+                    }
+                    StreamEvent::ReasoningDelta { text } => {
+                        self.emitter.emit(EventKind::ReasoningToken { text: text.clone() })
+                    }
+                    StreamEvent::Served { provider, model } => self.emitter.emit(EventKind::ModelRouted {
+                        provider: provider.clone(),
+                        model: model.clone(),
+                    }),
+                    _ => {}
+                }
+                assembler.push(event)?;
+            }
+            if !assembler.is_done() {
+                return Err(ProviderError::Malformed(
+                    "the response stream ended before the model finished".into(),
+                ));
+            }
+            Ok(assembler.finish())
+        };
+        tokio::select! {
+            biased;
+            _ = self.cancel.cancelled() => Err(CallFailed::Cancelled),
+            result = tokio::time::timeout(config.model_timeout, call) => match result {
+                Err(_) => Err(CallFailed::Provider(ProviderError::Timeout(format!(
+                    "no complete answer within {} s (the model-call timeout)",
+                    config.model_timeout.as_secs_f64()
+                )))),
+                Ok(Err(ProviderError::Cancelled)) => Err(CallFailed::Cancelled),
+                Ok(Err(e)) => Err(CallFailed::Provider(e)),
+                Ok(Ok(response)) => Ok(response),
+            },
+        }
+    }
+}
+
+fn with_status(mut outcome: Outcome, status: OutcomeStatus) -> Outcome {
+    outcome.status = status;
+    outcome
+}
+
+fn store_failed(outcome: Outcome, error: StoreError) -> Outcome {
+    let mut failed = Outcome::failed("store", format!("could not save the conversation: {error}"));
+    failed.iterations = outcome.iterations;
+    failed.tool_calls = outcome.tool_calls;
+    failed.usage = outcome.usage;
+    failed.final_text = outcome.final_text;
+    failed
+}
+
+/// Gives every dangling tool call of the last assistant message an "interrupted" result, and
+/// marks its record cancelled, so the next request is valid after a crash or a lost task.
+pub(crate) async fn repair_interrupted(
+    history: &mut History,
+    store: Option<&Arc<dyn Store>>,
+    session: &SessionId,
+) -> Result<(), StoreError> {
+    let dangling = history.dangling_calls();
+    if dangling.is_empty() {
+        return Ok(());
+    }
+    if let Some(store) = store {
+        let records = store.tool_calls(session).await?;
+        for record in records {
+            if !record.state.is_final() && dangling.iter().any(|(id, _)| *id == record.call_id) {
+                let mut fixed = record;
+                fixed.state = ToolCallState::Cancelled;
+                fixed.error = Some(INTERRUPTED.to_owned());
+                fixed.finished_at_ms = Some(now_millis());
+                store.upsert_tool_call(&fixed).await?;
+            }
+        }
+    }
+    let results = dangling
+        .into_iter()
+        .map(|(id, name)| Message::tool_result(id, name, INTERRUPTED, true))
+        .collect();
+    history.push(store, session, results).await
+}

@@ -1,0 +1,195 @@
+//! Events a run emits, serde-tagged so hosts can forward them as JSON.
+
+use serde::{Deserialize, Serialize};
+
+use crate::agent::Outcome;
+use crate::provider::Usage;
+use crate::session::SessionId;
+
+/// One event of a run, tagged with the session it belongs to.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AgentEvent {
+    /// The session.
+    pub session_id: SessionId,
+    /// What happened.
+    #[serde(flatten)]
+    pub kind: EventKind,
+}
+
+/// What happened. Serialized with a `type` field holding the snake_case name.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum EventKind {
+    /// The turn started.
+    RunStarted {
+        /// The run's id.
+        run_id: String,
+    },
+    /// A model call is being made (one per iteration).
+    ModelCallStarted {
+        /// The iteration, from 1.
+        iteration: u32,
+    },
+    /// A model call was served by this route (reported by routers).
+    ModelRouted {
+        /// The provider's id.
+        provider: String,
+        /// The model.
+        model: String,
+    },
+    /// A piece of answer text.
+    ContentToken {
+        /// The text.
+        text: String,
+    },
+    /// A piece of reasoning text.
+    ReasoningToken {
+        /// The text.
+        text: String,
+    },
+    /// A model call finished.
+    ModelCallCompleted {
+        /// The iteration.
+        iteration: u32,
+        /// Reported usage, when there was one.
+        usage: Option<Usage>,
+    },
+    /// A tool started running.
+    ToolCallStarted {
+        /// The call id.
+        call_id: String,
+        /// The tool.
+        name: String,
+        /// The arguments.
+        arguments: serde_json::Value,
+    },
+    /// A tool finished with a result.
+    ToolCallSucceeded {
+        /// The call id.
+        call_id: String,
+        /// The tool.
+        name: String,
+        /// The result as the model sees it (after the cap).
+        output: String,
+        /// Whether the result was cut.
+        truncated: bool,
+        /// How long it ran.
+        duration_ms: u64,
+    },
+    /// A tool call failed, or never ran (invalid arguments, unknown tool, timeout, panic).
+    ToolCallFailed {
+        /// The call id.
+        call_id: String,
+        /// The tool (as the model named it).
+        name: String,
+        /// The error the model sees.
+        error: String,
+        /// Whether the failure ends the turn.
+        fatal: bool,
+    },
+    /// The gate denied a call (or no gate was configured).
+    ToolCallDenied {
+        /// The call id.
+        call_id: String,
+        /// The tool.
+        name: String,
+        /// The reason.
+        reason: String,
+    },
+    /// Compaction of older turns started.
+    CompactionRunning {
+        /// Estimated input tokens before compaction.
+        estimated_tokens: u64,
+        /// The budget that was exceeded.
+        budget_tokens: u64,
+    },
+    /// Compaction finished.
+    CompactionCompleted {
+        /// Estimated input tokens after compaction.
+        estimated_tokens: u64,
+        /// How it was done: `summary` or `trim`.
+        method: String,
+    },
+    /// The model asked the person a question; the turn is parked until it is answered.
+    ClarificationPending {
+        /// The question's id (answer with it).
+        clarification_id: String,
+        /// The question.
+        question: serde_json::Value,
+    },
+    /// The person answered.
+    ClarificationResponded {
+        /// The question's id.
+        clarification_id: String,
+        /// The answer.
+        answer: String,
+    },
+    /// The question expired unanswered.
+    ClarificationExpired {
+        /// The question's id.
+        clarification_id: String,
+    },
+    /// The question was dismissed (run cancelled or a new message arrived).
+    ClarificationDismissed {
+        /// The question's id.
+        clarification_id: String,
+        /// Why.
+        reason: String,
+    },
+    /// A message for a busy tab was queued.
+    MessageQueued {
+        /// Messages waiting, including this one.
+        queue_len: usize,
+        /// `human` or `agent`.
+        origin: String,
+    },
+    /// The turn ended normally (`done`, `denied` or `awaiting_user`).
+    RunCompleted {
+        /// The outcome.
+        outcome: Outcome,
+    },
+    /// The turn ended with an error.
+    RunFailed {
+        /// The outcome (its `error` says why).
+        outcome: Outcome,
+    },
+    /// The turn was cancelled.
+    RunCancelled {
+        /// The outcome.
+        outcome: Outcome,
+    },
+    /// The turn hit the iteration or tool-call cap.
+    RunCapped {
+        /// The outcome.
+        outcome: Outcome,
+    },
+}
+
+impl EventKind {
+    /// The event's snake_case name (the `type` field of its JSON).
+    pub fn name(&self) -> &'static str {
+        match self {
+            EventKind::RunStarted { .. } => "run_started",
+            EventKind::ModelCallStarted { .. } => "model_call_started",
+            EventKind::ModelRouted { .. } => "model_routed",
+            EventKind::ContentToken { .. } => "content_token",
+            EventKind::ReasoningToken { .. } => "reasoning_token",
+            EventKind::ModelCallCompleted { .. } => "model_call_completed",
+            EventKind::ToolCallStarted { .. } => "tool_call_started",
+            EventKind::ToolCallSucceeded { .. } => "tool_call_succeeded",
+            EventKind::ToolCallFailed { .. } => "tool_call_failed",
+            EventKind::ToolCallDenied { .. } => "tool_call_denied",
+            EventKind::CompactionRunning { .. } => "compaction_running",
+            EventKind::CompactionCompleted { .. } => "compaction_completed",
+            EventKind::ClarificationPending { .. } => "clarification_pending",
+            EventKind::ClarificationResponded { .. } => "clarification_responded",
+            EventKind::ClarificationExpired { .. } => "clarification_expired",
+            EventKind::ClarificationDismissed { .. } => "clarification_dismissed",
+            EventKind::MessageQueued { .. } => "message_queued",
+            EventKind::RunCompleted { .. } => "run_completed",
+            EventKind::RunFailed { .. } => "run_failed",
+            EventKind::RunCancelled { .. } => "run_cancelled",
+            EventKind::RunCapped { .. } => "run_capped",
+        }
+    }
+}

@@ -1,0 +1,94 @@
+//! Consent: the host's [`Gate`] decides whether each call of a gated tool may run.
+
+use std::future::Future;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+use crate::session::SessionId;
+
+/// A gated tool call waiting for consent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GateRequest {
+    /// The session asking.
+    pub session_id: SessionId,
+    /// The call's id.
+    pub call_id: String,
+    /// The tool's name.
+    pub tool: String,
+    /// The validated arguments.
+    pub arguments: serde_json::Value,
+}
+
+/// The host's answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub enum GateDecision {
+    /// Run the call.
+    Allow,
+    /// Do not run it.
+    Deny {
+        /// Why, when the host says (shown to the model when the agent is configured to tell it).
+        reason: Option<String>,
+    },
+}
+
+impl GateDecision {
+    /// A denial with a reason.
+    pub fn deny(reason: impl Into<String>) -> Self {
+        GateDecision::Deny {
+            reason: Some(reason.into()),
+        }
+    }
+}
+
+/// Asked before every call of a gated tool. With no gate configured, gated calls are denied and
+/// never run.
+#[async_trait]
+pub trait Gate: Send + Sync {
+    /// Decides one call. The loop races this against cancellation.
+    async fn check(&self, request: &GateRequest) -> GateDecision;
+}
+
+/// A [`Gate`] made from an async closure.
+pub struct FnGate<F>(F);
+
+/// Wraps an async closure as a [`Gate`].
+///
+/// ```
+/// use agent_core::{gate_fn, GateDecision};
+/// let gate = gate_fn(|req| {
+///     let allowed = req.tool != "fs_delete";
+///     async move { if allowed { GateDecision::Allow } else { GateDecision::deny("no deletes") } }
+/// });
+/// # let _ = gate;
+/// ```
+pub fn gate_fn<F, Fut>(f: F) -> FnGate<F>
+where
+    F: Fn(&GateRequest) -> Fut + Send + Sync,
+    Fut: Future<Output = GateDecision> + Send,
+{
+    FnGate(f)
+}
+
+#[async_trait]
+impl<F, Fut> Gate for FnGate<F>
+where
+    F: Fn(&GateRequest) -> Fut + Send + Sync,
+    Fut: Future<Output = GateDecision> + Send,
+{
+    async fn check(&self, request: &GateRequest) -> GateDecision {
+        (self.0)(request).await
+    }
+}
+
+/// A gate that allows every call. For trusted, non-interactive hosts and tests.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AllowAll;
+
+#[async_trait]
+impl Gate for AllowAll {
+    async fn check(&self, _request: &GateRequest) -> GateDecision {
+        GateDecision::Allow
+    }
+}

@@ -1,0 +1,71 @@
+//! # agent-core
+//!
+//! The core of an embeddable LLM agent runtime for web browsers: provider-neutral messages,
+//! the [`Tool`], [`Provider`], [`Store`] and [`Gate`] traits, and the ReAct loop that drives
+//! them with caps, timeouts, cancellation and a valid transcript however a turn ends.
+//!
+//! This crate names no HTTP client, database or browser. Provider adapters live in
+//! `agent-providers`, the SQLite store in `agent-store`, filesystem/shell/page tools in
+//! `agent-tools`.
+//!
+//! ```
+//! use agent_core::{Agent, OutcomeStatus, ScriptedProvider, ScriptedReply, ToolContext, ToolError, tool_fn};
+//! use schemars::JsonSchema;
+//! use serde::Deserialize;
+//!
+//! #[derive(Deserialize, JsonSchema)]
+//! struct EchoArgs {
+//!     /// Text to echo back.
+//!     text: String,
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let echo = tool_fn("echo", "Echoes text.", |args: EchoArgs, _cx: ToolContext| async move {
+//!     Ok::<_, ToolError>(args.text)
+//! });
+//! // ScriptedProvider replays a fixed script: it is not a model.
+//! let provider = ScriptedProvider::new([
+//!     ScriptedReply::tool_call("echo", serde_json::json!({"text": "hi"})).into(),
+//!     ScriptedReply::text("The tool said hi.").into(),
+//! ]);
+//! let agent = Agent::builder().provider(provider).tool(echo).build()?;
+//! let session = agent.create_session().await?;
+//! let outcome = session.send("Say hi through the tool").await;
+//! assert_eq!(outcome.status, OutcomeStatus::Done);
+//! assert_eq!(outcome.tool_calls, 1);
+//! # Ok(()) }
+//! ```
+
+pub mod agent;
+pub mod compress;
+pub mod event;
+pub mod gate;
+pub mod message;
+pub mod provider;
+pub mod session;
+pub mod store;
+pub mod tool;
+
+pub use agent::{
+    Agent, AgentBuilder, AgentConfig, AgentError, DenialPolicy, EventObserver, Outcome, OutcomeStatus, Run, RunEvents,
+    RunState, RunStatus, Session,
+};
+pub use compress::{CompressionConfig, compress_json};
+pub use event::{AgentEvent, EventKind};
+pub use gate::{AllowAll, Gate, GateDecision, GateRequest, gate_fn};
+pub use message::{ContentPart, ImageSource, Message, Reasoning, Role, ToolCall, Visibility};
+pub use provider::{
+    EventStream, FinishReason, ModelRequest, ModelResponse, Provider, ProviderError, ResponseAssembler, ScriptStep,
+    ScriptedProvider, ScriptedReply, StreamEvent, ToolSchema, Usage, collect_stream,
+};
+pub use session::{InvalidSessionId, SessionId};
+pub use store::{
+    Compaction, MemoryStore, SessionInfo, Store, StoreError, StoredMessage, ToolCallRecord, ToolCallState,
+};
+pub use tool::{
+    ArgumentError, BoxError, Tool, ToolContext, ToolError, ToolOutput, ToolSet, ToolSetError, ToolSpec, TypedTool,
+    tool_fn,
+};
+
+/// Re-exported so hosts and tool authors use the same versions as the core.
+pub use {async_trait::async_trait, schemars, serde_json, tokio_util::sync::CancellationToken};

@@ -1,0 +1,115 @@
+use futures::StreamExt;
+
+use super::{EventStream, FinishReason, ModelResponse, ProviderError, StreamEvent, Usage};
+use crate::message::{ContentPart, Message, Reasoning, ToolCall};
+
+/// Builds a [`ModelResponse`] from [`StreamEvent`]s, in the order they arrive.
+///
+/// Tool-call argument pieces are joined per call id; calls keep the order in which they started.
+#[derive(Debug, Default)]
+pub struct ResponseAssembler {
+    text: String,
+    reasoning: Option<Reasoning>,
+    calls: Vec<ToolCall>,
+    usage: Option<Usage>,
+    finish_reason: Option<FinishReason>,
+    served_by: Option<(String, String)>,
+}
+
+impl ResponseAssembler {
+    /// An empty assembler.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Whether any answer text or tool call has arrived (used to decide whether a fallback
+    /// route may still take over).
+    pub fn has_content(&self) -> bool {
+        !self.text.is_empty() || !self.calls.is_empty() || self.reasoning.is_some()
+    }
+
+    /// Adds one event.
+    pub fn push(&mut self, event: StreamEvent) -> Result<(), ProviderError> {
+        match event {
+            StreamEvent::Served { provider, model } => self.served_by = Some((provider, model)),
+            StreamEvent::TextDelta { text } => self.text.push_str(&text),
+            StreamEvent::ReasoningDelta { text } => self
+                .reasoning
+                .get_or_insert_with(Reasoning::default)
+                .text
+                .push_str(&text),
+            StreamEvent::ReasoningSignature { signature } => {
+                self.reasoning.get_or_insert_with(Reasoning::default).signature = Some(signature)
+            }
+            StreamEvent::ReasoningOpaque { data } => {
+                self.reasoning.get_or_insert_with(Reasoning::default).opaque.push(data)
+            }
+            StreamEvent::ToolCallStart { id, name, signature } => {
+                if self.calls.iter().any(|c| c.id == id) {
+                    return Err(ProviderError::Malformed(format!("tool call id {id:?} started twice")));
+                }
+                self.calls.push(ToolCall {
+                    id,
+                    name,
+                    arguments: String::new(),
+                    signature,
+                });
+            }
+            StreamEvent::ToolArgsDelta { id, json } => {
+                let call =
+                    self.calls.iter_mut().rev().find(|c| c.id == id).ok_or_else(|| {
+                        ProviderError::Malformed(format!("arguments for unknown tool call id {id:?}"))
+                    })?;
+                call.arguments.push_str(&json);
+            }
+            StreamEvent::ToolCallEnd { .. } => {}
+            StreamEvent::Usage { usage } => self.usage = Some(usage),
+            StreamEvent::Done { finish_reason } => self.finish_reason = Some(finish_reason),
+        }
+        Ok(())
+    }
+
+    /// Whether a `Done` event has arrived.
+    pub fn is_done(&self) -> bool {
+        self.finish_reason.is_some()
+    }
+
+    /// The response so far. A stream that ended without `Done` is reported by the caller; here
+    /// a missing finish reason is inferred from the content.
+    pub fn finish(self) -> ModelResponse {
+        let finish_reason = self.finish_reason.unwrap_or(if self.calls.is_empty() {
+            FinishReason::Stop
+        } else {
+            FinishReason::ToolCalls
+        });
+        let content = if self.text.is_empty() {
+            Vec::new()
+        } else {
+            vec![ContentPart::text(self.text)]
+        };
+        let mut message = Message::assistant_with_tools(String::new(), self.calls);
+        message.content = content;
+        message.reasoning = self.reasoning;
+        ModelResponse {
+            message,
+            usage: self.usage,
+            finish_reason,
+            served_by: self.served_by,
+        }
+    }
+}
+
+/// Collects a whole event stream into a [`ModelResponse`]. A stream that ends without a `Done`
+/// event is reported as [`ProviderError::Malformed`] (the response was cut off).
+pub async fn collect_stream(mut stream: EventStream) -> Result<ModelResponse, ProviderError> {
+    let mut assembler = ResponseAssembler::new();
+    while let Some(event) = stream.next().await {
+        assembler.push(event?)?;
+    }
+    if !assembler.is_done() {
+        return Err(ProviderError::Malformed(
+            "the response stream ended before the model finished".into(),
+        ));
+    }
+    Ok(assembler.finish())
+}

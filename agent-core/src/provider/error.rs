@@ -1,0 +1,84 @@
+use std::time::Duration;
+
+/// Why a model call failed.
+///
+/// Messages never contain API keys. Use [`ProviderError::is_retryable`] to decide whether a
+/// retry or a fallback route may help.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ProviderError {
+    /// HTTP 429 or an equivalent quota error.
+    #[error("rate limited by the provider{}: {message}", retry_after.map(|d| format!(" (retry after {} ms)", d.as_millis())).unwrap_or_default())]
+    RateLimited {
+        /// The server's `Retry-After`, when it sent one.
+        retry_after: Option<Duration>,
+        /// The provider's message.
+        message: String,
+    },
+    /// A connect, read, stream-idle or whole-call timeout.
+    #[error("model call timed out: {0}")]
+    Timeout(String),
+    /// The connection failed or broke.
+    #[error("transport error talking to the provider: {0}")]
+    Transport(String),
+    /// HTTP 5xx or an overloaded error.
+    #[error("provider server error (HTTP {status}): {message}")]
+    Server {
+        /// The HTTP status (or 529/500 for errors reported inside a stream).
+        status: u16,
+        /// The provider's message.
+        message: String,
+    },
+    /// HTTP 401/403: the key is missing, wrong or lacks permission. Never retried.
+    #[error("authentication failed (HTTP {status}): {message}; check the API key")]
+    Auth {
+        /// The HTTP status.
+        status: u16,
+        /// The provider's message.
+        message: String,
+    },
+    /// HTTP 400 or another request the provider refused.
+    #[error("the provider rejected the request: {0}")]
+    BadRequest(String),
+    /// The request does not fit the model's context window.
+    #[error("the request exceeds the model's context window: {0}")]
+    ContextOverflow(String),
+    /// The response could not be parsed (broken JSON or SSE); carries a short excerpt.
+    #[error("malformed response from the provider: {0}")]
+    Malformed(String),
+    /// The provider is not configured correctly (missing variable, unknown provider, ...).
+    #[error("{0}")]
+    Config(String),
+    /// The call was cancelled by the caller.
+    #[error("the model call was cancelled")]
+    Cancelled,
+}
+
+impl ProviderError {
+    /// Whether retrying the same call (or moving to a fallback route) may succeed:
+    /// rate limits, timeouts, transport failures and server errors.
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self,
+            ProviderError::RateLimited { .. }
+                | ProviderError::Timeout(_)
+                | ProviderError::Transport(_)
+                | ProviderError::Server { .. }
+        )
+    }
+
+    /// A short stable name of the error kind, for events and bindings.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ProviderError::RateLimited { .. } => "rate_limited",
+            ProviderError::Timeout(_) => "timeout",
+            ProviderError::Transport(_) => "transport",
+            ProviderError::Server { .. } => "server",
+            ProviderError::Auth { .. } => "auth",
+            ProviderError::BadRequest(_) => "bad_request",
+            ProviderError::ContextOverflow(_) => "context_overflow",
+            ProviderError::Malformed(_) => "malformed",
+            ProviderError::Config(_) => "config",
+            ProviderError::Cancelled => "cancelled",
+        }
+    }
+}

@@ -1,0 +1,196 @@
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard};
+
+use async_trait::async_trait;
+
+use super::{Compaction, SessionInfo, Store, StoreError, StoredMessage, ToolCallRecord, now_millis};
+use crate::message::Message;
+use crate::session::SessionId;
+
+#[derive(Default)]
+struct SessionData {
+    info: Option<SessionInfo>,
+    messages: Vec<StoredMessage>,
+    tool_calls: Vec<ToolCallRecord>,
+    compactions: Vec<Compaction>,
+    parked: Option<serde_json::Value>,
+}
+
+#[derive(Default)]
+struct Inner {
+    sessions: HashMap<SessionId, SessionData>,
+    kv: HashMap<String, String>,
+}
+
+/// A [`Store`] that keeps everything in memory: for tests and for hosts that want no disk.
+/// It enforces the same rules as the SQLite store (sequence conflicts, tool-call transitions).
+#[derive(Default)]
+pub struct MemoryStore {
+    inner: Mutex<Inner>,
+}
+
+impl std::fmt::Debug for MemoryStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryStore").finish_non_exhaustive()
+    }
+}
+
+impl MemoryStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> Result<MutexGuard<'_, Inner>, StoreError> {
+        self.inner
+            .lock()
+            .map_err(|_| StoreError::Backend("memory store lock poisoned by a panic".into()))
+    }
+}
+
+fn existing<'a>(inner: &'a mut Inner, id: &SessionId) -> Result<&'a mut SessionData, StoreError> {
+    inner
+        .sessions
+        .get_mut(id)
+        .filter(|s| s.info.is_some())
+        .ok_or_else(|| StoreError::SessionNotFound(id.clone()))
+}
+
+#[async_trait]
+impl Store for MemoryStore {
+    async fn create_session(&self, info: &SessionInfo) -> Result<(), StoreError> {
+        let mut inner = self.lock()?;
+        let data = inner.sessions.entry(info.id.clone()).or_default();
+        if data.info.is_some() {
+            return Err(StoreError::AlreadyExists(info.id.clone()));
+        }
+        data.info = Some(info.clone());
+        Ok(())
+    }
+
+    async fn session(&self, id: &SessionId) -> Result<Option<SessionInfo>, StoreError> {
+        Ok(self.lock()?.sessions.get(id).and_then(|s| s.info.clone()))
+    }
+
+    async fn list_sessions(&self) -> Result<Vec<SessionInfo>, StoreError> {
+        let inner = self.lock()?;
+        let mut list: Vec<SessionInfo> = inner.sessions.values().filter_map(|s| s.info.clone()).collect();
+        list.sort_by(|a, b| b.updated_at_ms.cmp(&a.updated_at_ms));
+        Ok(list)
+    }
+
+    async fn set_title(&self, id: &SessionId, title: &str) -> Result<(), StoreError> {
+        let mut inner = self.lock()?;
+        let data = existing(&mut inner, id)?;
+        if let Some(info) = data.info.as_mut() {
+            info.title = Some(title.to_owned());
+            info.updated_at_ms = now_millis();
+        }
+        Ok(())
+    }
+
+    async fn append_messages(
+        &self,
+        session: &SessionId,
+        first_seq: u64,
+        messages: &[Message],
+    ) -> Result<(), StoreError> {
+        let mut inner = self.lock()?;
+        let data = existing(&mut inner, session)?;
+        let actual = data.messages.last().map_or(0, |m| m.seq) + 1;
+        if first_seq != actual {
+            return Err(StoreError::Conflict {
+                session: session.clone(),
+                expected: first_seq,
+                actual,
+            });
+        }
+        let now = now_millis();
+        for (i, message) in messages.iter().enumerate() {
+            data.messages.push(StoredMessage {
+                seq: first_seq + i as u64,
+                message: message.clone(),
+                created_at_ms: now,
+            });
+        }
+        if let Some(info) = data.info.as_mut() {
+            info.updated_at_ms = now;
+        }
+        Ok(())
+    }
+
+    async fn load_messages(&self, session: &SessionId, after_seq: u64) -> Result<Vec<StoredMessage>, StoreError> {
+        let mut inner = self.lock()?;
+        let data = existing(&mut inner, session)?;
+        let start = data.messages.partition_point(|m| m.seq <= after_seq);
+        Ok(data.messages[start..].to_vec())
+    }
+
+    async fn last_seq(&self, session: &SessionId) -> Result<u64, StoreError> {
+        let mut inner = self.lock()?;
+        let data = existing(&mut inner, session)?;
+        Ok(data.messages.last().map_or(0, |m| m.seq))
+    }
+
+    async fn upsert_tool_call(&self, record: &ToolCallRecord) -> Result<(), StoreError> {
+        let mut inner = self.lock()?;
+        let data = existing(&mut inner, &record.session_id)?;
+        match data.tool_calls.iter_mut().find(|r| r.call_id == record.call_id) {
+            Some(stored) => {
+                if !stored.state.can_become(record.state) {
+                    return Err(StoreError::InvalidTransition {
+                        call_id: record.call_id.clone(),
+                        from: stored.state.as_str(),
+                        to: record.state.as_str(),
+                    });
+                }
+                *stored = record.clone();
+            }
+            None => data.tool_calls.push(record.clone()),
+        }
+        Ok(())
+    }
+
+    async fn tool_calls(&self, session: &SessionId) -> Result<Vec<ToolCallRecord>, StoreError> {
+        let mut inner = self.lock()?;
+        Ok(existing(&mut inner, session)?.tool_calls.clone())
+    }
+
+    async fn add_compaction(&self, compaction: &Compaction) -> Result<(), StoreError> {
+        let mut inner = self.lock()?;
+        existing(&mut inner, &compaction.session_id)?
+            .compactions
+            .push(compaction.clone());
+        Ok(())
+    }
+
+    async fn latest_compaction(&self, session: &SessionId) -> Result<Option<Compaction>, StoreError> {
+        let mut inner = self.lock()?;
+        Ok(existing(&mut inner, session)?.compactions.last().cloned())
+    }
+
+    async fn set_parked_run(&self, session: &SessionId, state: Option<&serde_json::Value>) -> Result<(), StoreError> {
+        let mut inner = self.lock()?;
+        existing(&mut inner, session)?.parked = state.cloned();
+        Ok(())
+    }
+
+    async fn parked_run(&self, session: &SessionId) -> Result<Option<serde_json::Value>, StoreError> {
+        let mut inner = self.lock()?;
+        Ok(existing(&mut inner, session)?.parked.clone())
+    }
+
+    async fn kv_get(&self, key: &str) -> Result<Option<String>, StoreError> {
+        Ok(self.lock()?.kv.get(key).cloned())
+    }
+
+    async fn kv_set(&self, key: &str, value: &str) -> Result<(), StoreError> {
+        self.lock()?.kv.insert(key.to_owned(), value.to_owned());
+        Ok(())
+    }
+
+    async fn kv_delete(&self, key: &str) -> Result<(), StoreError> {
+        self.lock()?.kv.remove(key);
+        Ok(())
+    }
+}

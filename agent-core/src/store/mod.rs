@@ -1,0 +1,80 @@
+//! Persistence: the [`Store`] trait the loop writes through, and [`MemoryStore`].
+//!
+//! The loop appends every message as it is produced and records every tool-call state change,
+//! so a crash loses at most the in-flight model stream. `agent-store` provides a SQLite store.
+
+mod memory;
+mod types;
+
+use async_trait::async_trait;
+
+use crate::message::Message;
+use crate::session::SessionId;
+
+pub use memory::MemoryStore;
+pub use types::{Compaction, SessionInfo, StoreError, StoredMessage, ToolCallRecord, ToolCallState, now_millis};
+
+/// Where sessions, messages, tool-call records, compactions, parked runs and key-value pairs
+/// live. Implementations must be safe to share between tasks and must never block the async
+/// executor's threads.
+#[async_trait]
+pub trait Store: Send + Sync {
+    /// Creates a session. Fails with [`StoreError::AlreadyExists`] if the id is taken.
+    async fn create_session(&self, info: &SessionInfo) -> Result<(), StoreError>;
+
+    /// A session's metadata, `None` if it does not exist.
+    async fn session(&self, id: &SessionId) -> Result<Option<SessionInfo>, StoreError>;
+
+    /// Every session, most recently updated first.
+    async fn list_sessions(&self) -> Result<Vec<SessionInfo>, StoreError>;
+
+    /// Sets a session's title.
+    async fn set_title(&self, id: &SessionId, title: &str) -> Result<(), StoreError>;
+
+    /// Appends messages that get the sequence numbers `first_seq, first_seq + 1, ...`.
+    /// `first_seq` must be exactly one more than the session's last sequence number (1 for an
+    /// empty session); otherwise nothing is written and [`StoreError::Conflict`] is returned,
+    /// so two writers to one session can never interleave.
+    async fn append_messages(
+        &self,
+        session: &SessionId,
+        first_seq: u64,
+        messages: &[Message],
+    ) -> Result<(), StoreError>;
+
+    /// Messages with a sequence number greater than `after_seq`, in order (0 loads all).
+    async fn load_messages(&self, session: &SessionId, after_seq: u64) -> Result<Vec<StoredMessage>, StoreError>;
+
+    /// The session's last sequence number (0 when it has no messages).
+    async fn last_seq(&self, session: &SessionId) -> Result<u64, StoreError>;
+
+    /// Inserts or updates a tool-call record. A state change must follow
+    /// pending → running → succeeded | failed | denied | cancelled (or pending → a final state);
+    /// anything else is [`StoreError::InvalidTransition`].
+    async fn upsert_tool_call(&self, record: &ToolCallRecord) -> Result<(), StoreError>;
+
+    /// The session's tool-call records, oldest first.
+    async fn tool_calls(&self, session: &SessionId) -> Result<Vec<ToolCallRecord>, StoreError>;
+
+    /// Records a compaction: messages up to `cursor` are summarised by `summary`.
+    async fn add_compaction(&self, compaction: &Compaction) -> Result<(), StoreError>;
+
+    /// The session's latest compaction.
+    async fn latest_compaction(&self, session: &SessionId) -> Result<Option<Compaction>, StoreError>;
+
+    /// Stores (or with `None` clears) the state a turn is parked in, such as a pending
+    /// clarification, so it survives a restart.
+    async fn set_parked_run(&self, session: &SessionId, state: Option<&serde_json::Value>) -> Result<(), StoreError>;
+
+    /// The state a turn of this session is parked in.
+    async fn parked_run(&self, session: &SessionId) -> Result<Option<serde_json::Value>, StoreError>;
+
+    /// Reads a value.
+    async fn kv_get(&self, key: &str) -> Result<Option<String>, StoreError>;
+
+    /// Writes a value.
+    async fn kv_set(&self, key: &str, value: &str) -> Result<(), StoreError>;
+
+    /// Deletes a value; deleting a missing key is not an error.
+    async fn kv_delete(&self, key: &str) -> Result<(), StoreError>;
+}

@@ -1,0 +1,264 @@
+//! Tools: the [`Tool`] trait, typed tools whose schema comes from the argument type, and
+//! [`ToolSet`], which registers tools and validates arguments before any tool runs.
+
+mod set;
+mod typed;
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+use crate::message::ContentPart;
+use crate::session::SessionId;
+
+pub use set::{ArgumentError, ToolSet, ToolSetError};
+pub use typed::{TypedTool, tool_fn};
+
+/// The boxed error type carried by fatal tool errors (for example a host-language exception).
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// What the loop and the model know about a tool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// Unique name within a tool set (`^[a-zA-Z0-9_-]{1,64}$` keeps every provider happy).
+    pub name: String,
+    /// What the tool does, written for the model.
+    pub description: String,
+    /// JSON Schema of the arguments object.
+    pub parameters: serde_json::Value,
+    /// Whether the host's gate must allow each call first.
+    #[serde(default)]
+    pub gated: bool,
+    /// Whether the tool may run at the same time as other parallel-safe tools.
+    #[serde(default)]
+    pub parallel_safe: bool,
+    /// The tool's own timeout; `None` uses the agent's default tool timeout.
+    #[serde(default, with = "opt_millis")]
+    pub timeout: Option<Duration>,
+}
+
+impl ToolSpec {
+    /// A free, sequential tool with the agent's default timeout.
+    pub fn new(name: impl Into<String>, description: impl Into<String>, parameters: serde_json::Value) -> Self {
+        ToolSpec {
+            name: name.into(),
+            description: description.into(),
+            parameters,
+            gated: false,
+            parallel_safe: false,
+            timeout: None,
+        }
+    }
+
+    /// Sets whether calls need the gate's consent.
+    pub fn gated(mut self, gated: bool) -> Self {
+        self.gated = gated;
+        self
+    }
+
+    /// Sets whether the tool may run alongside other parallel-safe tools.
+    pub fn parallel_safe(mut self, parallel_safe: bool) -> Self {
+        self.parallel_safe = parallel_safe;
+        self
+    }
+
+    /// Sets the tool's own timeout.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+}
+
+mod opt_millis {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(d) => s.serialize_some(&(d.as_millis() as u64)),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        Ok(Option::<u64>::deserialize(d)?.map(Duration::from_millis))
+    }
+}
+
+/// What a tool returns.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolOutput {
+    /// What the model sees: text and images.
+    pub content: Vec<ContentPart>,
+    /// The result as JSON, when the tool produced structured data. JSON results are stored raw
+    /// and compressed (see [`crate::compress`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured: Option<serde_json::Value>,
+    /// Whether the content was cut to fit a cap.
+    #[serde(default)]
+    pub truncated: bool,
+}
+
+impl ToolOutput {
+    /// A text result.
+    pub fn text(text: impl Into<String>) -> Self {
+        ToolOutput {
+            content: vec![ContentPart::text(text)],
+            structured: None,
+            truncated: false,
+        }
+    }
+
+    /// A JSON result; the model sees it serialized.
+    pub fn json(value: serde_json::Value) -> Self {
+        ToolOutput {
+            content: vec![ContentPart::text(value.to_string())],
+            structured: Some(value),
+            truncated: false,
+        }
+    }
+
+    /// Marks the output as truncated.
+    pub fn with_truncated(mut self, truncated: bool) -> Self {
+        self.truncated = truncated;
+        self
+    }
+
+    /// All text parts joined.
+    pub fn text_content(&self) -> String {
+        let mut out = String::new();
+        for part in &self.content {
+            if let Some(t) = part.as_text() {
+                out.push_str(t);
+            }
+        }
+        out
+    }
+}
+
+impl From<String> for ToolOutput {
+    fn from(text: String) -> Self {
+        ToolOutput::text(text)
+    }
+}
+
+impl From<&str> for ToolOutput {
+    fn from(text: &str) -> Self {
+        ToolOutput::text(text)
+    }
+}
+
+impl From<serde_json::Value> for ToolOutput {
+    fn from(value: serde_json::Value) -> Self {
+        ToolOutput::json(value)
+    }
+}
+
+impl From<()> for ToolOutput {
+    fn from(_: ()) -> Self {
+        ToolOutput::text("ok")
+    }
+}
+
+/// A tool failure, in two tiers.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    /// The model sees the message as the tool's result and the loop goes on, so the model can
+    /// recover (fix its arguments, try another approach).
+    #[error("{message}")]
+    ForModel {
+        /// What went wrong, written for the model.
+        message: String,
+        /// Whether trying the same call again may succeed.
+        retryable: bool,
+    },
+    /// Ends the turn with status `error`. Use for failures the model cannot fix (the host is
+    /// gone, an invariant broke).
+    #[error("{message}")]
+    Fatal {
+        /// What went wrong.
+        message: String,
+        /// The underlying error, kept so bindings can hand the original exception back.
+        #[source]
+        source: Option<BoxError>,
+    },
+}
+
+impl ToolError {
+    /// An error the model sees; the loop goes on.
+    pub fn model(message: impl Into<String>) -> Self {
+        ToolError::ForModel {
+            message: message.into(),
+            retryable: false,
+        }
+    }
+
+    /// An error the model sees, marked retryable.
+    pub fn retryable(message: impl Into<String>) -> Self {
+        ToolError::ForModel {
+            message: message.into(),
+            retryable: true,
+        }
+    }
+
+    /// An error that ends the turn.
+    pub fn fatal(message: impl Into<String>) -> Self {
+        ToolError::Fatal {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// An error that ends the turn, keeping its cause.
+    pub fn fatal_from(source: impl Into<BoxError>) -> Self {
+        let source = source.into();
+        ToolError::Fatal {
+            message: source.to_string(),
+            source: Some(source),
+        }
+    }
+
+    /// Whether this error ends the turn.
+    pub fn is_fatal(&self) -> bool {
+        matches!(self, ToolError::Fatal { .. })
+    }
+}
+
+/// What a tool call knows about where it runs.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// The session the call belongs to.
+    pub session_id: SessionId,
+    /// The call's id (as the model gave it).
+    pub call_id: String,
+    /// Cancelled when the turn is cancelled or the call times out; long tools should watch it
+    /// (the loop also drops the call's future).
+    pub cancel: CancellationToken,
+}
+
+impl ToolContext {
+    /// A context for calling a tool outside the loop (tests, MCP servers, host code).
+    pub fn detached(session_id: SessionId, call_id: impl Into<String>) -> Self {
+        ToolContext {
+            session_id,
+            call_id: call_id.into(),
+            cancel: CancellationToken::new(),
+        }
+    }
+}
+
+/// A capability the model can call.
+///
+/// Implement it directly for full control, or write an async function over a typed argument
+/// struct and wrap it with [`tool_fn`], which derives the JSON Schema from the type.
+#[async_trait]
+pub trait Tool: Send + Sync {
+    /// Name, description, schema and policy.
+    fn spec(&self) -> &ToolSpec;
+
+    /// Runs the tool. The arguments have already been validated against the schema.
+    async fn call(&self, args: serde_json::Value, cx: ToolContext) -> Result<ToolOutput, ToolError>;
+}
