@@ -119,7 +119,7 @@ impl Turn<'_> {
             });
             self.emitter.emit(EventKind::ModelCallStarted { iteration });
 
-            let response = match self.call_model(&history).await {
+            let response = match self.call_model(&mut history).await {
                 Ok(r) => r,
                 Err(CallFailed::Cancelled) => return with_status(outcome, OutcomeStatus::Cancelled),
                 Err(CallFailed::Provider(e)) => {
@@ -219,7 +219,21 @@ impl Turn<'_> {
     }
 
     /// One streamed model call, raced against cancellation and bounded by the model timeout.
-    async fn call_model(&self, history: &History) -> Result<ModelResponse, CallFailed> {
+    async fn call_model(&self, history: &mut History) -> Result<ModelResponse, CallFailed> {
+        match self.call_model_once(history).await {
+            Err(CallFailed::Provider(ProviderError::ContextOverflow(message))) => {
+                // The provider says the request does not fit: shrink it once and retry.
+                if context::after_overflow(self.agent, self.session, history, self.emitter).await {
+                    self.call_model_once(history).await
+                } else {
+                    Err(CallFailed::Provider(ProviderError::ContextOverflow(message)))
+                }
+            }
+            other => other,
+        }
+    }
+
+    async fn call_model_once(&self, history: &mut History) -> Result<ModelResponse, CallFailed> {
         let config = &self.agent.config;
         let mut request = ModelRequest {
             system: self.agent.system_prompt.clone(),
@@ -228,7 +242,7 @@ impl Turn<'_> {
             max_output_tokens: config.max_output_tokens,
             temperature: config.temperature,
         };
-        context::fit_request(self.agent, history, &mut request, self.emitter).await;
+        context::fit_request(self.agent, self.session, history, &mut request, self.emitter).await;
         let call = async {
             let mut stream = self.agent.provider.stream(&request, self.cancel.child_token()).await?;
             let mut assembler = ResponseAssembler::new();
