@@ -1,1 +1,80 @@
-fn main() {}
+//! Loop overhead per iteration: the scripted provider asks for a no-op tool 10 times, then
+//! answers. One turn = 11 model calls + 10 tool calls; divide the time per turn by 11.
+//!
+//! Run: `cargo bench -p agent-core --bench loop_overhead`
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::sync::Arc;
+
+use agent_core::{
+    Agent, MemoryStore, ModelRequest, Role, ScriptStep, ScriptedProvider, ScriptedReply, Store, ToolContext, ToolError,
+    tool_fn,
+};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+const TOOL_STEPS: usize = 10;
+
+#[derive(Deserialize, JsonSchema)]
+struct NoArgs {}
+
+/// Calls the no-op tool until 10 results follow the last user message, then answers.
+fn scripted() -> ScriptedProvider {
+    ScriptedProvider::from_fn(|req: &ModelRequest| {
+        let results = req
+            .messages
+            .iter()
+            .rev()
+            .take_while(|m| m.role != Role::User)
+            .filter(|m| m.role == Role::Tool)
+            .count();
+        if results < TOOL_STEPS {
+            ScriptStep::Reply(ScriptedReply::tool_call("noop", serde_json::json!({})))
+        } else {
+            ScriptStep::Reply(ScriptedReply::text("done"))
+        }
+    })
+}
+
+fn agent(runtime: &tokio::runtime::Runtime, store: Option<Arc<dyn Store>>) -> Agent {
+    let noop = tool_fn("noop", "Does nothing.", |_a: NoArgs, _cx: ToolContext| async move {
+        Ok::<_, ToolError>("ok")
+    });
+    let mut builder = Agent::builder()
+        .provider(scripted())
+        .tool(noop)
+        .runtime(runtime.handle().clone());
+    if let Some(store) = store {
+        builder = builder.store_arc(store);
+    }
+    builder.build().unwrap()
+}
+
+fn bench(c: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut group = c.benchmark_group("loop_turn_10_tools");
+    // Elements = model calls, so criterion reports time per iteration.
+    group.throughput(Throughput::Elements(TOOL_STEPS as u64 + 1));
+    for (name, store) in [
+        ("no_store", None),
+        ("memory_store", Some(Arc::new(MemoryStore::new()) as Arc<dyn Store>)),
+    ] {
+        let agent = agent(&runtime, store);
+        group.bench_function(name, |b| {
+            b.to_async(&runtime).iter(|| async {
+                let session = agent.create_session().await.unwrap();
+                let outcome = session.send("go").await;
+                assert_eq!(outcome.iterations as usize, TOOL_STEPS + 1);
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

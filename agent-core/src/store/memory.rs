@@ -75,7 +75,7 @@ impl Store for MemoryStore {
     async fn list_sessions(&self) -> Result<Vec<SessionInfo>, StoreError> {
         let inner = self.lock()?;
         let mut list: Vec<SessionInfo> = inner.sessions.values().filter_map(|s| s.info.clone()).collect();
-        list.sort_by(|a, b| b.updated_at_ms.cmp(&a.updated_at_ms));
+        list.sort_by_key(|s| std::cmp::Reverse(s.updated_at_ms));
         Ok(list)
     }
 
@@ -86,6 +86,13 @@ impl Store for MemoryStore {
             info.title = Some(title.to_owned());
             info.updated_at_ms = now_millis();
         }
+        Ok(())
+    }
+
+    async fn delete_session(&self, id: &SessionId) -> Result<(), StoreError> {
+        let mut inner = self.lock()?;
+        existing(&mut inner, id)?;
+        inner.sessions.remove(id);
         Ok(())
     }
 

@@ -31,6 +31,15 @@ pub trait Store: Send + Sync {
     /// Sets a session's title.
     async fn set_title(&self, id: &SessionId, title: &str) -> Result<(), StoreError>;
 
+    /// Deletes a session and everything stored for it (messages, tool-call records,
+    /// compactions, parked run). A missing session is [`StoreError::SessionNotFound`]. The
+    /// default refuses, for stores that keep everything forever.
+    async fn delete_session(&self, id: &SessionId) -> Result<(), StoreError> {
+        Err(StoreError::Backend(format!(
+            "this store cannot delete sessions (asked to delete {id})"
+        )))
+    }
+
     /// Appends messages that get the sequence numbers `first_seq, first_seq + 1, ...`.
     /// `first_seq` must be exactly one more than the session's last sequence number (1 for an
     /// empty session); otherwise nothing is written and [`StoreError::Conflict`] is returned,

@@ -1,0 +1,134 @@
+//! Helpers shared by the tab hub tests.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use agent_core::tabs::{TabEvent, TabEventKind, TabHub, TabHubBuilder};
+use agent_core::{
+    Agent, Message, ModelRequest, Role, ScriptStep, ScriptedProvider, ScriptedReply, TabId, ToolContext, ToolOutput,
+};
+use tokio::sync::broadcast;
+
+/// A tab id from a short, readable pattern: `id("6fe8a")` is `6fe8a000-0000-4000-8000-000000000000`
+/// with the given leading characters.
+pub fn id(lead: &str) -> TabId {
+    let template = "00000000-0000-4000-8000-000000000000";
+    let mut s: Vec<char> = template.chars().collect();
+    let mut i = 0;
+    for c in lead.chars() {
+        while s[i] == '-' {
+            i += 1;
+        }
+        s[i] = c;
+        i += 1;
+    }
+    TabId::parse(&s.into_iter().collect::<String>()).unwrap()
+}
+
+/// What a scripted tab agent does with each model call.
+pub type Brain = Arc<dyn Fn(&ModelRequest) -> ScriptStep + Send + Sync>;
+
+/// Brains per tab; tabs without one answer "ok".
+#[derive(Clone, Default)]
+pub struct Brains {
+    brains: Arc<Mutex<HashMap<TabId, Brain>>>,
+    /// Every request each tab's agent made, in order.
+    pub requests: Arc<Mutex<HashMap<TabId, Vec<ModelRequest>>>>,
+}
+
+impl Brains {
+    pub fn set(&self, tab: &TabId, brain: impl Fn(&ModelRequest) -> ScriptStep + Send + Sync + 'static) {
+        self.brains.lock().unwrap().insert(tab.clone(), Arc::new(brain));
+    }
+
+    pub fn requests(&self, tab: &TabId) -> Vec<ModelRequest> {
+        self.requests.lock().unwrap().get(tab).cloned().unwrap_or_default()
+    }
+
+    /// How many turns a tab's agent started (requests whose last message is a user message).
+    pub fn turns(&self, tab: &TabId) -> usize {
+        self.requests(tab)
+            .iter()
+            .filter(|r| r.messages.last().is_some_and(|m| m.role == Role::User))
+            .count()
+    }
+
+    /// A hub builder whose agents follow these brains.
+    pub fn hub(&self) -> TabHubBuilder {
+        let brains = self.clone();
+        TabHub::builder().agent_factory(move |tab| {
+            let brains = brains.clone();
+            let tab = tab.clone();
+            Agent::builder().provider(ScriptedProvider::from_fn(move |req| {
+                brains
+                    .requests
+                    .lock()
+                    .unwrap()
+                    .entry(tab.clone())
+                    .or_default()
+                    .push(req.clone());
+                let brain = brains.brains.lock().unwrap().get(&tab).cloned();
+                match brain {
+                    Some(brain) => brain(req),
+                    None => ScriptStep::Reply(ScriptedReply::text("ok")),
+                }
+            }))
+        })
+    }
+}
+
+/// The last message of a request.
+pub fn last(req: &ModelRequest) -> &Message {
+    req.messages.last().unwrap()
+}
+
+/// Whether the request starts a turn (its last message is the user's).
+pub fn new_turn(req: &ModelRequest) -> bool {
+    last(req).role == Role::User
+}
+
+/// Answers each new turn with `answer(user text)`.
+pub fn answer(
+    f: impl Fn(&str) -> String + Send + Sync + 'static,
+) -> impl Fn(&ModelRequest) -> ScriptStep + Send + Sync {
+    move |req| ScriptStep::Reply(ScriptedReply::text(f(&last(req).text())))
+}
+
+/// Drains the events received so far.
+pub fn drain(rx: &mut broadcast::Receiver<TabEvent>) -> Vec<TabEvent> {
+    let mut out = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        out.push(e);
+    }
+    out
+}
+
+/// Notices in events, as (tab, code).
+pub fn notices(events: &[TabEvent]) -> Vec<(TabId, String)> {
+    events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            TabEventKind::Notice { code, .. } => Some((e.tab_id.clone(), code.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Calls one of a tab's tools directly, as the loop would.
+pub async fn call_tool(
+    hub: &TabHub,
+    tab: &TabId,
+    name: &str,
+    args: serde_json::Value,
+) -> Result<ToolOutput, agent_core::ToolError> {
+    let session = hub.session(tab).await.unwrap();
+    let tool = session
+        .agent()
+        .tools()
+        .get(name)
+        .unwrap_or_else(|| panic!("tab has no {name} tool"))
+        .clone();
+    tool.call(args, ToolContext::detached(session.id().clone(), "call_test"))
+        .await
+}
