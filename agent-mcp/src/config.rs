@@ -1,0 +1,261 @@
+//! How to reach an MCP server, and the policy for its tools.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::content::OutputCaps;
+
+/// How the client reaches the server.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Transport {
+    /// A child process speaking MCP over its stdin and stdout. It runs in its own process
+    /// group, which is killed when the connection ends.
+    Stdio {
+        /// The program to run (looked up on `PATH` when it has no slash).
+        command: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Variables added to (or replacing those of) the inherited environment.
+        env: Vec<(String, String)>,
+        /// Its working directory (the host's when `None`).
+        cwd: Option<PathBuf>,
+    },
+    /// A server speaking MCP's streamable HTTP transport.
+    Http {
+        /// The endpoint, such as `http://127.0.0.1:3001/mcp`.
+        url: String,
+        /// Headers sent with every request (for example `Authorization`).
+        headers: Vec<(String, String)>,
+    },
+}
+
+/// One MCP server to take tools from: where it is, what to call it, and how to treat its tools.
+///
+/// ```
+/// use std::time::Duration;
+/// use agent_mcp::McpServerConfig;
+///
+/// let files = McpServerConfig::stdio("files", "npx")
+///     .args(["-y", "@modelcontextprotocol/server-filesystem", "/srv/data"])
+///     .env("NODE_ENV", "production")
+///     .call_timeout(Duration::from_secs(30));
+/// let jira = McpServerConfig::http("jira", "http://127.0.0.1:3100/mcp")
+///     .header("Authorization", "Bearer secret")
+///     .trust_read_only_hints(true);
+/// # let _ = (files, jira);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpServerConfig {
+    /// Prefix of every tool name (`alias__tool`): 1 to 32 of `[a-zA-Z0-9_-]`, without `__`.
+    pub alias: String,
+    /// How to reach the server.
+    pub transport: Transport,
+    /// Longest a tool call may take (default 60 s). On expiry the call is cancelled on the
+    /// server too (MCP's `notifications/cancelled`).
+    pub call_timeout: Duration,
+    /// Longest the start and handshake may take (default 30 s).
+    pub connect_timeout: Duration,
+    /// Whether a tool the server marks `readOnlyHint: true` may run without asking the gate
+    /// (default `false`: every remote tool is gated). MCP calls annotations hints from a
+    /// server that may not be trusted; turn this on only for servers you trust.
+    pub trust_read_only_hints: bool,
+    /// Caps on what a tool returns.
+    pub caps: OutputCaps,
+    /// Wait before the second reconnect attempt after a failure (default 500 ms); it doubles
+    /// with each failure in a row, up to `backoff_max`. The first attempt after a crash is
+    /// immediate.
+    pub backoff_initial: Duration,
+    /// The longest wait between reconnect attempts (default 30 s).
+    pub backoff_max: Duration,
+    /// Roots (`file://` URIs) offered to servers that ask for them; when empty, the client
+    /// does not declare the roots capability.
+    pub roots: Vec<String>,
+}
+
+impl McpServerConfig {
+    fn new(alias: impl Into<String>, transport: Transport) -> Self {
+        McpServerConfig {
+            alias: alias.into(),
+            transport,
+            call_timeout: Duration::from_secs(60),
+            connect_timeout: Duration::from_secs(30),
+            trust_read_only_hints: false,
+            caps: OutputCaps::default(),
+            backoff_initial: Duration::from_millis(500),
+            backoff_max: Duration::from_secs(30),
+            roots: Vec::new(),
+        }
+    }
+
+    /// A server started as a child process, speaking MCP over stdio.
+    pub fn stdio(alias: impl Into<String>, command: impl Into<String>) -> Self {
+        Self::new(
+            alias,
+            Transport::Stdio {
+                command: command.into(),
+                args: Vec::new(),
+                env: Vec::new(),
+                cwd: None,
+            },
+        )
+    }
+
+    /// A server reached over streamable HTTP.
+    pub fn http(alias: impl Into<String>, url: impl Into<String>) -> Self {
+        Self::new(
+            alias,
+            Transport::Http {
+                url: url.into(),
+                headers: Vec::new(),
+            },
+        )
+    }
+
+    /// Adds one argument (stdio only; ignored for HTTP).
+    pub fn arg(mut self, arg: impl Into<String>) -> Self {
+        if let Transport::Stdio { args, .. } = &mut self.transport {
+            args.push(arg.into());
+        }
+        self
+    }
+
+    /// Adds arguments (stdio only; ignored for HTTP).
+    pub fn args<I, S>(mut self, more: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        if let Transport::Stdio { args, .. } = &mut self.transport {
+            args.extend(more.into_iter().map(Into::into));
+        }
+        self
+    }
+
+    /// Sets an environment variable for the child (stdio only; ignored for HTTP).
+    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        if let Transport::Stdio { env, .. } = &mut self.transport {
+            env.push((key.into(), value.into()));
+        }
+        self
+    }
+
+    /// Sets the child's working directory (stdio only; ignored for HTTP).
+    pub fn cwd(mut self, dir: impl Into<PathBuf>) -> Self {
+        if let Transport::Stdio { cwd, .. } = &mut self.transport {
+            *cwd = Some(dir.into());
+        }
+        self
+    }
+
+    /// Adds an HTTP header sent with every request (HTTP only; ignored for stdio).
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        if let Transport::Http { headers, .. } = &mut self.transport {
+            headers.push((name.into(), value.into()));
+        }
+        self
+    }
+
+    /// Sets the per-call timeout.
+    pub fn call_timeout(mut self, timeout: Duration) -> Self {
+        self.call_timeout = timeout;
+        self
+    }
+
+    /// Sets the start and handshake timeout.
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Lets tools the server marks read-only run without the gate.
+    pub fn trust_read_only_hints(mut self, trust: bool) -> Self {
+        self.trust_read_only_hints = trust;
+        self
+    }
+
+    /// Sets the output caps.
+    pub fn caps(mut self, caps: OutputCaps) -> Self {
+        self.caps = caps;
+        self
+    }
+
+    /// Sets the reconnect backoff (first wait, longest wait).
+    pub fn backoff(mut self, initial: Duration, max: Duration) -> Self {
+        self.backoff_initial = initial;
+        self.backoff_max = max.max(initial);
+        self
+    }
+
+    /// Offers a root (a `file://` URI) to the server.
+    pub fn root(mut self, uri: impl Into<String>) -> Self {
+        self.roots.push(uri.into());
+        self
+    }
+
+    /// The wait before the next attempt after `failures` failed attempts in a row.
+    pub(crate) fn backoff_after(&self, failures: u32) -> Duration {
+        if failures == 0 {
+            return Duration::ZERO;
+        }
+        let factor = 1u32.checked_shl(failures.saturating_sub(1).min(20)).unwrap_or(u32::MAX);
+        self.backoff_initial
+            .checked_mul(factor)
+            .unwrap_or(self.backoff_max)
+            .min(self.backoff_max)
+    }
+
+    /// A one-line description for messages (`npx -y server` or the URL).
+    pub(crate) fn endpoint(&self) -> String {
+        match &self.transport {
+            Transport::Stdio { command, args, .. } => {
+                let mut line = command.clone();
+                for a in args {
+                    line.push(' ');
+                    line.push_str(a);
+                }
+                line
+            }
+            Transport::Http { url, .. } => url.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_up_to_the_cap() {
+        let c = McpServerConfig::stdio("s", "x").backoff(Duration::from_millis(100), Duration::from_millis(700));
+        assert_eq!(c.backoff_after(0), Duration::ZERO);
+        assert_eq!(c.backoff_after(1), Duration::from_millis(100));
+        assert_eq!(c.backoff_after(2), Duration::from_millis(200));
+        assert_eq!(c.backoff_after(3), Duration::from_millis(400));
+        assert_eq!(c.backoff_after(4), Duration::from_millis(700));
+        assert_eq!(c.backoff_after(60), Duration::from_millis(700));
+    }
+
+    #[test]
+    fn builders_fill_the_right_transport() {
+        let c = McpServerConfig::stdio("s", "node").args(["a", "b"]).env("K", "V").header("X", "1");
+        assert_eq!(
+            c.transport,
+            Transport::Stdio {
+                command: "node".into(),
+                args: vec!["a".into(), "b".into()],
+                env: vec![("K".into(), "V".into())],
+                cwd: None
+            }
+        );
+        assert_eq!(c.endpoint(), "node a b");
+        let h = McpServerConfig::http("h", "http://127.0.0.1:1/mcp").header("X", "1").arg("ignored");
+        assert_eq!(
+            h.transport,
+            Transport::Http {
+                url: "http://127.0.0.1:1/mcp".into(),
+                headers: vec![("X".into(), "1".into())]
+            }
+        );
+    }
+}

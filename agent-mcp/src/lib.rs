@@ -1,0 +1,51 @@
+//! # agent-mcp
+//!
+//! MCP both ways for agent-core, on the official Rust SDK (`rmcp`):
+//!
+//! - **Client** ([`McpClient`]): the tools of an external MCP server (a child process over
+//!   stdio, or streamable HTTP) become [`agent_core::Tool`]s named `alias__tool`, gated unless
+//!   the server marks them read-only and the host trusts that, with a timeout per call, MCP's
+//!   cancel notification when a call is cancelled or times out, results mapped to
+//!   [`agent_core::ToolOutput`] (text, JSON, images), server errors as errors the model reads,
+//!   reconnects with backoff after a crash, and `tools/list_changed` followed.
+//! - **Server** ([`ToolServer`]): any tool set served to external MCP clients over stdio or
+//!   streamable HTTP (loopback by default), through one dispatch with the host's
+//!   [`agent_core::Gate`] and argument validation.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use agent_mcp::{McpClient, McpServerConfig, ToolServer};
+//!
+//! // Client: an MCP server's tools in an agent.
+//! let everything = McpClient::connect(
+//!     McpServerConfig::stdio("everything", "npx").args(["-y", "@modelcontextprotocol/server-everything"]),
+//! )
+//! .await?;
+//! let mut builder = agent_core::Agent::builder();
+//! for tool in everything.tools() {
+//!     builder = builder.tool_arc(tool);
+//! }
+//!
+//! // Server: the same kind of tools served to other MCP clients.
+//! let server = ToolServer::builder_from_tools(everything.tools())?.gate(agent_core::AllowAll).build();
+//! let http = server.serve_http("127.0.0.1:0".parse()?).await?;
+//! println!("serving at {}", http.url());
+//! # Ok(()) }
+//! ```
+
+mod client;
+mod config;
+mod content;
+mod error;
+mod names;
+mod server;
+
+pub use client::McpClient;
+pub use config::{McpServerConfig, Transport};
+pub use content::OutputCaps;
+pub use error::McpError;
+pub use names::{MAX_ALIAS, MAX_TOOL_NAME, SEPARATOR, prefixed as prefixed_tool_name};
+pub use server::{HttpServerHandle, MCP_PATH, ToolServer, ToolServerBuilder};
+
+/// Re-exported so hosts can name MCP types (results, content blocks) without their own rmcp.
+pub use rmcp;
