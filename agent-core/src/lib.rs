@@ -44,6 +44,7 @@ pub mod message;
 pub mod provider;
 pub mod session;
 pub mod store;
+pub mod tabs;
 pub mod tool;
 
 pub use agent::{
@@ -61,6 +62,10 @@ pub use provider::{
 pub use session::{InvalidSessionId, SessionId};
 pub use store::{
     Compaction, MemoryStore, SessionInfo, Store, StoreError, StoredMessage, ToolCallRecord, ToolCallState,
+};
+pub use tabs::{
+    DeliveryStatus, Origin, Resolution, TabError, TabEvent, TabEventKind, TabHub, TabId, TabPermissions, TabState,
+    TabStore,
 };
 pub use tool::{
     ArgumentError, BoxError, Tool, ToolContext, ToolError, ToolOutput, ToolSet, ToolSetError, ToolSpec, TypedTool,

@@ -1,0 +1,147 @@
+//! The tab registry's persistence: [`TabStore`] and its in-memory implementation.
+
+use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard};
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+use super::{Origin, TabId, TabPermissions};
+use crate::message::Message;
+use crate::session::SessionId;
+use crate::store::{StoreError, now_millis};
+
+/// A message waiting for a tab's next turn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QueuedMessage {
+    /// The message (already carrying the `[message from tab ...]` prefix for agent messages).
+    pub message: Message,
+    /// Who sent it.
+    pub origin: Origin,
+    /// When it was queued (ms since the epoch).
+    pub queued_at_ms: i64,
+}
+
+impl QueuedMessage {
+    /// A message queued now.
+    pub fn new(message: Message, origin: Origin) -> Self {
+        QueuedMessage {
+            message,
+            origin,
+            queued_at_ms: now_millis(),
+        }
+    }
+}
+
+/// Everything the hub persists about a tab. The handle is not stored: it is derived from the
+/// ids of the open tabs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TabRecord {
+    /// The tab's id.
+    pub id: TabId,
+    /// The session the tab owns.
+    pub session_id: SessionId,
+    /// Whether the tab is open (closed tabs are not addressable).
+    pub open: bool,
+    /// Agent wakes left before agent messages are held.
+    pub auto_wake_budget: u32,
+    /// Which tab tools its agent gets.
+    pub permissions: TabPermissions,
+    /// Messages waiting for the next turn, oldest first.
+    pub queue: Vec<QueuedMessage>,
+    /// Creation time (ms since the epoch).
+    pub created_at_ms: i64,
+    /// Last change (ms since the epoch).
+    pub updated_at_ms: i64,
+}
+
+impl TabRecord {
+    /// A new open tab created now.
+    pub fn new(id: TabId, session_id: SessionId, auto_wake_budget: u32, permissions: TabPermissions) -> Self {
+        let now = now_millis();
+        TabRecord {
+            id,
+            session_id,
+            open: true,
+            auto_wake_budget,
+            permissions,
+            queue: Vec::new(),
+            created_at_ms: now,
+            updated_at_ms: now,
+        }
+    }
+}
+
+/// Where the tab registry lives. `agent-store`'s SQLite store implements it; [`MemoryTabStore`]
+/// serves tests and hosts that want no disk. Implementations must never block the async
+/// executor's threads.
+#[async_trait]
+pub trait TabStore: Send + Sync {
+    /// Inserts or replaces a tab's record.
+    async fn save_tab(&self, tab: &TabRecord) -> Result<(), StoreError>;
+
+    /// A tab's record, `None` if it does not exist.
+    async fn tab(&self, id: &TabId) -> Result<Option<TabRecord>, StoreError>;
+
+    /// Every tab, open and closed, oldest first.
+    async fn list_tabs(&self) -> Result<Vec<TabRecord>, StoreError>;
+
+    /// The open tabs whose id starts with `prefix`, compared literally and case-sensitively
+    /// (ids are lowercase): no character of `prefix` is a wildcard, so `%` or `_` match only
+    /// themselves (that is, nothing). Sorted by id.
+    async fn find_open_by_prefix(&self, prefix: &str) -> Result<Vec<TabRecord>, StoreError>;
+
+    /// Deletes a tab's record; deleting a missing tab is not an error.
+    async fn delete_tab(&self, id: &TabId) -> Result<(), StoreError>;
+}
+
+/// A [`TabStore`] in memory.
+#[derive(Debug, Default)]
+pub struct MemoryTabStore {
+    tabs: Mutex<BTreeMap<TabId, TabRecord>>,
+}
+
+impl MemoryTabStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> Result<MutexGuard<'_, BTreeMap<TabId, TabRecord>>, StoreError> {
+        self.tabs
+            .lock()
+            .map_err(|_| StoreError::Backend("memory tab store lock poisoned by a panic".into()))
+    }
+}
+
+#[async_trait]
+impl TabStore for MemoryTabStore {
+    async fn save_tab(&self, tab: &TabRecord) -> Result<(), StoreError> {
+        self.lock()?.insert(tab.id.clone(), tab.clone());
+        Ok(())
+    }
+
+    async fn tab(&self, id: &TabId) -> Result<Option<TabRecord>, StoreError> {
+        Ok(self.lock()?.get(id).cloned())
+    }
+
+    async fn list_tabs(&self) -> Result<Vec<TabRecord>, StoreError> {
+        let mut tabs: Vec<TabRecord> = self.lock()?.values().cloned().collect();
+        tabs.sort_by(|a, b| a.created_at_ms.cmp(&b.created_at_ms).then_with(|| a.id.cmp(&b.id)));
+        Ok(tabs)
+    }
+
+    async fn find_open_by_prefix(&self, prefix: &str) -> Result<Vec<TabRecord>, StoreError> {
+        Ok(self
+            .lock()?
+            .values()
+            .filter(|t| t.open && t.id.as_str().starts_with(prefix))
+            .cloned()
+            .collect())
+    }
+
+    async fn delete_tab(&self, id: &TabId) -> Result<(), StoreError> {
+        self.lock()?.remove(id);
+        Ok(())
+    }
+}
