@@ -1,0 +1,21 @@
+//! # agent-store
+//!
+//! SQLite persistence for [`agent_core`]: [`SqliteStore`] implements [`agent_core::Store`] over
+//! one database file per profile (WAL mode, versioned schema migrated forward on open), so
+//! every message and tool-call state change is on disk as it happens and a session resumes in
+//! a new process. A turn interrupted by a crash is repaired when its session is reopened
+//! (`Agent::open_session`): each dangling tool call gets an "interrupted" result.
+//!
+//! [`KeyStore`] keeps one API key per provider in the same file, encrypted through a
+//! host-supplied [`Crypt`] (the shape of Electron's `safeStorage`), with [`FileKeyCrypt`] for
+//! hosts without an OS keychain.
+
+mod crypt;
+mod keys;
+pub mod migrations;
+mod rows;
+mod sqlite;
+
+pub use crypt::{Crypt, CryptError, FileKeyCrypt};
+pub use keys::{DEFAULT_PROVIDERS, KeyStatus, KeyStore, KeyStoreError};
+pub use sqlite::{Durability, SqliteOptions, SqliteStore};

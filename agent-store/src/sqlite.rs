@@ -1,0 +1,643 @@
+//! [`SqliteStore`]: agent-core's [`Store`] over one SQLite file in WAL mode.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
+
+use agent_core::store::now_millis;
+use agent_core::{
+    Compaction, Message, SessionId, SessionInfo, Store, StoreError, StoredMessage, ToolCallRecord, ToolCallState,
+};
+
+use crate::migrations;
+use crate::rows::{MessageRow, read_message, read_session, read_tool_call};
+
+/// How hard SQLite works to make a commit survive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Durability {
+    /// `synchronous = NORMAL` (the default): a commit survives the process being killed at any
+    /// point; the last commits before a power loss or an OS crash may be lost (the database
+    /// stays consistent). This is SQLite's recommended setting for WAL mode.
+    #[default]
+    Normal,
+    /// `synchronous = FULL`: every commit is also synced to the disk before it returns, so it
+    /// survives a power loss too, at a cost of one fsync per commit.
+    Full,
+}
+
+/// Options for [`SqliteStore::open_with`].
+#[derive(Debug, Clone)]
+pub struct SqliteOptions {
+    /// Commit durability (default [`Durability::Normal`]).
+    pub durability: Durability,
+    /// How long a connection waits for another process's write lock (default 5 s).
+    pub busy_timeout: Duration,
+    /// Read connections kept open for reuse (default 4). Reads run in parallel with each
+    /// other and with the single writer (WAL mode).
+    pub max_idle_readers: usize,
+}
+
+impl Default for SqliteOptions {
+    fn default() -> Self {
+        SqliteOptions {
+            durability: Durability::Normal,
+            busy_timeout: Duration::from_secs(5),
+            max_idle_readers: 4,
+        }
+    }
+}
+
+struct Inner {
+    path: PathBuf,
+    options: SqliteOptions,
+    writer: Mutex<Connection>,
+    readers: Mutex<Vec<Connection>>,
+}
+
+/// A [`Store`] backed by one SQLite database file per profile (rusqlite with SQLite bundled,
+/// so there is no system library dependency).
+///
+/// - WAL mode: reads never wait for the writer, and a crash never corrupts the file.
+/// - The schema is versioned with `PRAGMA user_version` and migrated forward on open; a file
+///   with a newer schema than this code knows is refused with [`StoreError::SchemaTooNew`].
+/// - Every call runs on Tokio's blocking pool (`spawn_blocking`), never on the executor's
+///   threads. Writes go through one connection (SQLite allows one writer at a time); reads use
+///   a small pool of their own connections.
+/// - Cheap to clone; clones share the connections. Several processes may open the same file:
+///   SQLite's locking (with a busy timeout) serialises their writes, and the sequence check of
+///   [`Store::append_messages`] turns a lost race into [`StoreError::Conflict`].
+///
+/// ```
+/// use agent_core::{Agent, ScriptedProvider, ScriptedReply};
+/// use agent_store::SqliteStore;
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// let store = SqliteStore::open(dir.path().join("profile.db")).await?;
+/// let agent = Agent::builder()
+///     .provider(ScriptedProvider::new([ScriptedReply::text("Hello!").into()]))
+///     .store(store.clone())
+///     .build()?;
+/// let session = agent.create_session().await?;
+/// session.send("Hi").await;
+/// // Later, or in another process: the history comes back from the file.
+/// let resumed = agent.open_session(session.id()).await?;
+/// assert_eq!(resumed.messages().await?.len(), 2);
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct SqliteStore {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore")
+            .field("path", &self.inner.path)
+            .finish_non_exhaustive()
+    }
+}
+
+pub(crate) fn backend(e: rusqlite::Error) -> StoreError {
+    StoreError::Backend(e.to_string())
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding a connection cannot leave a transaction open (it rolls back on
+    // drop), so the connection is still usable.
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn configure(conn: &Connection, options: &SqliteOptions) -> Result<(), StoreError> {
+    conn.busy_timeout(options.busy_timeout).map_err(backend)?;
+    conn.pragma_update(None, "foreign_keys", true).map_err(backend)?;
+    let sync = match options.durability {
+        Durability::Normal => "NORMAL",
+        Durability::Full => "FULL",
+    };
+    conn.pragma_update(None, "synchronous", sync).map_err(backend)?;
+    Ok(())
+}
+
+fn open_connection(path: &Path, options: &SqliteOptions, read_only: bool) -> Result<Connection, StoreError> {
+    // Read connections open read-write (a WAL reader must be able to map the shared-memory
+    // index) but refuse writes with `query_only`.
+    let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+    if !read_only {
+        flags |= OpenFlags::SQLITE_OPEN_CREATE;
+    }
+    let conn = Connection::open_with_flags(path, flags)
+        .map_err(|e| StoreError::Backend(format!("cannot open {}: {e}", path.display())))?;
+    configure(&conn, options)?;
+    if read_only {
+        conn.pragma_update(None, "query_only", true).map_err(backend)?;
+    }
+    Ok(conn)
+}
+
+fn ensure_session(conn: &Connection, id: &SessionId) -> Result<(), StoreError> {
+    let found: Option<i64> = conn
+        .query_row("SELECT 1 FROM sessions WHERE id = ?1", [id.as_str()], |r| r.get(0))
+        .optional()
+        .map_err(backend)?;
+    match found {
+        Some(_) => Ok(()),
+        None => Err(StoreError::SessionNotFound(id.clone())),
+    }
+}
+
+fn seq_to_sql(seq: u64) -> i64 {
+    i64::try_from(seq).unwrap_or(i64::MAX)
+}
+
+impl SqliteStore {
+    /// Opens (creating it if needed) the database at `path`, switches it to WAL mode and
+    /// migrates its schema forward. Runs on the blocking pool.
+    pub async fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        Self::open_with(path, SqliteOptions::default()).await
+    }
+
+    /// [`Self::open`] with options.
+    pub async fn open_with(path: impl AsRef<Path>, options: SqliteOptions) -> Result<Self, StoreError> {
+        let path = path.as_ref().to_path_buf();
+        tokio::task::spawn_blocking(move || Self::open_blocking(path, options))
+            .await
+            .map_err(|e| StoreError::Backend(format!("open task failed: {e}")))?
+    }
+
+    /// Opens the store synchronously (for hosts outside an async context). Do not call this
+    /// on an async executor thread.
+    pub fn open_blocking(path: impl AsRef<Path>, options: SqliteOptions) -> Result<Self, StoreError> {
+        let path = path.as_ref().to_path_buf();
+        let mut writer = open_connection(&path, &options, false)?;
+        let mode: String = writer
+            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+            .map_err(backend)?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(StoreError::Backend(format!(
+                "{} cannot use WAL mode (journal_mode is {mode}); is it on a network filesystem?",
+                path.display()
+            )));
+        }
+        migrations::migrate_to(&mut writer, migrations::latest_version())?;
+        Ok(SqliteStore {
+            inner: Arc::new(Inner {
+                path,
+                options,
+                writer: Mutex::new(writer),
+                readers: Mutex::new(Vec::new()),
+            }),
+        })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// The schema version of the file (equal to [`Self::latest_schema_version`] once open).
+    pub async fn schema_version(&self) -> Result<i64, StoreError> {
+        self.read(|conn| migrations::current_version(conn)).await
+    }
+
+    /// The schema version this code writes.
+    pub fn latest_schema_version() -> i64 {
+        migrations::latest_version()
+    }
+
+    /// Deletes a session and everything stored for it (messages, tool calls, compactions,
+    /// parked run). Deleting a missing session is [`StoreError::SessionNotFound`].
+    pub async fn delete_session(&self, id: &SessionId) -> Result<(), StoreError> {
+        let id = id.clone();
+        self.write(move |conn| {
+            let n = conn
+                .execute("DELETE FROM sessions WHERE id = ?1", [id.as_str()])
+                .map_err(backend)?;
+            if n == 0 {
+                return Err(StoreError::SessionNotFound(id));
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// Tool calls of a session that are still pending or running (what crash repair closes).
+    pub async fn open_tool_calls(&self, session: &SessionId) -> Result<Vec<ToolCallRecord>, StoreError> {
+        let session = session.clone();
+        self.read(move |conn| {
+            ensure_session(conn, &session)?;
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT * FROM tool_calls WHERE session_id = ?1 AND state IN ('pending', 'running')
+                     ORDER BY created_at, rowid",
+                )
+                .map_err(backend)?;
+            let rows = stmt.query_map([session.as_str()], read_tool_call).map_err(backend)?;
+            rows.map(|r| r.map_err(backend)?).collect()
+        })
+        .await
+    }
+
+    /// Copies the write-ahead log into the main file and truncates it (SQLite also does this
+    /// on its own as the log grows).
+    pub async fn checkpoint(&self) -> Result<(), StoreError> {
+        self.write(|conn| {
+            conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+                .map_err(backend)
+        })
+        .await
+    }
+
+    /// Runs `f` with the write connection on the blocking pool.
+    pub(crate) async fn write<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut conn = lock(&inner.writer);
+            f(&mut conn)
+        })
+        .await
+        .map_err(|e| StoreError::Backend(format!("store task failed: {e}")))?
+    }
+
+    /// Runs `f` with a read connection on the blocking pool.
+    pub(crate) async fn read<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || {
+            let pooled = lock(&inner.readers).pop();
+            let conn = match pooled {
+                Some(c) => c,
+                None => open_connection(&inner.path, &inner.options, true)?,
+            };
+            let result = f(&conn);
+            let mut idle = lock(&inner.readers);
+            if idle.len() < inner.options.max_idle_readers {
+                idle.push(conn);
+            }
+            result
+        })
+        .await
+        .map_err(|e| StoreError::Backend(format!("store task failed: {e}")))?
+    }
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    async fn create_session(&self, info: &SessionInfo) -> Result<(), StoreError> {
+        let info = info.clone();
+        self.write(move |conn| {
+            let result = conn.execute(
+                "INSERT INTO sessions (id, title, created_at, updated_at) VALUES (?1, ?2, ?3, ?4)",
+                params![info.id.as_str(), info.title, info.created_at_ms, info.updated_at_ms],
+            );
+            match result {
+                Ok(_) => Ok(()),
+                Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == rusqlite::ErrorCode::ConstraintViolation => {
+                    Err(StoreError::AlreadyExists(info.id))
+                }
+                Err(e) => Err(backend(e)),
+            }
+        })
+        .await
+    }
+
+    async fn session(&self, id: &SessionId) -> Result<Option<SessionInfo>, StoreError> {
+        let id = id.clone();
+        self.read(move |conn| {
+            conn.query_row(
+                "SELECT id, title, created_at, updated_at FROM sessions WHERE id = ?1",
+                [id.as_str()],
+                read_session,
+            )
+            .optional()
+            .map_err(backend)?
+            .transpose()
+        })
+        .await
+    }
+
+    async fn list_sessions(&self) -> Result<Vec<SessionInfo>, StoreError> {
+        self.read(|conn| {
+            let mut stmt = conn
+                .prepare_cached("SELECT id, title, created_at, updated_at FROM sessions ORDER BY updated_at DESC, id")
+                .map_err(backend)?;
+            let rows = stmt.query_map([], read_session).map_err(backend)?;
+            rows.map(|r| r.map_err(backend)?).collect()
+        })
+        .await
+    }
+
+    async fn set_title(&self, id: &SessionId, title: &str) -> Result<(), StoreError> {
+        let id = id.clone();
+        let title = title.to_owned();
+        self.write(move |conn| {
+            let n = conn
+                .execute(
+                    "UPDATE sessions SET title = ?2, updated_at = ?3 WHERE id = ?1",
+                    params![id.as_str(), title, now_millis()],
+                )
+                .map_err(backend)?;
+            if n == 0 {
+                return Err(StoreError::SessionNotFound(id));
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    async fn delete_session(&self, id: &SessionId) -> Result<(), StoreError> {
+        SqliteStore::delete_session(self, id).await
+    }
+
+    async fn append_messages(
+        &self,
+        session: &SessionId,
+        first_seq: u64,
+        messages: &[Message],
+    ) -> Result<(), StoreError> {
+        // Serialise on the calling task (cheap), write on the blocking pool.
+        let rows = messages
+            .iter()
+            .map(MessageRow::from_message)
+            .collect::<Result<Vec<_>, _>>()?;
+        let session = session.clone();
+        self.write(move |conn| {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(backend)?;
+            ensure_session(&tx, &session)?;
+            let last: i64 = tx
+                .query_row(
+                    "SELECT COALESCE(MAX(seq), 0) FROM messages WHERE session_id = ?1",
+                    [session.as_str()],
+                    |r| r.get(0),
+                )
+                .map_err(backend)?;
+            let actual = last as u64 + 1;
+            if first_seq != actual {
+                return Err(StoreError::Conflict {
+                    session,
+                    expected: first_seq,
+                    actual,
+                });
+            }
+            let now = now_millis();
+            {
+                let mut insert = tx
+                    .prepare_cached(
+                        "INSERT INTO messages (session_id, seq, role, content, tool_calls, tool_call_id,
+                           tool_name, is_error, compressed, reasoning, model_visible, user_visible, created_at)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                    )
+                    .map_err(backend)?;
+                for (i, row) in rows.iter().enumerate() {
+                    insert
+                        .execute(params![
+                            session.as_str(),
+                            seq_to_sql(first_seq + i as u64),
+                            row.role,
+                            row.content,
+                            row.tool_calls,
+                            row.tool_call_id,
+                            row.tool_name,
+                            row.is_error,
+                            row.compressed,
+                            row.reasoning,
+                            row.model_visible,
+                            row.user_visible,
+                            now,
+                        ])
+                        .map_err(backend)?;
+                }
+            }
+            tx.execute(
+                "UPDATE sessions SET updated_at = ?2 WHERE id = ?1",
+                params![session.as_str(), now],
+            )
+            .map_err(backend)?;
+            tx.commit().map_err(backend)
+        })
+        .await
+    }
+
+    async fn load_messages(&self, session: &SessionId, after_seq: u64) -> Result<Vec<StoredMessage>, StoreError> {
+        let session = session.clone();
+        self.read(move |conn| {
+            ensure_session(conn, &session)?;
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT seq, role, content, tool_calls, tool_call_id, tool_name, is_error, compressed,
+                            reasoning, model_visible, user_visible, created_at
+                     FROM messages WHERE session_id = ?1 AND seq > ?2 ORDER BY seq",
+                )
+                .map_err(backend)?;
+            let rows = stmt
+                .query_map(params![session.as_str(), seq_to_sql(after_seq)], read_message)
+                .map_err(backend)?;
+            rows.map(|r| r.map_err(backend)?).collect()
+        })
+        .await
+    }
+
+    async fn last_seq(&self, session: &SessionId) -> Result<u64, StoreError> {
+        let session = session.clone();
+        self.read(move |conn| {
+            ensure_session(conn, &session)?;
+            let last: i64 = conn
+                .query_row(
+                    "SELECT COALESCE(MAX(seq), 0) FROM messages WHERE session_id = ?1",
+                    [session.as_str()],
+                    |r| r.get(0),
+                )
+                .map_err(backend)?;
+            Ok(last.max(0) as u64)
+        })
+        .await
+    }
+
+    async fn upsert_tool_call(&self, record: &ToolCallRecord) -> Result<(), StoreError> {
+        let record = record.clone();
+        self.write(move |conn| {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(backend)?;
+            ensure_session(&tx, &record.session_id)?;
+            let stored: Option<String> = tx
+                .query_row(
+                    "SELECT state FROM tool_calls WHERE session_id = ?1 AND call_id = ?2",
+                    params![record.session_id.as_str(), record.call_id],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(backend)?;
+            if let Some(stored) = stored {
+                let from = ToolCallState::parse(&stored).ok_or_else(|| {
+                    StoreError::Backend(format!("unknown tool-call state {stored:?} in the database"))
+                })?;
+                if !from.can_become(record.state) {
+                    return Err(StoreError::InvalidTransition {
+                        call_id: record.call_id,
+                        from: from.as_str(),
+                        to: record.state.as_str(),
+                    });
+                }
+            }
+            tx.execute(
+                "INSERT INTO tool_calls (session_id, call_id, name, arguments, state, raw_result,
+                   compressed_result, error, started_at, finished_at, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+                 ON CONFLICT (session_id, call_id) DO UPDATE SET
+                   name = excluded.name, arguments = excluded.arguments, state = excluded.state,
+                   raw_result = excluded.raw_result, compressed_result = excluded.compressed_result,
+                   error = excluded.error, started_at = excluded.started_at,
+                   finished_at = excluded.finished_at",
+                params![
+                    record.session_id.as_str(),
+                    record.call_id,
+                    record.name,
+                    record.arguments,
+                    record.state.as_str(),
+                    record.raw_result,
+                    record.compressed_result,
+                    record.error,
+                    record.started_at_ms,
+                    record.finished_at_ms,
+                    now_millis(),
+                ],
+            )
+            .map_err(backend)?;
+            tx.commit().map_err(backend)
+        })
+        .await
+    }
+
+    async fn tool_calls(&self, session: &SessionId) -> Result<Vec<ToolCallRecord>, StoreError> {
+        let session = session.clone();
+        self.read(move |conn| {
+            ensure_session(conn, &session)?;
+            let mut stmt = conn
+                .prepare_cached("SELECT * FROM tool_calls WHERE session_id = ?1 ORDER BY created_at, rowid")
+                .map_err(backend)?;
+            let rows = stmt.query_map([session.as_str()], read_tool_call).map_err(backend)?;
+            rows.map(|r| r.map_err(backend)?).collect()
+        })
+        .await
+    }
+
+    async fn add_compaction(&self, compaction: &Compaction) -> Result<(), StoreError> {
+        let c = compaction.clone();
+        self.write(move |conn| {
+            ensure_session(conn, &c.session_id)?;
+            conn.execute(
+                "INSERT INTO compactions (session_id, cursor, summary, created_at) VALUES (?1, ?2, ?3, ?4)",
+                params![c.session_id.as_str(), seq_to_sql(c.cursor), c.summary, c.created_at_ms],
+            )
+            .map_err(backend)?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn latest_compaction(&self, session: &SessionId) -> Result<Option<Compaction>, StoreError> {
+        let session = session.clone();
+        self.read(move |conn| {
+            ensure_session(conn, &session)?;
+            conn.query_row(
+                "SELECT cursor, summary, created_at FROM compactions WHERE session_id = ?1 ORDER BY id DESC LIMIT 1",
+                [session.as_str()],
+                |r| {
+                    Ok(Compaction {
+                        session_id: session.clone(),
+                        cursor: r.get::<_, i64>(0)?.max(0) as u64,
+                        summary: r.get(1)?,
+                        created_at_ms: r.get(2)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(backend)
+        })
+        .await
+    }
+
+    async fn set_parked_run(&self, session: &SessionId, state: Option<&serde_json::Value>) -> Result<(), StoreError> {
+        let session = session.clone();
+        let state = state.map(|s| s.to_string());
+        self.write(move |conn| {
+            ensure_session(conn, &session)?;
+            match state {
+                Some(state) => conn.execute(
+                    "INSERT INTO runs (session_id, state, updated_at) VALUES (?1, ?2, ?3)
+                     ON CONFLICT (session_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at",
+                    params![session.as_str(), state, now_millis()],
+                ),
+                None => conn.execute("DELETE FROM runs WHERE session_id = ?1", [session.as_str()]),
+            }
+            .map_err(backend)?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn parked_run(&self, session: &SessionId) -> Result<Option<serde_json::Value>, StoreError> {
+        let session = session.clone();
+        self.read(move |conn| {
+            ensure_session(conn, &session)?;
+            let text: Option<String> = conn
+                .query_row(
+                    "SELECT state FROM runs WHERE session_id = ?1",
+                    [session.as_str()],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(backend)?;
+            text.map(|t| serde_json::from_str(&t).map_err(|e| StoreError::Backend(format!("corrupt parked run: {e}"))))
+                .transpose()
+        })
+        .await
+    }
+
+    async fn kv_get(&self, key: &str) -> Result<Option<String>, StoreError> {
+        let key = key.to_owned();
+        self.read(move |conn| {
+            conn.query_row("SELECT value FROM key_value WHERE key = ?1", [key], |r| r.get(0))
+                .optional()
+                .map_err(backend)
+        })
+        .await
+    }
+
+    async fn kv_set(&self, key: &str, value: &str) -> Result<(), StoreError> {
+        let key = key.to_owned();
+        let value = value.to_owned();
+        self.write(move |conn| {
+            conn.execute(
+                "INSERT INTO key_value (key, value) VALUES (?1, ?2)
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                params![key, value],
+            )
+            .map_err(backend)?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn kv_delete(&self, key: &str) -> Result<(), StoreError> {
+        let key = key.to_owned();
+        self.write(move |conn| {
+            conn.execute("DELETE FROM key_value WHERE key = ?1", [key])
+                .map_err(backend)?;
+            Ok(())
+        })
+        .await
+    }
+}
