@@ -1,0 +1,355 @@
+'use strict'
+/**
+ * agent-core for Node.js: agents, sessions and runs of the Rust agent-core runtime, with tools,
+ * the consent gate and event observers written in JavaScript.
+ *
+ * ```js
+ * const { Agent, ScriptedProvider, tool } = require('agent-core')
+ * ```
+ * @module agent-core
+ */
+const native = require('../index.js')
+const errors = require('./errors.js')
+const { tool, invoker } = require('./tool.js')
+
+const { wrap, RunError, ConfigError } = errors
+
+/** Fatal tool errors kept for their outcome, at most this many per agent. */
+const MAX_KEPT_ERRORS = 1024
+
+/**
+ * A provider that replays a fixed script, one step per model call. **Not a language model**:
+ * for tests, benchmarks and offline demos.
+ */
+class ScriptedProvider {
+  /** @param {any[]} steps */
+  constructor(steps) {
+    if (!Array.isArray(steps)) throw new ConfigError('ScriptedProvider(steps): steps must be an array', 'invalid_argument')
+    /** @internal */
+    this.native = wrap(() => native.NativeProvider.scripted(JSON.stringify(steps)))
+  }
+  /** The provider's id (`scripted`). */
+  get id() {
+    return this.native.id
+  }
+  /** Model calls made so far. */
+  get callCount() {
+    return this.native.callCount
+  }
+  /** The requests received so far (system prompt, messages, tools), oldest first. */
+  requests() {
+    return JSON.parse(this.native.requestsJson())
+  }
+}
+
+/** A store keeping sessions in this process's memory (lost when the process ends). */
+class MemoryStore {
+  constructor() {
+    /** @internal */
+    this.native = native.NativeStore.memory()
+  }
+  /** The ids of the stored sessions. */
+  sessionIds() {
+    return wrap(() => this.native.sessionIds())
+  }
+}
+
+/** @param {any} reply */
+function gateReply(reply) {
+  if (reply === true || reply === 'allow') return { allow: true }
+  if (reply === false || reply === 'deny' || reply === undefined || reply === null) return { allow: false }
+  if (typeof reply === 'object') {
+    const allow = reply.allow === true || reply.decision === 'allow'
+    return { allow, reason: allow || reply.reason == null ? undefined : String(reply.reason) }
+  }
+  return { allow: false, reason: `the gate answered ${JSON.stringify(reply)}; expected a boolean or {allow, reason}` }
+}
+
+/** An LLM agent: a provider, tools, an optional store and gate, and the loop's limits. */
+class Agent {
+  #native
+  #controllers = new Map()
+  /** @type {Map<number, unknown>} */
+  #errors = new Map()
+  #nextErrorId = 1
+
+  /** @param {any} options */
+  constructor(options) {
+    if (options === null || typeof options !== 'object') {
+      throw new ConfigError('new Agent(options): options must be an object', 'invalid_argument')
+    }
+    const { provider, tools = [], gate, store, systemPrompt, config, onEvent } = options
+    if (!provider || !provider.native) {
+      throw new ConfigError('new Agent(options): `provider` is required (for example a ScriptedProvider)', 'config')
+    }
+    const b = new native.NativeAgentBuilder()
+    wrap(() => b.provider(provider.native))
+    if (store) wrap(() => b.store(store.native))
+    if (systemPrompt !== undefined) b.systemPrompt(String(systemPrompt))
+    if (config) wrap(() => b.config(config))
+    const controllers = this.#controllers
+    b.abortHook((invocation) => {
+      const c = controllers.get(invocation)
+      if (c) {
+        controllers.delete(invocation)
+        c.abort(new errors.AgentCoreError('the tool call was cancelled', 'cancelled'))
+      }
+    })
+    const nextId = () => {
+      const id = this.#nextErrorId++
+      if (this.#errors.size >= MAX_KEPT_ERRORS) {
+        const oldest = this.#errors.keys().next().value
+        if (oldest !== undefined) this.#errors.delete(oldest)
+      }
+      return id
+    }
+    for (const t of tools) {
+      if (!t || t.kind !== 'agent-core.tool') {
+        throw new errors.ToolDefinitionError('every entry of `tools` must come from tool({...})', 'tool_invalid')
+      }
+      wrap(() =>
+        b.tool(
+          {
+            name: t.name,
+            description: t.description,
+            parametersJson: JSON.stringify(t.parameters),
+            gated: t.gated,
+            parallelSafe: t.parallelSafe,
+            timeoutMs: t.timeoutMs,
+          },
+          invoker(t, controllers, this.#errors, nextId),
+        ),
+      )
+    }
+    if (gate !== undefined) {
+      if (typeof gate !== 'function') throw new ConfigError('`gate` must be a function', 'invalid_argument')
+      b.gate((input) => {
+        const request = {
+          sessionId: input.sessionId,
+          callId: input.callId,
+          tool: input.tool,
+          arguments: JSON.parse(input.argumentsJson),
+        }
+        let answer
+        try {
+          answer = gate(request)
+        } catch (e) {
+          return { allow: false, reason: `the gate threw: ${e instanceof Error ? e.message : String(e)}` }
+        }
+        if (answer !== null && typeof answer === 'object' && typeof answer.then === 'function') {
+          return Promise.resolve(answer).then(gateReply, (e) => ({
+            allow: false,
+            reason: `the gate threw: ${e instanceof Error ? e.message : String(e)}`,
+          }))
+        }
+        return gateReply(answer)
+      })
+    }
+    if (onEvent !== undefined) {
+      if (typeof onEvent !== 'function') throw new ConfigError('`onEvent` must be a function', 'invalid_argument')
+      b.onEvent((event) => {
+        try {
+          onEvent(this._event(event))
+        } catch (e) {
+          // An observer that throws must not take the process down; report it like Node does.
+          process.emitWarning(`agent-core: onEvent threw: ${e instanceof Error ? e.message : String(e)}`)
+        }
+      })
+    }
+    this.#native = wrap(() => b.build())
+  }
+
+  /**
+   * Creates a session.
+   * @param {{ id?: string }} [options]
+   */
+  async createSession(options = {}) {
+    const s = await wrap(() => this.#native.createSession(options.id))
+    return new Session(s, this)
+  }
+
+  /**
+   * Opens an existing session: one this agent has open, or one in its store.
+   * @param {string} id
+   */
+  async openSession(id) {
+    const s = await wrap(() => this.#native.openSession(id))
+    return new Session(s, this)
+  }
+
+  /** The names of the agent's tools. */
+  get toolNames() {
+    return this.#native.toolNames()
+  }
+
+  /** Whether `close()` was called. */
+  get closed() {
+    return this.#native.closed
+  }
+
+  /** Cancels running turns and refuses new ones. Callbacks never keep the process alive. */
+  close() {
+    this.#native.close()
+    for (const c of this.#controllers.values()) c.abort(new errors.ClosedError('the agent was closed', 'closed'))
+    this.#controllers.clear()
+  }
+
+  /** @internal @param {any} o */
+  _outcome(o) {
+    if (o && o.errorId !== undefined) {
+      const cause = this.#errors.get(o.errorId)
+      delete o.errorId
+      if (cause !== undefined) o.cause = cause
+    }
+    return o
+  }
+
+  /** @internal @param {any} ev */
+  _event(ev) {
+    if (ev.outcome) this._outcome(ev.outcome)
+    return ev
+  }
+}
+
+if (typeof Symbol.dispose === 'symbol') {
+  Object.defineProperty(Agent.prototype, Symbol.dispose, {
+    value: function dispose() {
+      this.close()
+    },
+  })
+}
+
+/** A conversation with the agent. Turns of one session run one after another. */
+class Session {
+  #native
+  #agent
+
+  /** @internal */
+  constructor(/** @type {any} */ nativeSession, /** @type {Agent} */ agent) {
+    this.#native = nativeSession
+    this.#agent = agent
+    /** The session's id (a UUID). */
+    this.id = nativeSession.id
+  }
+
+  /**
+   * Starts a turn. Returns at once; the turn runs in the background.
+   * @param {string | { role?: 'user', content: any[] }} input text, or a whole user message
+   * @param {{ signal?: AbortSignal }} [options] `signal` cancels the turn (an aborted one at once)
+   */
+  send(input, options = {}) {
+    const signal = options.signal
+    const aborted = signal ? signal.aborted : false
+    const n =
+      typeof input === 'string'
+        ? wrap(() => this.#native.send(input, aborted))
+        : wrap(() => this.#native.sendMessage(JSON.stringify({ role: 'user', ...input }), aborted))
+    const run = new Run(n, this.#agent)
+    if (signal && !aborted) {
+      const onAbort = () => n.cancel()
+      signal.addEventListener('abort', onAbort, { once: true })
+      run.outcome.then(() => signal.removeEventListener('abort', onAbort))
+    }
+    return run
+  }
+
+  /** Every stored message of the session, with sequence numbers. */
+  async messages() {
+    return JSON.parse(await wrap(() => this.#native.messagesJson()))
+  }
+
+  /** The messages the model would see on the next turn. */
+  async modelHistory() {
+    return JSON.parse(await wrap(() => this.#native.modelHistoryJson()))
+  }
+}
+
+/** One turn, running in the background. */
+class Run {
+  #native
+  #agent
+  /** @type {Promise<any> | undefined} */
+  #outcome
+
+  /** @internal */
+  constructor(/** @type {any} */ nativeRun, /** @type {Agent} */ agent) {
+    this.#native = nativeRun
+    this.#agent = agent
+    /** The run's id. */
+    this.id = nativeRun.id
+    /** The session's id. */
+    this.sessionId = nativeRun.sessionId
+  }
+
+  /** A snapshot of the run's progress: `{ state, iteration, currentTool, lastMessage, error }`. */
+  status() {
+    return this.#native.status()
+  }
+
+  /** Asks the run to stop; it ends `cancelled` promptly. */
+  cancel() {
+    this.#native.cancel()
+  }
+
+  /** Whether the run has finished. */
+  get finished() {
+    return this.#native.finished
+  }
+
+  /** The outcome, once the run ends (never rejects: look at `status`). */
+  get outcome() {
+    this.#outcome ??= this.#native.outcome().then((/** @type {any} */ o) => this.#agent._outcome(o))
+    return this.#outcome
+  }
+
+  /**
+   * The final answer text; throws unless the run ended `done`: the original error when a JS
+   * tool threw a fatal error, a `RunError` otherwise.
+   */
+  async result() {
+    const o = await this.outcome
+    if (o.status === 'done') return o.finalText ?? ''
+    if (o.cause !== undefined) throw o.cause
+    const code = o.errorKind ?? o.status
+    throw new RunError(o.error ?? `the run ended ${o.status}`, code, o)
+  }
+
+  /**
+   * The run's events as an async iterator. The first call sees every event from `run_started`;
+   * later calls see events from then on. Ends after the final event.
+   */
+  events() {
+    const stream = this.#native.events()
+    const agent = this.#agent
+    return (async function* events() {
+      try {
+        for (;;) {
+          const batch = await stream.next()
+          if (batch === null) return
+          for (const ev of batch) yield agent._event(ev)
+        }
+      } finally {
+        stream.close()
+      }
+    })()
+  }
+}
+
+module.exports = {
+  Agent,
+  Session,
+  Run,
+  ScriptedProvider,
+  MemoryStore,
+  tool,
+  AgentCoreError: errors.AgentCoreError,
+  ConfigError: errors.ConfigError,
+  ToolDefinitionError: errors.ToolDefinitionError,
+  SessionNotFoundError: errors.SessionNotFoundError,
+  SessionExistsError: errors.SessionExistsError,
+  StoreError: errors.StoreError,
+  ClosedError: errors.ClosedError,
+  RunError: errors.RunError,
+  ToolError: errors.ToolError,
+  FatalToolError: errors.FatalToolError,
+}

@@ -1,0 +1,176 @@
+'use strict'
+/**
+ * Tools written in JavaScript: `tool({...})` and the wrapper the native module calls.
+ * @module agent-core/tool
+ */
+const { ToolDefinitionError } = require('./errors.js')
+
+const NAME = /^[a-zA-Z0-9_-]{1,64}$/
+
+/** @param {any} s */
+function isZod(s) {
+  return s !== null && typeof s === 'object' && typeof s.safeParse === 'function'
+}
+
+/**
+ * The JSON Schema of a zod schema (zod 4's `toJSONSchema`).
+ * @param {any} schema
+ * @param {string} name
+ */
+function zodToJsonSchema(schema, name) {
+  let toJSONSchema = null
+  if (schema._zod) {
+    try {
+      toJSONSchema = require('zod').toJSONSchema
+    } catch {
+      // zod is the user's: when it cannot be resolved from here, fall back to the schema's own method.
+    }
+  }
+  if (typeof toJSONSchema !== 'function') {
+    throw new ToolDefinitionError(
+      `tool ${JSON.stringify(name)}: cannot derive a JSON Schema from this zod schema (zod >= 4 is needed); ` +
+        'pass the JSON Schema as `parameters` and the zod schema as `schema`',
+      'tool_invalid_schema',
+    )
+  }
+  const json = toJSONSchema(schema, { io: 'input', unrepresentable: 'any' })
+  delete json.$schema
+  return json
+}
+
+/**
+ * Describes zod issues for the model: which argument and what is wrong.
+ * @param {any} error
+ */
+function describeZodError(error) {
+  const issues = Array.isArray(error?.issues) ? error.issues : []
+  if (issues.length === 0) return `invalid arguments: ${String(error?.message ?? error)}`
+  return (
+    'invalid arguments: ' +
+    issues
+      .map((/** @type {any} */ i) => {
+        const path = Array.isArray(i.path) && i.path.length > 0 ? i.path.join('.') : '(root)'
+        return `${path}: ${i.message}`
+      })
+      .join('; ')
+  )
+}
+
+/**
+ * Defines a tool. Returns a frozen description the `Agent` constructor accepts in `tools`.
+ * @param {any} definition
+ */
+function tool(definition) {
+  if (definition === null || typeof definition !== 'object') {
+    throw new ToolDefinitionError('tool(definition): definition must be an object', 'tool_invalid')
+  }
+  const { name, description = '', execute, gated = false, parallelSafe = false, timeoutMs } = definition
+  if (typeof name !== 'string' || !NAME.test(name)) {
+    throw new ToolDefinitionError(
+      `tool name ${JSON.stringify(name)} is invalid: use 1-64 letters, digits, '_' or '-'`,
+      'tool_invalid',
+    )
+  }
+  if (typeof execute !== 'function') {
+    throw new ToolDefinitionError(`tool ${JSON.stringify(name)}: execute must be a function`, 'tool_invalid')
+  }
+  let { parameters, schema } = definition
+  if (isZod(parameters)) {
+    schema = parameters
+    parameters = undefined
+  }
+  if (schema !== undefined && !isZod(schema)) {
+    throw new ToolDefinitionError(`tool ${JSON.stringify(name)}: schema must be a zod schema`, 'tool_invalid')
+  }
+  if (parameters === undefined) {
+    parameters = schema ? zodToJsonSchema(schema, name) : { type: 'object', properties: {} }
+  }
+  if (parameters === null || typeof parameters !== 'object' || Array.isArray(parameters)) {
+    throw new ToolDefinitionError(
+      `tool ${JSON.stringify(name)}: parameters must be a JSON Schema object or a zod schema`,
+      'tool_invalid_schema',
+    )
+  }
+  return Object.freeze({
+    kind: 'agent-core.tool',
+    name,
+    description: String(description),
+    parameters,
+    schema,
+    gated: Boolean(gated),
+    parallelSafe: Boolean(parallelSafe),
+    timeoutMs,
+    execute,
+  })
+}
+
+/**
+ * What the native module receives back from a tool call.
+ * @param {unknown} value
+ */
+function okReply(value) {
+  if (value === undefined || value === null) return { kind: 'text', text: 'ok' }
+  if (typeof value === 'string') return { kind: 'text', text: value }
+  return { kind: 'json', json: JSON.stringify(value) }
+}
+
+/**
+ * @param {unknown} error
+ * @param {Map<number, unknown>} errors where fatal errors are kept until the outcome is read
+ * @param {() => number} nextId
+ */
+function errorReply(error, errors, nextId) {
+  const e = /** @type {any} */ (error)
+  const message = e instanceof Error ? e.message : String(error)
+  if (e !== null && typeof e === 'object' && e.fatal === true) {
+    const id = nextId()
+    errors.set(id, error)
+    return { kind: 'fatal', text: message, errorId: id }
+  }
+  return { kind: 'error', text: message, retryable: Boolean(e?.retryable) }
+}
+
+/**
+ * The function the native module calls for each call of `t`.
+ * @param {any} t the tool
+ * @param {Map<number, AbortController>} controllers running invocations
+ * @param {Map<number, unknown>} errors fatal errors by id
+ * @param {() => number} nextId
+ */
+function invoker(t, controllers, errors, nextId) {
+  return (/** @type {any} */ input) => {
+    let args = JSON.parse(input.argsJson)
+    if (t.schema) {
+      const parsed = t.schema.safeParse(args)
+      if (!parsed.success) return { kind: 'error', text: describeZodError(parsed.error) }
+      args = parsed.data
+    }
+    const controller = new AbortController()
+    const invocation = input.invocation
+    controllers.set(invocation, controller)
+    const context = { sessionId: input.sessionId, callId: input.callId, signal: controller.signal }
+    let out
+    try {
+      out = t.execute(args, context)
+    } catch (e) {
+      controllers.delete(invocation)
+      return errorReply(e, errors, nextId)
+    }
+    if (out !== null && typeof out === 'object' && typeof out.then === 'function') {
+      return Promise.resolve(out).then(
+        (v) => {
+          controllers.delete(invocation)
+          return okReply(v)
+        },
+        (e) => {
+          controllers.delete(invocation)
+          return errorReply(e, errors, nextId)
+        },
+      )
+    }
+    controllers.delete(invocation)
+    return okReply(out)
+  }
+}
+
+module.exports = { tool, invoker, isZod }

@@ -1,0 +1,44 @@
+//! Errors thrown to JavaScript. Every message starts with `[code] `; the JS layer turns it
+//! into an `AgentCoreError` subclass with a `code` property and the clean message.
+
+use agent_core::{AgentError, StoreError, ToolSetError};
+use napi::{Error, Status};
+
+/// An error with a stable code, thrown to JavaScript.
+pub fn coded(code: &str, message: impl std::fmt::Display) -> Error {
+    Error::new(Status::GenericFailure, format!("[{code}] {message}"))
+}
+
+/// Maps an [`AgentError`] to a coded error.
+pub fn agent_error(e: AgentError) -> Error {
+    let code = match &e {
+        AgentError::NoProvider => "config",
+        AgentError::NoRuntime => "runtime",
+        AgentError::Tool(ToolSetError::Duplicate(_)) => "tool_duplicate",
+        AgentError::Tool(ToolSetError::InvalidSchema { .. }) => "tool_invalid_schema",
+        AgentError::SessionNotFound(_) | AgentError::Store(StoreError::SessionNotFound(_)) => "session_not_found",
+        AgentError::Store(StoreError::AlreadyExists(_)) => "session_exists",
+        AgentError::Store(_) => "store",
+        #[allow(unreachable_patterns)]
+        _ => "agent",
+    };
+    coded(code, e)
+}
+
+/// The error kept inside a fatal tool error: it points at the original JS error, which the JS
+/// layer keeps until the run's outcome is read.
+#[derive(Debug)]
+pub struct JsErrorRef {
+    /// The JS layer's id of the error object.
+    pub id: u32,
+    /// The error's message.
+    pub message: String,
+}
+
+impl std::fmt::Display for JsErrorRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for JsErrorRef {}

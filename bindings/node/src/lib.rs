@@ -1,0 +1,19 @@
+//! # agent-core for Node.js
+//!
+//! The native half of the `agent-core` npm package: a napi-rs v3 addon that exposes agents,
+//! sessions, runs, event streams, JS tools, the JS gate, stores and providers. The package's
+//! hand-written JavaScript layer (`lib/`) wraps these `Native*` classes into the public API
+//! (camelCase names, an async iterator of typed events, AbortSignal support, error classes).
+//!
+//! JS callbacks are weak threadsafe functions called with `call_async_catch`: they never keep
+//! the process alive on their own, and a JS throw never crashes the process.
+
+// napi-rs's macros generate the FFI glue, which is unsafe code by nature.
+#![allow(unsafe_code)]
+
+pub mod agent;
+pub mod callbacks;
+pub mod convert;
+pub mod error;
+pub mod provider;
+pub mod run;
