@@ -1,0 +1,91 @@
+"""agent_core: an embeddable LLM agent runtime (Rust core, asyncio API).
+
+Build an :class:`Agent` from a provider, tools, a store and a gate; open a :class:`Session`;
+``run = session.send(text)``; ``async for event in run.events()``; ``await run`` for the
+:class:`Outcome`.
+
+>>> import agent_core as ac
+>>> @ac.tool
+... def add(a: int, b: int) -> int:
+...     '''Adds two integers.'''
+...     return a + b
+"""
+
+from __future__ import annotations
+
+from . import _native
+from ._agent import (
+    OUTCOME_STATUSES,
+    Agent,
+    AgentConfig,
+    Allow,
+    Deny,
+    Event,
+    GateDecision,
+    GateRequest,
+    Outcome,
+    Run,
+    RunStatus,
+    Session,
+    Usage,
+)
+from ._schema import SchemaError
+from .errors import (
+    AgentCoreError,
+    ConfigError,
+    HostError,
+    InvalidSessionIdError,
+    ProviderError,
+    RunError,
+    SessionExistsError,
+    SessionNotFoundError,
+    StoreError,
+    TabError,
+    ToolError,
+)
+from .providers import Delay, FailAfter, Hang, Provider, ProviderFailure, Reply, ScriptedProvider, ToolCallStep
+from .stores import MemoryStore, Store
+from .tools import Tool, ToolContext, tool
+
+__version__: str = _native.CORE_VERSION
+
+__all__ = [
+    "Agent",
+    "AgentConfig",
+    "AgentCoreError",
+    "Allow",
+    "ConfigError",
+    "Delay",
+    "Deny",
+    "Event",
+    "FailAfter",
+    "GateDecision",
+    "GateRequest",
+    "Hang",
+    "HostError",
+    "InvalidSessionIdError",
+    "MemoryStore",
+    "OUTCOME_STATUSES",
+    "Outcome",
+    "Provider",
+    "ProviderError",
+    "ProviderFailure",
+    "Reply",
+    "Run",
+    "RunError",
+    "RunStatus",
+    "SchemaError",
+    "ScriptedProvider",
+    "Session",
+    "SessionExistsError",
+    "SessionNotFoundError",
+    "Store",
+    "StoreError",
+    "TabError",
+    "Tool",
+    "ToolCallStep",
+    "ToolContext",
+    "ToolError",
+    "Usage",
+    "tool",
+]

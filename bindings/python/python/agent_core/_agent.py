@@ -1,0 +1,394 @@
+"""Agents, sessions, runs, events and outcomes."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from dataclasses import dataclass, field, fields
+from typing import (
+    Any,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Dict,
+    Generator,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Union,
+)
+
+from . import _native
+from .errors import RunError
+from .providers import Provider
+from .stores import Store
+from .tools import Tool
+
+__all__ = [
+    "Agent",
+    "AgentConfig",
+    "Session",
+    "Run",
+    "RunStatus",
+    "Event",
+    "Outcome",
+    "Usage",
+    "GateRequest",
+    "Allow",
+    "Deny",
+    "GateDecision",
+    "OUTCOME_STATUSES",
+]
+
+OUTCOME_STATUSES = ("done", "denied", "capped", "cancelled", "error", "awaiting_user")
+"""Every way a turn can end."""
+
+
+@dataclass
+class AgentConfig:
+    """The loop's limits and defaults. ``None`` keeps the core's default (shown in brackets).
+
+    Durations are in seconds.
+    """
+
+    max_iterations: Optional[int] = None
+    """Model calls per turn before the turn ends ``capped`` [100]."""
+    max_tool_calls: Optional[int] = None
+    """Tool calls per turn before the turn ends ``capped`` [unlimited]."""
+    model_timeout: Optional[float] = None
+    """The whole model call, stream included [180]."""
+    tool_timeout: Optional[float] = None
+    """A tool call, unless the tool sets its own [60]."""
+    max_parallel_tools: Optional[int] = None
+    """Parallel-safe tools running at once [3]."""
+    result_cap_chars: Optional[int] = None
+    """Characters of a tool result sent to the model [20000]."""
+    on_denial: Optional[str] = None
+    """``"end_turn"`` (end the turn ``denied``) or ``"tell_model"`` [end_turn]."""
+    event_buffer: Optional[int] = None
+    """Events buffered per run for slow subscribers [1024]."""
+    max_output_tokens: Optional[int] = None
+    """Upper bound on generated tokens per model call [provider default]."""
+    temperature: Optional[float] = None
+    """Sampling temperature [provider default]."""
+    compression: Optional[Dict[str, int]] = None
+    """Write-time JSON compression limits (``max_depth``, ``max_array_items``, ...)."""
+
+    def _to_dict(self) -> Dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
+
+
+@dataclass
+class Usage:
+    """Token counts."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_input_tokens: int = 0
+    reasoning_tokens: int = 0
+
+
+@dataclass
+class Outcome:
+    """How a turn ended.
+
+    ``status`` is one of ``done``, ``denied``, ``capped``, ``cancelled``, ``error``,
+    ``awaiting_user``. ``error_source`` is the original Python exception when a Python callback
+    (a tool's ``ToolError.fatal``) ended the turn.
+    """
+
+    status: str
+    final_text: Optional[str] = None
+    iterations: int = 0
+    tool_calls: int = 0
+    usage: Usage = field(default_factory=Usage)
+    error: Optional[str] = None
+    error_kind: Optional[str] = None
+    error_source: Optional[BaseException] = None
+
+    @classmethod
+    def _from_dict(cls, d: Mapping[str, Any]) -> "Outcome":
+        return cls(
+            status=d["status"],
+            final_text=d.get("final_text"),
+            iterations=d.get("iterations", 0),
+            tool_calls=d.get("tool_calls", 0),
+            usage=Usage(**(d.get("usage") or {})),
+            error=d.get("error"),
+            error_kind=d.get("error_kind"),
+            error_source=d.get("error_source"),
+        )
+
+    @property
+    def ok(self) -> bool:
+        """Whether the turn ended ``done``."""
+        return self.status == "done"
+
+    def raise_for_status(self) -> "Outcome":
+        """Returns self when the turn ended ``done``; otherwise raises :class:`RunError` (with
+        the Python exception that caused it as ``__cause__``)."""
+        if self.status == "done":
+            return self
+        err = RunError(self.error or f"the turn ended {self.status}", kind=self.error_kind or self.status)
+        err.outcome = self
+        raise err from self.error_source
+
+
+@dataclass
+class RunStatus:
+    """A cheap snapshot of a run, for hosts that poll.
+
+    ``state`` is one of ``idle``, ``thinking``, ``tool_call``, ``complete``, ``error``,
+    ``cancelled``, ``awaiting_user``.
+    """
+
+    state: str
+    iteration: int = 0
+    current_tool: Optional[str] = None
+    last_message: Optional[str] = None
+    error: Optional[str] = None
+
+
+class Event(dict):  # type: ignore[type-arg]
+    """One event of a run: a dict with the Rust event's fields (``type``, ``session_id``, and
+    the fields of that event), also readable as attributes (``event.type``)."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    @property
+    def outcome(self) -> Optional[Outcome]:  # type: ignore[override]
+        """The outcome carried by a final event (``run_completed``, ``run_failed``, ...)."""
+        o = self.get("outcome")
+        return Outcome._from_dict(o) if o is not None else None
+
+
+@dataclass
+class GateRequest:
+    """A gated tool call waiting for consent."""
+
+    session_id: str
+    call_id: str
+    tool: str
+    arguments: Dict[str, Any]
+
+
+@dataclass
+class Allow:
+    """Gate decision: run the call."""
+
+
+@dataclass
+class Deny:
+    """Gate decision: do not run the call."""
+
+    reason: Optional[str] = None
+
+
+GateDecision = Union[bool, Allow, Deny, None]
+GateFn = Callable[[GateRequest], Union[GateDecision, Awaitable[GateDecision]]]
+
+
+def _decision(value: Any) -> Dict[str, Any]:
+    if value is True or isinstance(value, Allow):
+        return {"decision": "allow"}
+    if isinstance(value, Deny):
+        return {"decision": "deny", "reason": value.reason}
+    if value is False or value is None:
+        return {"decision": "deny", "reason": None}
+    if isinstance(value, str):
+        v = value.lower()
+        if v in ("allow", "yes", "ok"):
+            return {"decision": "allow"}
+        return {"decision": "deny", "reason": value if v not in ("deny", "no") else None}
+    raise TypeError(f"a gate must return True/False, Allow() or Deny(reason), not {value!r}")
+
+
+def _wrap_gate(gate: GateFn) -> "tuple[Callable[[Dict[str, Any]], Any], bool]":
+    is_async = inspect.iscoroutinefunction(gate) or inspect.iscoroutinefunction(getattr(gate, "__call__", None))
+
+    if is_async:
+
+        async def agate(req: Dict[str, Any]) -> Dict[str, Any]:
+            result = gate(GateRequest(**req))
+            if inspect.isawaitable(result):
+                result = await result
+            return _decision(result)
+
+        return agate, True
+
+    def sgate(req: Dict[str, Any]) -> Dict[str, Any]:
+        return _decision(gate(GateRequest(**req)))
+
+    return sgate, False
+
+
+def _wrap_event_callback(cb: Callable[[Event], Any]) -> Callable[[Dict[str, Any]], None]:
+    def deliver(ev: Dict[str, Any]) -> None:
+        result = cb(Event(ev))
+        if inspect.isawaitable(result):
+            asyncio.ensure_future(result)
+
+    return deliver
+
+
+class Agent:
+    """An LLM agent: a provider, tools, an optional store and gate, a system prompt and the
+    loop's configuration. Cheap to share; every session of the agent uses them.
+
+    ``gate`` decides gated tool calls: a ``def`` or ``async def`` taking a :class:`GateRequest`
+    and returning ``True``/``False``, :class:`Allow` or :class:`Deny`. Without a gate, gated
+    calls are denied and never run.
+
+    ``on_event`` sees every event of every run, in order, on the asyncio loop that started the
+    run.
+    """
+
+    def __init__(
+        self,
+        provider: Provider,
+        *,
+        tools: Sequence[Union[Tool, Callable[..., Any]]] = (),
+        store: Optional[Store] = None,
+        gate: Optional[GateFn] = None,
+        system_prompt: Optional[str] = None,
+        config: Optional[AgentConfig] = None,
+        on_event: Optional[Callable[[Event], Any]] = None,
+        **settings: Any,
+    ) -> None:
+        if not isinstance(provider, Provider):
+            raise TypeError(f"provider must be an agent_core Provider, not {type(provider).__name__}")
+        self.provider = provider
+        self.tools: List[Any] = [t if isinstance(t, Tool) or hasattr(t, "_native_tools") else Tool(t) for t in tools]
+        python_tools = [t for t in self.tools if isinstance(t, Tool)]
+        native_tools = [n for t in self.tools if hasattr(t, "_native_tools") for n in t._native_tools()]
+        conf = dict((config or AgentConfig())._to_dict())
+        conf.update({k: v for k, v in settings.items() if v is not None})
+        gate_fn, gate_async = _wrap_gate(gate) if gate is not None else (None, False)
+        self._native = _native.Agent(
+            provider._native,
+            python_tools,
+            native_tools,
+            store._native if store is not None else None,
+            gate_fn,
+            gate_async,
+            system_prompt,
+            conf,
+            _wrap_event_callback(on_event) if on_event is not None else None,
+        )
+
+    async def create_session(self, id: Optional[str] = None) -> "Session":
+        """Creates a session (with ``id``, a UUID, or a random one)."""
+        return Session(await self._native.create_session(id))
+
+    async def open_session(self, id: str) -> "Session":
+        """Opens a session this agent has open or one in the store (its history is loaded and
+        a turn interrupted by a crash is repaired). Raises :class:`SessionNotFoundError`."""
+        return Session(await self._native.open_session(id))
+
+    def tool_specs(self) -> List[Dict[str, Any]]:
+        """Every tool's spec (name, description, parameters, gated, parallel_safe, timeout)."""
+        return self._native.tool_specs()
+
+    @property
+    def config(self) -> Dict[str, Any]:
+        """The effective configuration (durations in seconds)."""
+        return self._native.config()
+
+
+class Session:
+    """A conversation. Turns of one session run one after another."""
+
+    def __init__(self, native: _native.Session) -> None:
+        self._native = native
+
+    @property
+    def id(self) -> str:
+        """The session id (a lowercase UUID)."""
+        return self._native.id
+
+    def send(self, message: Union[str, Mapping[str, Any]]) -> "Run":
+        """Starts a turn with a user message and returns its :class:`Run` at once.
+
+        ``message`` is text, or a message dict such as ``{"content": [{"type": "text", ...},
+        {"type": "image", ...}]}``. Call it from the asyncio loop that should run async tools.
+        """
+        return Run(self._native.send(message))
+
+    async def messages(self) -> List[Dict[str, Any]]:
+        """Every stored message (``seq``, ``message``, ``created_at_ms``), including those
+        hidden from the model."""
+        return await self._native.messages()
+
+    async def model_history(self) -> List[Dict[str, Any]]:
+        """The messages the model would see on the next turn."""
+        return await self._native.model_history()
+
+    def __repr__(self) -> str:
+        return f"Session({self.id!r})"
+
+
+class Run:
+    """One turn, running in the background.
+
+    ``async for event in run.events()`` streams its events; ``run.status()`` is a cheap
+    snapshot; ``run.cancel()`` stops it; ``await run`` gives the :class:`Outcome`. Cancelling
+    the task that awaits the run cancels the turn too.
+    """
+
+    def __init__(self, native: _native.Run) -> None:
+        self._native = native
+
+    @property
+    def id(self) -> str:
+        """The run id."""
+        return self._native.id
+
+    @property
+    def session_id(self) -> str:
+        """The session id."""
+        return self._native.session_id
+
+    def status(self) -> RunStatus:
+        """A snapshot of the run's progress."""
+        return RunStatus(**self._native.status())
+
+    def cancel(self) -> None:
+        """Asks the run to stop; it ends ``cancelled`` promptly with a valid transcript."""
+        self._native.cancel()
+
+    @property
+    def finished(self) -> bool:
+        """Whether the run has ended."""
+        return self._native.is_finished()
+
+    async def events(self) -> AsyncIterator[Event]:
+        """The run's events, in order, ending after the final one (``run_completed``,
+        ``run_failed``, ``run_cancelled`` or ``run_capped``). The first call sees every event
+        from ``run_started`` on; later calls see events from when they start."""
+        source = self._native.events()
+        while True:
+            ev = await source.next()
+            if ev is None:
+                return
+            yield Event(ev)
+
+    async def outcome(self) -> Outcome:
+        """Waits for the turn to end. Cancelling the awaiting task cancels the turn."""
+        try:
+            return Outcome._from_dict(await self._native.outcome())
+        except asyncio.CancelledError:
+            self._native.cancel()
+            raise
+
+    def __await__(self) -> Generator[Any, None, Outcome]:
+        return self.outcome().__await__()
+
+    def __repr__(self) -> str:
+        return f"Run(id={self.id!r}, session_id={self.session_id!r})"
+
+

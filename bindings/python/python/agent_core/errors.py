@@ -1,0 +1,116 @@
+"""The exceptions of agent_core: one hierarchy rooted at :class:`AgentCoreError`.
+
+Messages keep the Rust error's text. Errors raised by Python callbacks (tools, gates, hosts)
+come back to the caller as the original exception (see ``Outcome.error_source``).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+__all__ = [
+    "AgentCoreError",
+    "ConfigError",
+    "InvalidSessionIdError",
+    "ProviderError",
+    "StoreError",
+    "SessionNotFoundError",
+    "SessionExistsError",
+    "ToolError",
+    "HostError",
+    "TabError",
+    "RunError",
+]
+
+
+class AgentCoreError(Exception):
+    """Base class of every error agent_core raises.
+
+    ``kind`` is a short stable name of the error's kind when the core gives one (for example
+    ``provider.timeout``, ``store``, ``tool.fatal``).
+    """
+
+    kind: Optional[str] = None
+
+    def __init__(self, message: str = "", *, kind: Optional[str] = None) -> None:
+        super().__init__(message)
+        if kind is not None:
+            self.kind = kind
+
+    @property
+    def message(self) -> str:
+        """The error's text."""
+        return str(self)
+
+
+class ConfigError(AgentCoreError, ValueError):
+    """The agent, a provider or a setting is not configured correctly."""
+
+
+class InvalidSessionIdError(ConfigError):
+    """A session id that is not a UUID."""
+
+
+class ProviderError(AgentCoreError):
+    """A model call failed (rate limit, timeout, transport, server, auth, bad request, ...)."""
+
+
+class StoreError(AgentCoreError):
+    """The store failed."""
+
+
+class SessionNotFoundError(StoreError, LookupError):
+    """The session does not exist."""
+
+
+class SessionExistsError(StoreError):
+    """A session with this id already exists."""
+
+
+class HostError(AgentCoreError):
+    """A browser host call failed."""
+
+
+class TabError(AgentCoreError):
+    """A tab hub operation failed (unknown or ambiguous handle, permission, ...)."""
+
+
+class RunError(AgentCoreError):
+    """A turn ended with status ``error``; raised by :meth:`Outcome.raise_for_status`.
+
+    ``outcome`` is the turn's outcome; ``__cause__`` is the original Python exception when a
+    Python callback caused the error.
+    """
+
+    outcome: object = None
+
+
+class ToolError(AgentCoreError):
+    """Raise inside a tool to report a failure.
+
+    ``raise ToolError("bad input")`` shows the message to the model as the tool's result and the
+    loop goes on; ``retryable=True`` tells the model that trying again may work.
+
+    ``raise ToolError.fatal("host is gone")`` ends the turn with status ``error``; the exception
+    comes back as ``Outcome.error_source`` (and its ``__cause__`` is kept).
+    """
+
+    is_fatal: bool = False
+    """Whether the error ends the turn."""
+    retryable: bool = False
+    """Whether trying the same call again may succeed."""
+
+    def __init__(self, message: str = "", *, retryable: bool = False, fatal: bool = False) -> None:
+        super().__init__(message, kind="tool.fatal" if fatal else "tool")
+        self.retryable = retryable
+        self.is_fatal = fatal
+
+    @classmethod
+    def fatal(cls, error: "str | BaseException") -> "ToolError":
+        """A tool error that ends the turn. Given an exception, its text is the message and it
+        becomes the new error's ``__cause__``."""
+        if isinstance(error, BaseException):
+            exc = cls(str(error) or type(error).__name__, fatal=True)
+            exc.__cause__ = error
+            return exc
+        return cls(error, fatal=True)

@@ -1,0 +1,181 @@
+"""Tools written in Python: the :func:`tool` decorator and the :class:`Tool` class."""
+
+from __future__ import annotations
+
+import inspect
+import re
+import typing
+from typing import Any, Callable, Dict, List, Optional, TypeVar, Union, overload
+
+from ._schema import converter, function_schema, to_jsonable
+
+__all__ = ["Tool", "ToolContext", "tool"]
+
+_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class ToolContext:
+    """What a tool call knows about where it runs. Declare a parameter annotated
+    ``ToolContext`` to receive it (it is not part of the schema)."""
+
+    __slots__ = ("session_id", "call_id")
+
+    def __init__(self, session_id: str, call_id: str) -> None:
+        self.session_id = session_id
+        """The session the call belongs to."""
+        self.call_id = call_id
+        """The call's id, as the model gave it."""
+
+    def __repr__(self) -> str:
+        return f"ToolContext(session_id={self.session_id!r}, call_id={self.call_id!r})"
+
+
+class Tool:
+    """A capability the model can call, with a Python body (``def`` or ``async def``).
+
+    The JSON Schema of the arguments comes from the function's type hints (str, int, float,
+    bool, Literal, Optional, list, dict, Enum, TypedDict, dataclass, or a pydantic model when
+    pydantic is installed), or is given with ``parameters=``. The description defaults to the
+    docstring; Google-style ``Args:`` entries describe the arguments.
+
+    ``gated=True`` asks the agent's gate before every call (no gate: the call is denied).
+    ``parallel_safe=True`` lets the call run at the same time as other parallel-safe calls.
+    ``timeout`` (seconds) overrides the agent's tool timeout.
+
+    An exception raised by the body becomes an error result for the model and the loop goes on;
+    ``raise ToolError.fatal(...)`` ends the turn.
+    """
+
+    def __init__(
+        self,
+        func: Callable[..., Any],
+        *,
+        name: Optional[str] = None,
+        description: Optional[str] = None,
+        parameters: Optional[Dict[str, Any]] = None,
+        gated: bool = False,
+        parallel_safe: bool = False,
+        timeout: Optional[float] = None,
+    ) -> None:
+        if not callable(func):
+            raise TypeError("Tool needs a callable")
+        self.func = func
+        self.name: str = name or getattr(func, "__name__", "")
+        if not _NAME.match(self.name):
+            raise ValueError(f"invalid tool name {self.name!r}: use 1-64 of [a-zA-Z0-9_-]")
+        doc, schema, context_params = function_schema(func)
+        self.description: str = description if description is not None else (doc or self.name)
+        self.parameters: Dict[str, Any] = parameters if parameters is not None else schema
+        self._explicit_schema = parameters is not None
+        self.gated = bool(gated)
+        self.parallel_safe = bool(parallel_safe)
+        self.timeout = None if timeout is None else float(timeout)
+        self.is_async: bool = inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(
+            getattr(func, "__call__", None)
+        )
+        self._context_params: List[str] = context_params
+        hints = _safe_hints(func)
+        sig = inspect.signature(func)
+        self._accepts_kwargs = any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
+        self._converters = {
+            name: conv
+            for name in sig.parameters
+            if name not in context_params and (conv := converter(hints.get(name, Any))) is not None
+        }
+        self._invoke = self._ainvoke if self.is_async else self._sinvoke
+        try:
+            self.__doc__ = func.__doc__
+            self.__wrapped__ = func
+        except AttributeError:  # pragma: no cover
+            pass
+
+    def _kwargs(self, args: Dict[str, Any], ctx: Dict[str, str]) -> Dict[str, Any]:
+        if self._converters:
+            for key, conv in self._converters.items():
+                if key in args:
+                    args[key] = conv(args[key])
+        for key in self._context_params:
+            args[key] = ToolContext(ctx["session_id"], ctx["call_id"])
+        return args
+
+    def _sinvoke(self, args: Dict[str, Any], ctx: Dict[str, str]) -> Any:
+        return to_jsonable(self.func(**self._kwargs(args, ctx)))
+
+    async def _ainvoke(self, args: Dict[str, Any], ctx: Dict[str, str]) -> Any:
+        return to_jsonable(await self.func(**self._kwargs(args, ctx)))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Calls the underlying function directly (the tool stays usable as a function)."""
+        return self.func(*args, **kwargs)
+
+    def spec(self) -> Dict[str, Any]:
+        """The tool's spec as the agent sees it."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "parameters": self.parameters,
+            "gated": self.gated,
+            "parallel_safe": self.parallel_safe,
+            "timeout": self.timeout,
+        }
+
+    def __repr__(self) -> str:
+        flags = [f for f in ("gated", "parallel_safe") if getattr(self, f)]
+        return f"Tool({self.name!r}{', ' if flags else ''}{', '.join(flags)})"
+
+
+def _safe_hints(func: Callable[..., Any]) -> Dict[str, Any]:
+    try:
+        return typing.get_type_hints(func, include_extras=True)
+    except Exception:  # pragma: no cover
+        return {}
+
+
+@overload
+def tool(func: Callable[..., Any], /) -> Tool: ...
+
+
+@overload
+def tool(
+    *,
+    name: Optional[str] = None,
+    description: Optional[str] = None,
+    parameters: Optional[Dict[str, Any]] = None,
+    gated: bool = False,
+    parallel_safe: bool = False,
+    timeout: Optional[float] = None,
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
+def tool(
+    func: Optional[Callable[..., Any]] = None,
+    /,
+    *,
+    name: Optional[str] = None,
+    description: Optional[str] = None,
+    parameters: Optional[Dict[str, Any]] = None,
+    gated: bool = False,
+    parallel_safe: bool = False,
+    timeout: Optional[float] = None,
+) -> Union[Tool, Callable[[Callable[..., Any]], Tool]]:
+    """Turns a function into a :class:`Tool`. Use bare (``@tool``) or with options
+    (``@tool(gated=True, parallel_safe=True)``)."""
+
+    def wrap(f: Callable[..., Any]) -> Tool:
+        return Tool(
+            f,
+            name=name,
+            description=description,
+            parameters=parameters,
+            gated=gated,
+            parallel_safe=parallel_safe,
+            timeout=timeout,
+        )
+
+    if func is not None:
+        return wrap(func)
+    return wrap
+
+

@@ -1,0 +1,358 @@
+//! Agents, sessions, runs and their events.
+
+use std::sync::Arc;
+
+use agent_core::{Agent, AgentConfig, AgentEvent, DenialPolicy, Outcome, Run, RunEvents, Session, SessionId};
+use futures::StreamExt;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use tokio::sync::mpsc;
+
+use crate::convert::{Json, json_to_py, py_to_json, to_json};
+use crate::errors::{agent_error, config_error, invalid_id};
+use crate::provider::{NativeProvider, NativeStore, NativeTool};
+use crate::pyloop::{Loops, run_blocking};
+use crate::tool::{PyGate, PyTool, seconds};
+
+fn runtime() -> &'static tokio::runtime::Runtime {
+    pyo3_async_runtimes::tokio::get_runtime()
+}
+
+/// An agent: provider, tools, store, gate, system prompt and configuration.
+#[pyclass(module = "agent_core._native", name = "Agent", frozen)]
+pub struct NativeAgent {
+    agent: Agent,
+    loops: Arc<Loops>,
+}
+
+#[pymethods]
+impl NativeAgent {
+    #[new]
+    #[pyo3(signature = (provider, tools, native_tools, store=None, gate=None, gate_is_async=false, system_prompt=None, config=None, on_event=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        provider: &NativeProvider,
+        tools: Vec<Bound<'_, PyAny>>,
+        native_tools: Vec<PyRef<'_, NativeTool>>,
+        store: Option<&NativeStore>,
+        gate: Option<Py<PyAny>>,
+        gate_is_async: bool,
+        system_prompt: Option<String>,
+        config: Option<Bound<'_, PyDict>>,
+        on_event: Option<Py<PyAny>>,
+    ) -> PyResult<Self> {
+        let loops = Arc::new(Loops::default());
+        loops.remember_current(py);
+        let mut builder = Agent::builder()
+            .provider_arc(provider.inner.clone())
+            .runtime(runtime().handle().clone());
+        for tool in &tools {
+            builder = builder.tool(PyTool::from_py(tool, loops.clone())?);
+        }
+        for tool in &native_tools {
+            builder = builder.tool_arc(tool.inner.clone());
+        }
+        if let Some(store) = store {
+            builder = builder.store_arc(store.inner.clone());
+        }
+        if let Some(gate) = gate {
+            builder = builder.gate(PyGate::new(gate, gate_is_async, loops.clone()));
+        }
+        if let Some(prompt) = system_prompt {
+            builder = builder.system_prompt(prompt);
+        }
+        if let Some(config) = config {
+            builder = builder.config(parse_config(&config)?);
+        }
+        if let Some(callback) = on_event {
+            builder = builder.on_event(event_forwarder(callback, loops.clone()));
+        }
+        let agent = builder.build().map_err(agent_error)?;
+        Ok(NativeAgent { agent, loops })
+    }
+
+    /// Creates a session (with `id`, or a random one). Awaitable.
+    #[pyo3(signature = (id=None))]
+    fn create_session<'py>(&self, py: Python<'py>, id: Option<String>) -> PyResult<Bound<'py, PyAny>> {
+        let id = id.map(|i| SessionId::parse(&i)).transpose().map_err(invalid_id)?;
+        let agent = self.agent.clone();
+        let loops = self.loops.clone();
+        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+            let session = match id {
+                Some(id) => agent.create_session_with_id(id).await,
+                None => agent.create_session().await,
+            }
+            .map_err(agent_error)?;
+            Ok(NativeSession { session, loops })
+        })
+    }
+
+    /// Opens a live or stored session. Awaitable.
+    fn open_session<'py>(&self, py: Python<'py>, id: String) -> PyResult<Bound<'py, PyAny>> {
+        let id = SessionId::parse(&id).map_err(invalid_id)?;
+        let agent = self.agent.clone();
+        let loops = self.loops.clone();
+        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+            let session = agent.open_session(&id).await.map_err(agent_error)?;
+            Ok(NativeSession { session, loops })
+        })
+    }
+
+    /// The tools' specs as dicts.
+    fn tool_specs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let specs: Vec<_> = self.agent.tools().iter().map(|t| to_json(t.spec())).collect();
+        json_to_py(py, &serde_json::Value::Array(specs))
+    }
+
+    /// The configuration as a dict (durations in seconds).
+    fn config<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let c = self.agent.config();
+        let value = serde_json::json!({
+            "max_iterations": c.max_iterations,
+            "max_tool_calls": c.max_tool_calls,
+            "model_timeout": c.model_timeout.as_secs_f64(),
+            "tool_timeout": c.tool_timeout.as_secs_f64(),
+            "max_parallel_tools": c.max_parallel_tools,
+            "result_cap_chars": c.result_cap_chars,
+            "on_denial": c.on_denial,
+            "event_buffer": c.event_buffer,
+            "max_output_tokens": c.max_output_tokens,
+            "temperature": c.temperature,
+            "compression": c.compression,
+        });
+        json_to_py(py, &value)
+    }
+}
+
+fn parse_config(dict: &Bound<'_, PyDict>) -> PyResult<AgentConfig> {
+    let mut c = AgentConfig::default();
+    for (key, value) in dict.iter() {
+        let key: String = key.extract()?;
+        if value.is_none() && key != "max_tool_calls" {
+            continue;
+        }
+        match key.as_str() {
+            "max_iterations" => c.max_iterations = value.extract()?,
+            "max_tool_calls" => c.max_tool_calls = value.extract()?,
+            "model_timeout" => c.model_timeout = seconds(value.extract()?)?,
+            "tool_timeout" => c.tool_timeout = seconds(value.extract()?)?,
+            "max_parallel_tools" => c.max_parallel_tools = value.extract()?,
+            "result_cap_chars" => c.result_cap_chars = value.extract()?,
+            "event_buffer" => c.event_buffer = value.extract()?,
+            "max_output_tokens" => c.max_output_tokens = value.extract()?,
+            "temperature" => c.temperature = value.extract()?,
+            "on_denial" => {
+                c.on_denial = match value.extract::<String>()?.as_str() {
+                    "end_turn" => DenialPolicy::EndTurn,
+                    "tell_model" => DenialPolicy::TellModel,
+                    other => {
+                        return Err(config_error(format!(
+                            "on_denial must be \"end_turn\" or \"tell_model\", not {other:?}"
+                        )));
+                    }
+                }
+            }
+            "compression" => {
+                let mut merged = to_json(&c.compression);
+                if let (Some(base), serde_json::Value::Object(over)) = (merged.as_object_mut(), py_to_json(&value)?) {
+                    base.extend(over);
+                }
+                c.compression = serde_json::from_value(merged)
+                    .map_err(|e| config_error(format!("invalid compression settings: {e}")))?;
+            }
+            other => return Err(config_error(format!("unknown agent config setting {other:?}"))),
+        }
+    }
+    Ok(c)
+}
+
+/// Forwards events to a Python callback in order, without making the loop wait for the GIL:
+/// events queue on a channel that a task drains, calling the callback on the session's asyncio
+/// loop (`call_soon_threadsafe`) or, without a loop, on a blocking thread.
+fn event_forwarder(callback: Py<PyAny>, loops: Arc<Loops>) -> impl Fn(&AgentEvent) + Send + Sync + 'static {
+    let (tx, mut rx) = mpsc::unbounded_channel::<AgentEvent>();
+    let callback = Arc::new(callback);
+    runtime().spawn(async move {
+        let mut batch = Vec::new();
+        while rx.recv_many(&mut batch, 256).await > 0 {
+            let events = std::mem::take(&mut batch);
+            let targets: Vec<_> = events.iter().map(|e| loops.for_session(&e.session_id)).collect();
+            let callback = callback.clone();
+            let _ = run_blocking(move |py| {
+                for (event, target) in events.iter().zip(targets) {
+                    let delivered = json_to_py(py, &to_json(event)).and_then(|ev| match &target {
+                        Some(l) if !l.bind(py).call_method0("is_closed")?.extract::<bool>()? => l
+                            .bind(py)
+                            .call_method1("call_soon_threadsafe", (callback.bind(py), ev))
+                            .map(drop),
+                        _ => callback.bind(py).call1((ev,)).map(drop),
+                    });
+                    if let Err(e) = delivered {
+                        e.print(py);
+                    }
+                }
+            })
+            .await;
+        }
+    });
+    move |event: &AgentEvent| {
+        let _ = tx.send(event.clone());
+    }
+}
+
+/// A conversation.
+#[pyclass(module = "agent_core._native", name = "Session", frozen)]
+pub struct NativeSession {
+    session: Session,
+    loops: Arc<Loops>,
+}
+
+#[pymethods]
+impl NativeSession {
+    /// The session id.
+    #[getter]
+    fn id(&self) -> String {
+        self.session.id().to_string()
+    }
+
+    /// Starts a turn with a user message: a string, or a message dict (`{"role": "user",
+    /// "content": [...]}`). Returns the run at once.
+    fn send(&self, py: Python<'_>, message: &Bound<'_, PyAny>) -> PyResult<NativeRun> {
+        self.loops.remember(py, self.session.id());
+        let run = if let Ok(text) = message.extract::<String>() {
+            self.session.send(text)
+        } else {
+            let mut value = py_to_json(message)?;
+            if let Some(obj) = value.as_object_mut() {
+                obj.entry("role").or_insert_with(|| "user".into());
+                if let Some(serde_json::Value::String(text)) = obj.get("content").cloned() {
+                    obj.insert("content".into(), serde_json::json!([{"type": "text", "text": text}]));
+                }
+            }
+            let message = serde_json::from_value(value).map_err(|e| config_error(format!("invalid message: {e}")))?;
+            self.session.send_message(message)
+        };
+        Ok(NativeRun { run: Arc::new(run) })
+    }
+
+    /// Every stored message (dicts with `seq`, `message`, `created_at_ms`). Awaitable.
+    fn messages<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let session = self.session.clone();
+        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+            let messages = session.messages().await.map_err(agent_error)?;
+            Ok(Json(to_json(&messages)))
+        })
+    }
+
+    /// The messages the model would see on the next turn. Awaitable.
+    fn model_history<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let session = self.session.clone();
+        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+            Ok(Json(to_json(&session.model_history().await)))
+        })
+    }
+}
+
+/// One turn running in the background.
+#[pyclass(module = "agent_core._native", name = "Run", frozen)]
+pub struct NativeRun {
+    run: Arc<Run>,
+}
+
+#[pymethods]
+impl NativeRun {
+    /// The run id.
+    #[getter]
+    fn id(&self) -> String {
+        self.run.id().to_owned()
+    }
+
+    /// The session id.
+    #[getter]
+    fn session_id(&self) -> String {
+        self.run.session_id().to_string()
+    }
+
+    /// A status snapshot dict.
+    fn status<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        json_to_py(py, &to_json(&self.run.status()))
+    }
+
+    /// Asks the run to stop.
+    fn cancel(&self) {
+        self.run.cancel();
+    }
+
+    /// Whether the run has finished.
+    fn is_finished(&self) -> bool {
+        self.run.is_finished()
+    }
+
+    /// The run's events: the first call sees every event from `run_started` on.
+    fn events(&self) -> NativeEvents {
+        NativeEvents {
+            stream: Arc::new(tokio::sync::Mutex::new(self.run.events())),
+        }
+    }
+
+    /// Waits for the outcome (a dict). Awaitable.
+    fn outcome<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let run = self.run.clone();
+        pyo3_async_runtimes::tokio::future_into_py(py, async move { Ok(OutcomeObj(run.outcome().await)) })
+    }
+}
+
+/// An outcome handed to Python: its JSON fields plus `error_source`, the original Python
+/// exception when a Python callback caused the error.
+pub struct OutcomeObj(pub Outcome);
+
+impl<'py> IntoPyObject<'py> for OutcomeObj {
+    type Target = PyAny;
+    type Output = Bound<'py, PyAny>;
+    type Error = PyErr;
+
+    fn into_pyobject(self, py: Python<'py>) -> Result<Self::Output, Self::Error> {
+        let dict = json_to_py(py, &to_json(&self.0))?;
+        let source = self
+            .0
+            .error_source
+            .as_ref()
+            .and_then(|s| s.downcast_ref::<PyErr>())
+            .map(|e| e.value(py).clone().into_any());
+        dict.set_item("error_source", source)?;
+        Ok(dict)
+    }
+}
+
+/// An async source of a run's events.
+#[pyclass(module = "agent_core._native", name = "RunEvents", frozen)]
+pub struct NativeEvents {
+    stream: Arc<tokio::sync::Mutex<RunEvents>>,
+}
+
+#[pymethods]
+impl NativeEvents {
+    /// The next event dict, or None after the final one. Awaitable.
+    fn next<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let stream = self.stream.clone();
+        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+            let mut stream = stream.lock().await;
+            Ok(stream.next().await.map(|e| Json(to_json(&e))))
+        })
+    }
+
+    /// Every remaining event at once (a list), once the run ends. Awaitable.
+    fn collect<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let stream = self.stream.clone();
+        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+            let mut stream = stream.lock().await;
+            let mut all = Vec::new();
+            while let Some(e) = stream.next().await {
+                all.push(to_json(&e));
+            }
+            Ok(Json(serde_json::Value::Array(all)))
+        })
+    }
+}
+

@@ -1,0 +1,27 @@
+//! Python binding of agent-core: the native module `agent_core._native`.
+//!
+//! The public, documented API is the pure-Python package `agent_core` (see
+//! `bindings/python/python/agent_core`); this module holds the handles it wraps.
+
+mod agent;
+mod convert;
+mod errors;
+mod provider;
+mod pyloop;
+mod tool;
+
+use pyo3::prelude::*;
+
+/// The native module.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<agent::NativeAgent>()?;
+    m.add_class::<agent::NativeSession>()?;
+    m.add_class::<agent::NativeRun>()?;
+    m.add_class::<agent::NativeEvents>()?;
+    m.add_class::<provider::NativeProvider>()?;
+    m.add_class::<provider::NativeStore>()?;
+    m.add_class::<provider::NativeTool>()?;
+    m.add("CORE_VERSION", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,204 @@
+//! Calling Python callables from the Rust runtime.
+//!
+//! Rules (see the shared bindings notes): the GIL is taken only on tokio's blocking pool, never
+//! on a runtime worker; a plain `def` runs there; an `async def` is scheduled on the asyncio
+//! loop of the session that started the run (`run_coroutine_threadsafe`), and dropping the Rust
+//! future (cancel, timeout) cancels the Python task.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use agent_core::SessionId;
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+use tokio::sync::oneshot;
+
+/// The asyncio loops runs were started from: per session, plus the latest one as a fallback.
+#[derive(Default)]
+pub struct Loops {
+    inner: Mutex<LoopsInner>,
+}
+
+#[derive(Default)]
+struct LoopsInner {
+    by_session: HashMap<SessionId, Arc<Py<PyAny>>>,
+    latest: Option<Arc<Py<PyAny>>>,
+}
+
+impl Loops {
+    /// Records the running loop (if any) as the one the session's callbacks run on.
+    pub fn remember(&self, py: Python<'_>, session: &SessionId) {
+        let Ok(event_loop) = pyo3_async_runtimes::get_running_loop(py) else {
+            return;
+        };
+        if let Ok(mut inner) = self.inner.lock() {
+            inner.by_session.retain(|_, l| !is_closed(py, l));
+            let event_loop = Arc::new(event_loop.unbind());
+            inner.by_session.insert(session.clone(), event_loop.clone());
+            inner.latest = Some(event_loop);
+        }
+    }
+
+    /// Records a loop as the fallback.
+    pub fn remember_current(&self, py: Python<'_>) {
+        if let Ok(event_loop) = pyo3_async_runtimes::get_running_loop(py)
+            && let Ok(mut inner) = self.inner.lock()
+        {
+            inner.latest = Some(Arc::new(event_loop.unbind()));
+        }
+    }
+
+    /// The loop to run the session's async callbacks on.
+    pub fn for_session(&self, session: &SessionId) -> Option<Arc<Py<PyAny>>> {
+        let inner = self.inner.lock().ok()?;
+        inner.by_session.get(session).or(inner.latest.as_ref()).cloned()
+    }
+}
+
+fn is_closed(py: Python<'_>, event_loop: &Arc<Py<PyAny>>) -> bool {
+    event_loop
+        .bind(py)
+        .call_method0("is_closed")
+        .and_then(|c| c.extract::<bool>())
+        .unwrap_or(true)
+}
+
+/// A Python callable and whether it is a coroutine function.
+pub struct Callback {
+    /// The callable.
+    pub func: Arc<Py<PyAny>>,
+    /// `async def`: scheduled on the session's asyncio loop.
+    pub is_async: bool,
+}
+
+impl Callback {
+    /// Calls the callable with the arguments `make_args` builds, awaits its result on the
+    /// session's asyncio loop when it is a coroutine function, and hands the result (or the
+    /// exception) to `finish`. Both closures run with the GIL on the blocking pool.
+    pub async fn call<T, F, G>(
+        &self,
+        loops: &Loops,
+        session: &SessionId,
+        make_args: F,
+        finish: G,
+    ) -> Result<T, String>
+    where
+        T: Send + 'static,
+        F: for<'py> FnOnce(Python<'py>) -> PyResult<Bound<'py, PyTuple>> + Send + 'static,
+        G: for<'py> FnOnce(Python<'py>, PyResult<Bound<'py, PyAny>>) -> T + Send + 'static,
+    {
+        let func = self.func.clone();
+        if !self.is_async {
+            return run_blocking(move |py| {
+                let result = make_args(py).and_then(|args| func.bind(py).call1(args));
+                finish(py, result)
+            })
+            .await;
+        }
+        let Some(event_loop) = loops.for_session(session) else {
+            return run_blocking(move |py| {
+                finish(
+                    py,
+                    Err(PyRuntimeError::new_err(
+                        "no asyncio event loop to run an async callback on: start runs from inside a running loop",
+                    )),
+                )
+            })
+            .await;
+        };
+        let (tx, rx) = oneshot::channel();
+        let scheduled = blocking(move |py| -> PyResult<Py<PyAny>> {
+            let args = make_args(py)?;
+            let coro = func.bind(py).call1(args)?;
+            let asyncio = py.import("asyncio")?;
+            let cfut = asyncio.call_method1("run_coroutine_threadsafe", (coro, event_loop.bind(py)))?;
+            cfut.call_method1(
+                "add_done_callback",
+                (Done {
+                    tx: Mutex::new(Some(tx)),
+                },),
+            )?;
+            Ok(cfut.unbind())
+        })
+        .await;
+        let result = match scheduled {
+            Ok(cfut) => {
+                let guard = CancelOnDrop(Some(cfut));
+                let result = rx
+                    .await
+                    .unwrap_or_else(|_| Err(PyRuntimeError::new_err("the async callback was dropped")));
+                let _ = guard.disarm();
+                result
+            }
+            Err(e) => Err(e),
+        };
+        run_blocking(move |py| finish(py, result.map(|v| v.into_bound(py)))).await
+    }
+}
+
+/// Runs `f` with the GIL on tokio's blocking pool. `Err` only if the thread panicked.
+pub async fn run_blocking<T, F>(f: F) -> Result<T, String>
+where
+    T: Send + 'static,
+    F: for<'py> FnOnce(Python<'py>) -> T + Send + 'static,
+{
+    tokio::task::spawn_blocking(move || Python::attach(f))
+        .await
+        .map_err(|e| format!("Python callback thread failed: {e}"))
+}
+
+/// Runs `f` with the GIL on tokio's blocking pool, folding a thread failure into the result.
+pub async fn blocking<T, F>(f: F) -> PyResult<T>
+where
+    T: Send + 'static,
+    F: for<'py> FnOnce(Python<'py>) -> PyResult<T> + Send + 'static,
+{
+    run_blocking(f).await.map_err(PyRuntimeError::new_err)?
+}
+
+/// Cancels a `concurrent.futures.Future` (and so its asyncio task) when dropped.
+struct CancelOnDrop(Option<Py<PyAny>>);
+
+impl CancelOnDrop {
+    fn disarm(mut self) -> Option<Py<PyAny>> {
+        self.0.take()
+    }
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(cfut) = self.0.take() {
+            // Off the runtime's workers: taking the GIL may wait.
+            let cancel = move || {
+                Python::attach(|py| {
+                    let _ = cfut.bind(py).call_method0("cancel");
+                })
+            };
+            if tokio::runtime::Handle::try_current().is_ok() {
+                drop(tokio::task::spawn_blocking(cancel));
+            } else {
+                cancel();
+            }
+        }
+    }
+}
+
+/// `add_done_callback` target: forwards a finished future's result to Rust.
+#[pyclass(module = "agent_core._native")]
+struct Done {
+    tx: Mutex<Option<oneshot::Sender<PyResult<Py<PyAny>>>>>,
+}
+
+#[pymethods]
+impl Done {
+    fn __call__(&self, fut: &Bound<'_, PyAny>) {
+        let result = match fut.call_method0("cancelled").and_then(|c| c.extract::<bool>()) {
+            Ok(true) => Err(PyRuntimeError::new_err("the async callback was cancelled")),
+            _ => fut.call_method0("result").map(Bound::unbind),
+        };
+        if let Some(tx) = self.tx.lock().ok().and_then(|mut t| t.take()) {
+            let _ = tx.send(result);
+        }
+    }
+}
