@@ -1,0 +1,21 @@
+//! # agent-tools
+//!
+//! Tools for [`agent_core`] agents:
+//!
+//! - **Filesystem and shell**: [`fs_tools`] builds fs_read, fs_write, fs_list, fs_mkdir,
+//!   fs_delete and shell_exec over an [`FsPolicy`] (a root directory, or explicit unrestricted
+//!   mode).
+//! - **Page tools** over a [`BrowserHost`]: [`page_tools`] builds page_read, page_text,
+//!   page_scrape, page_navigate, page_click, page_fill, page_select and the tab tools. The page
+//!   logic is JavaScript shipped in this crate and run through [`BrowserHost::evaluate`], so every
+//!   host behaves the same.
+//! - **A CDP host** (feature `cdp`): `CdpHost` drives headless Chromium over the DevTools protocol.
+//!
+//! Gated by default: fs_write, fs_delete, shell_exec, page_navigate, page_click, page_fill,
+//! page_select, tab_open and tab_close. [`with_gated`] changes a tool's gating.
+
+pub mod fs;
+pub mod gating;
+
+pub use fs::{FsPolicy, fs_tools};
+pub use gating::with_gated;
