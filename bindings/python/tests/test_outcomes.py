@@ -1,0 +1,127 @@
+"""Every outcome status, events order, and status snapshots."""
+
+import asyncio
+
+import pytest
+
+import agent_core as ac
+from conftest import run_and_collect, types
+
+
+@ac.tool
+def echo(text: str) -> str:
+    """Echoes text."""
+    return text
+
+
+@ac.tool(gated=True)
+def delete_file(path: str) -> str:
+    """Deletes a file."""
+    raise AssertionError("a denied tool must never run")
+
+
+async def test_done_with_events_in_order():
+    provider = ac.ScriptedProvider([ac.ToolCallStep("echo", {"text": "hi"}), "The tool said hi."])
+    agent = ac.Agent(provider, tools=[echo])
+    session = await agent.create_session()
+    outcome, events = await run_and_collect(session.send("say hi"))
+    assert outcome.status == "done" and outcome.ok
+    assert outcome.final_text == "The tool said hi."
+    assert outcome.iterations == 2 and outcome.tool_calls == 1
+    assert types(events) == [
+        "run_started",
+        "model_call_started",
+        "model_call_completed",
+        "tool_call_started",
+        "tool_call_succeeded",
+        "model_call_started",
+        "content_token",
+        "content_token",
+        "content_token",
+        "content_token",
+        "model_call_completed",
+        "run_completed",
+    ]
+    assert all(e.session_id == session.id for e in events)
+    started = events[3]
+    assert started.name == "echo" and started.arguments == {"text": "hi"}
+    assert events[4]["output"] == "hi" and events[4]["truncated"] is False
+    assert "".join(e.text for e in events if e.type == "content_token") == "The tool said hi."
+    assert events[-1].outcome.status == "done"
+    assert outcome.usage.output_tokens > 0
+    assert outcome.raise_for_status() is outcome
+
+
+async def test_denied_without_gate():
+    provider = ac.ScriptedProvider([ac.ToolCallStep("delete_file", {"path": "/x"}), "unreachable"])
+    agent = ac.Agent(provider, tools=[delete_file])
+    session = await agent.create_session()
+    outcome, events = await run_and_collect(session.send("delete it"))
+    assert outcome.status == "denied"
+    assert "tool_call_denied" in types(events)
+    assert types(events)[-1] == "run_completed"
+    with pytest.raises(ac.RunError) as info:
+        outcome.raise_for_status()
+    assert info.value.outcome is outcome
+
+
+async def test_capped_by_iterations():
+    provider = ac.ScriptedProvider([ac.ToolCallStep("echo", {"text": str(i)}) for i in range(5)])
+    agent = ac.Agent(provider, tools=[echo], config=ac.AgentConfig(max_iterations=2))
+    session = await agent.create_session()
+    outcome, events = await run_and_collect(session.send("loop"))
+    assert outcome.status == "capped"
+    assert outcome.iterations == 2
+    assert types(events)[-1] == "run_capped"
+    assert outcome.final_text == "Reached maximum iteration limit"
+
+
+async def test_capped_by_tool_calls_via_keyword_setting():
+    provider = ac.ScriptedProvider([ac.ToolCallStep("echo", {"text": str(i)}) for i in range(5)])
+    agent = ac.Agent(provider, tools=[echo], max_tool_calls=1)
+    assert agent.config["max_tool_calls"] == 1
+    session = await agent.create_session()
+    outcome = await session.send("loop")
+    assert outcome.status == "capped"
+
+
+async def test_cancelled():
+    agent = ac.Agent(ac.ScriptedProvider([ac.Hang("thinking...")]))
+    session = await agent.create_session()
+    run = session.send("hi")
+    await asyncio.sleep(0.05)
+    run.cancel()
+    outcome, events = await run_and_collect(run)
+    assert outcome.status == "cancelled"
+    assert types(events)[-1] == "run_cancelled"
+
+
+async def test_error_from_provider_keeps_rust_text():
+    agent = ac.Agent(ac.ScriptedProvider([ac.ProviderFailure("auth", "bad key", status=401)]))
+    session = await agent.create_session()
+    outcome, events = await run_and_collect(session.send("hi"))
+    assert outcome.status == "error"
+    assert outcome.error_kind == "provider.auth"
+    assert "authentication failed (HTTP 401): bad key" in outcome.error
+    assert types(events)[-1] == "run_failed"
+    with pytest.raises(ac.RunError, match="authentication failed"):
+        outcome.raise_for_status()
+
+
+async def test_status_snapshots():
+    agent = ac.Agent(ac.ScriptedProvider([ac.Delay(0.3, ac.Reply("late answer"))]))
+    session = await agent.create_session()
+    run = session.send("hi")
+    await asyncio.sleep(0.1)
+    status = run.status()
+    assert status.state == "thinking" and status.iteration == 1
+    assert not run.finished
+    outcome = await run
+    assert outcome.final_text == "late answer"
+    after = run.status()
+    assert after.state == "complete" and after.last_message == "late answer"
+    assert run.finished
+
+
+def test_outcome_statuses_constant():
+    assert set(ac.OUTCOME_STATUSES) == {"done", "denied", "capped", "cancelled", "error", "awaiting_user"}
