@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use agent_core::{Tool, ToolContext, ToolError, ToolOutput, ToolSet, ToolSetError, ToolSpec};
 use async_trait::async_trait;
+use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
 #[allow(deprecated)] // Roots are deprecated by the newest MCP revision but most servers still use them.
 use rmcp::model::{ListRootsResult, Root};
-use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::{NotificationContext, RequestContext, RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
@@ -115,7 +115,10 @@ impl ClientHandler for Handler {
         } else {
             ClientCapabilities::builder().enable_roots().build()
         };
-        ClientConfig::new(capabilities, Implementation::new("agent-mcp", env!("CARGO_PKG_VERSION")))
+        ClientConfig::new(
+            capabilities,
+            Implementation::new("agent-mcp", env!("CARGO_PKG_VERSION")),
+        )
     }
 
     async fn list_roots(&self, _context: RequestContext<RoleClient>) -> Result<ListRootsResult, ErrorData> {
@@ -347,7 +350,12 @@ impl Inner {
             },
         };
         match &self.config.transport {
-            Transport::Stdio { command, args, env, cwd } => {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
                 let mut cmd = tokio::process::Command::new(command);
                 cmd.args(args);
                 for (k, v) in env {
@@ -415,7 +423,10 @@ impl Inner {
                         .custom_headers(map)
                         .reinit_on_expired_session(true),
                 );
-                let service = handler.serve(transport).await.map_err(|e| handshake(&e, String::new()))?;
+                let service = handler
+                    .serve(transport)
+                    .await
+                    .map_err(|e| handshake(&e, String::new()))?;
                 Ok(Connection {
                     id,
                     service,
@@ -436,10 +447,15 @@ impl Inner {
     }
 
     async fn refresh_on(&self, conn: &Connection) -> Result<(), McpError> {
-        let tools = conn.service.peer().list_all_tools().await.map_err(|e| McpError::Request {
-            alias: self.alias().to_owned(),
-            message: format!("tools/list failed: {e}"),
-        })?;
+        let tools = conn
+            .service
+            .peer()
+            .list_all_tools()
+            .await
+            .map_err(|e| McpError::Request {
+                alias: self.alias().to_owned(),
+                message: format!("tools/list failed: {e}"),
+            })?;
         self.install(tools);
         Ok(())
     }

@@ -238,7 +238,10 @@ mod tests {
 
     #[test]
     fn builders_fill_the_right_transport() {
-        let c = McpServerConfig::stdio("s", "node").args(["a", "b"]).env("K", "V").header("X", "1");
+        let c = McpServerConfig::stdio("s", "node")
+            .args(["a", "b"])
+            .env("K", "V")
+            .header("X", "1");
         assert_eq!(
             c.transport,
             Transport::Stdio {
@@ -249,7 +252,9 @@ mod tests {
             }
         );
         assert_eq!(c.endpoint(), "node a b");
-        let h = McpServerConfig::http("h", "http://127.0.0.1:1/mcp").header("X", "1").arg("ignored");
+        let h = McpServerConfig::http("h", "http://127.0.0.1:1/mcp")
+            .header("X", "1")
+            .arg("ignored");
         assert_eq!(
             h.transport,
             Transport::Http {

@@ -14,10 +14,7 @@ pub const MAX_ALIAS: usize = 32;
 
 /// Whether `alias` can prefix tool names: 1 to 32 of `[a-zA-Z0-9_-]`, not containing `__`.
 pub fn valid_alias(alias: &str) -> bool {
-    !alias.is_empty()
-        && alias.len() <= MAX_ALIAS
-        && alias.bytes().all(allowed)
-        && !alias.contains(SEPARATOR)
+    !alias.is_empty() && alias.len() <= MAX_ALIAS && alias.bytes().all(allowed) && !alias.contains(SEPARATOR)
 }
 
 fn allowed(b: u8) -> bool {

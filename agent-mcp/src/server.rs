@@ -20,6 +20,9 @@ use tokio_util::sync::CancellationToken;
 use crate::content;
 use crate::error::McpError;
 
+/// How long a cancelled or timed-out tool may take to notice its token before it is dropped.
+const CANCEL_GRACE: Duration = Duration::from_secs(2);
+
 /// The HTTP path the MCP endpoint is served at by [`ToolServer::serve_http`].
 pub const MCP_PATH: &str = "/mcp";
 
@@ -72,7 +75,9 @@ pub struct ToolServerBuilder {
 
 impl std::fmt::Debug for ToolServerBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ToolServerBuilder").field("name", &self.inner.name).finish()
+        f.debug_struct("ToolServerBuilder")
+            .field("name", &self.inner.name)
+            .finish()
     }
 }
 
@@ -136,7 +141,9 @@ impl ToolServer {
     }
 
     /// A builder over shared tools (the same `Arc`s an agent uses).
-    pub fn builder_from_tools(tools: impl IntoIterator<Item = Arc<dyn Tool>>) -> Result<ToolServerBuilder, ToolSetError> {
+    pub fn builder_from_tools(
+        tools: impl IntoIterator<Item = Arc<dyn Tool>>,
+    ) -> Result<ToolServerBuilder, ToolSetError> {
         let mut set = ToolSet::new();
         for tool in tools {
             set.register_arc(tool)?;
@@ -203,17 +210,29 @@ impl ToolServer {
             cancel: cancel.child_token(),
         };
         let token = cx.cancel.clone();
-        tokio::select! {
-            result = tool.call(args, cx) => match result {
-                Ok(output) => Ok(content::to_mcp(output)),
-                Err(ToolError::ForModel { message, .. }) => Ok(content::error_result(message)),
-                Err(e @ ToolError::Fatal { .. }) => Err(ErrorData::internal_error(format!("{name} failed: {e}"), None)),
-            },
+        let run = tool.call(args, cx);
+        tokio::pin!(run);
+        let outcome = tokio::select! {
+            biased;
+            result = &mut run => result,
             _ = tokio::time::sleep(timeout) => {
                 token.cancel();
-                Ok(content::error_result(format!("{name} timed out after {} ms and was stopped", timeout.as_millis())))
+                // A tool that watches its token gets a moment to stop cleanly.
+                let _ = tokio::time::timeout(CANCEL_GRACE, &mut run).await;
+                return Ok(content::error_result(format!(
+                    "{name} timed out after {} ms and was stopped",
+                    timeout.as_millis()
+                )));
             }
-            _ = cancel.cancelled() => Err(cancelled()),
+            _ = cancel.cancelled() => {
+                let _ = tokio::time::timeout(CANCEL_GRACE, &mut run).await;
+                return Err(cancelled());
+            }
+        };
+        match outcome {
+            Ok(output) => Ok(content::to_mcp(output)),
+            Err(ToolError::ForModel { message, .. }) => Ok(content::error_result(message)),
+            Err(e @ ToolError::Fatal { .. }) => Err(ErrorData::internal_error(format!("{name} failed: {e}"), None)),
         }
     }
 
@@ -382,5 +401,9 @@ fn mcp_tool(tool: &dyn Tool) -> rmcp::model::Tool {
             map
         }
     };
-    rmcp::model::Tool::new_with_raw(spec.name.clone(), Some(spec.description.clone().into()), Arc::new(schema))
+    rmcp::model::Tool::new_with_raw(
+        spec.name.clone(),
+        Some(spec.description.clone().into()),
+        Arc::new(schema),
+    )
 }
