@@ -1,0 +1,232 @@
+//! Provider configuration, in code or from the `LLM_*` environment variables.
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use agent_core::{Provider, ProviderError};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+
+use crate::{Anthropic, Gemini, HttpConfig, OpenAiCompatible};
+
+/// Which wire format a provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProviderKind {
+    /// OpenAI Chat Completions and every server that copies it (`openai-compatible`).
+    OpenAiCompatible,
+    /// Anthropic Messages (`anthropic`).
+    Anthropic,
+    /// Google Gemini generateContent (`gemini`).
+    Gemini,
+}
+
+impl ProviderKind {
+    /// The name used in `LLM_PROVIDER`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::OpenAiCompatible => "openai-compatible",
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Gemini => "gemini",
+        }
+    }
+}
+
+impl fmt::Display for ProviderKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for ProviderKind {
+    type Err = ProviderError;
+
+    /// Parses `openai-compatible`, `anthropic` or `gemini`; anything else fails with exactly
+    /// `Unknown LLM provider: <name>`.
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        match name {
+            "openai-compatible" => Ok(ProviderKind::OpenAiCompatible),
+            "anthropic" => Ok(ProviderKind::Anthropic),
+            "gemini" => Ok(ProviderKind::Gemini),
+            other => Err(ProviderError::Config(format!("Unknown LLM provider: {other}"))),
+        }
+    }
+}
+
+/// An API key. Its `Debug` and `Display` never show it; [`ApiKey::expose`] does.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    /// Wraps a key.
+    pub fn new(key: impl Into<String>) -> Self {
+        ApiKey(key.into())
+    }
+
+    /// The key itself, for the request header.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// Whether the key is empty (servers without authentication).
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0.is_empty() {
+            "ApiKey(empty)"
+        } else {
+            "ApiKey([redacted])"
+        })
+    }
+}
+
+impl<T: Into<String>> From<T> for ApiKey {
+    fn from(key: T) -> Self {
+        ApiKey(key.into())
+    }
+}
+
+/// Everything needed to build one provider adapter.
+///
+/// ```
+/// use agent_providers::{ProviderConfig, ProviderKind};
+/// let config = ProviderConfig::new(ProviderKind::Anthropic, "claude-sonnet-4-5", "sk-ant-...");
+/// let provider = config.build().unwrap();
+/// assert_eq!(provider.id(), "anthropic");
+/// assert!(!format!("{config:?}").contains("sk-ant"));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProviderConfig {
+    /// The wire format.
+    pub kind: ProviderKind,
+    /// The model name sent to the provider.
+    pub model: String,
+    /// The API key (an empty key sends no authentication header; for local servers).
+    pub api_key: ApiKey,
+    /// Overrides the provider's default base URL (`https://api.openai.com/v1`,
+    /// `https://api.anthropic.com`). Gemini ignores it.
+    pub base_url: Option<String>,
+    /// Timeouts and retries.
+    pub http: HttpConfig,
+    /// Stream the answer over SSE (default) or make a plain JSON call.
+    pub streaming: bool,
+    /// The model's context window in tokens, when known (used by compaction).
+    pub max_input_tokens: Option<u64>,
+    /// Extra request headers (for example OpenRouter's `HTTP-Referer`).
+    pub headers: Vec<(String, String)>,
+}
+
+impl ProviderConfig {
+    /// A configuration with the default HTTP policy, streaming on.
+    pub fn new(kind: ProviderKind, model: impl Into<String>, api_key: impl Into<ApiKey>) -> Self {
+        ProviderConfig {
+            kind,
+            model: model.into(),
+            api_key: api_key.into(),
+            base_url: None,
+            http: HttpConfig::default(),
+            streaming: true,
+            max_input_tokens: None,
+            headers: Vec::new(),
+        }
+    }
+
+    /// Sets the base URL.
+    pub fn with_base_url(mut self, url: impl Into<String>) -> Self {
+        self.base_url = Some(url.into());
+        self
+    }
+
+    /// Sets the HTTP policy.
+    pub fn with_http(mut self, http: HttpConfig) -> Self {
+        self.http = http;
+        self
+    }
+
+    /// Turns SSE streaming on or off.
+    pub fn with_streaming(mut self, streaming: bool) -> Self {
+        self.streaming = streaming;
+        self
+    }
+
+    /// Adds a request header.
+    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Reads `LLM_PROVIDER`, `LLM_MODEL`, `LLM_API_KEY` and `LLM_BASE_URL` from the process
+    /// environment. This is the only place where the crate reads the environment.
+    pub fn from_env() -> Result<Self, ProviderError> {
+        Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// [`ProviderConfig::from_env`] with another source of variables (tests, config files).
+    ///
+    /// `LLM_PROVIDER`, `LLM_MODEL` and `LLM_API_KEY` are required (`LLM_API_KEY` may be set
+    /// to an empty value for local servers without authentication); `LLM_BASE_URL` is
+    /// optional and ignored for Gemini. A missing variable is a [`ProviderError::Config`]
+    /// naming it; an unknown provider fails with `Unknown LLM provider: <name>`.
+    ///
+    /// ```
+    /// use agent_providers::ProviderConfig;
+    /// let err = ProviderConfig::from_lookup(|name| match name {
+    ///     "LLM_PROVIDER" => Some("unknown-provider".to_owned()),
+    ///     _ => None,
+    /// })
+    /// .unwrap_err();
+    /// assert_eq!(err.to_string(), "Unknown LLM provider: unknown-provider");
+    /// ```
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ProviderError> {
+        let required = |name: &str| {
+            lookup(name)
+                .map(|v| v.trim().to_owned())
+                .filter(|v| !v.is_empty())
+                .ok_or_else(|| ProviderError::Config(format!("missing configuration: {name} is not set")))
+        };
+        let kind: ProviderKind = required("LLM_PROVIDER")?.parse()?;
+        let model = required("LLM_MODEL")?;
+        let api_key = lookup("LLM_API_KEY")
+            .map(|v| v.trim().to_owned())
+            .ok_or_else(|| ProviderError::Config("missing configuration: LLM_API_KEY is not set".into()))?;
+        if api_key.is_empty() && kind != ProviderKind::OpenAiCompatible {
+            return Err(ProviderError::Config(format!(
+                "missing configuration: LLM_API_KEY is empty ({kind} needs a key)"
+            )));
+        }
+        let mut config = ProviderConfig::new(kind, model, api_key);
+        config.base_url = lookup("LLM_BASE_URL")
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty());
+        Ok(config)
+    }
+
+    /// Builds the adapter this configuration describes.
+    pub fn build(&self) -> Result<Arc<dyn Provider>, ProviderError> {
+        Ok(match self.kind {
+            ProviderKind::OpenAiCompatible => Arc::new(OpenAiCompatible::new(self)?),
+            ProviderKind::Anthropic => Arc::new(Anthropic::new(self)?),
+            ProviderKind::Gemini => Arc::new(Gemini::new(self)?),
+        })
+    }
+}
+
+/// Builds the provider described by the `LLM_*` environment variables.
+pub fn from_env() -> Result<Arc<dyn Provider>, ProviderError> {
+    ProviderConfig::from_env()?.build()
+}
+
+pub(crate) fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, ProviderError> {
+    let mut map = HeaderMap::new();
+    for (name, value) in headers {
+        let name = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| ProviderError::Config(format!("invalid header name {name:?}")))?;
+        let value = HeaderValue::from_str(value)
+            .map_err(|_| ProviderError::Config(format!("invalid value for header {name}")))?;
+        map.insert(name, value);
+    }
+    Ok(map)
+}

@@ -1,0 +1,46 @@
+//! # agent-providers
+//!
+//! [`Provider`](agent_core::Provider) adapters for `agent-core`:
+//!
+//! - [`OpenAiCompatible`]: Chat Completions (OpenAI, OpenRouter, Ollama, LM Studio, llama.cpp,
+//!   vLLM, Groq, DeepSeek, LiteLLM);
+//! - [`Anthropic`]: the Messages API;
+//! - [`Gemini`]: generateContent / streamGenerateContent;
+//! - [`FallbackRouter`]: a primary route plus fallbacks.
+//!
+//! Each adapter streams over SSE (or makes a plain JSON call when `streaming` is off), with
+//! connect/read/idle/call timeouts, retries with exponential backoff, jitter and
+//! `Retry-After`, and cancellation that drops the HTTP request at once ([`HttpConfig`]). The
+//! wire translation is kept in pure functions (`request_body`, the `*Decoder` types and
+//! `parse_response` in each module), testable without a network.
+//!
+//! Configure in code with [`ProviderConfig`], or from `LLM_PROVIDER`, `LLM_MODEL`,
+//! `LLM_API_KEY` and `LLM_BASE_URL` with [`from_env`] (the only function that reads the
+//! environment; [`ProviderConfig::from_lookup`] takes any lookup closure instead).
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use agent_core::Agent;
+//! let provider = agent_providers::from_env()?; // Arc<dyn Provider>
+//! let agent = Agent::builder().provider(provider).build()?;
+//! let outcome = agent.create_session().await?.send("Hello!").await;
+//! println!("{}", outcome.final_text.unwrap_or_default());
+//! # Ok(()) }
+//! ```
+
+pub mod anthropic;
+mod config;
+mod errors;
+pub mod gemini;
+pub mod openai;
+mod router;
+pub mod sse;
+mod transport;
+mod util;
+
+pub use anthropic::Anthropic;
+pub use config::{ApiKey, ProviderConfig, ProviderKind, from_env};
+pub use gemini::Gemini;
+pub use openai::OpenAiCompatible;
+pub use router::FallbackRouter;
+pub use transport::{HttpConfig, WireDecoder, decode_sse};

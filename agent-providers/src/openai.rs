@@ -1,0 +1,594 @@
+//! OpenAI-compatible Chat Completions (`{base_url}/chat/completions`): OpenAI, OpenRouter,
+//! Ollama, LM Studio, llama.cpp, vLLM, Groq, DeepSeek, LiteLLM.
+//!
+//! The wire translation is pure: [`request_body`] builds the JSON body, [`OpenAiDecoder`] turns
+//! SSE events into [`StreamEvent`]s and [`parse_response`] reads a non-streamed body.
+
+use agent_core::{
+    CancellationToken, ContentPart, EventStream, FinishReason, ImageSource, ModelRequest, Provider, ProviderError,
+    Role, StreamEvent, Usage, async_trait,
+};
+use bytes::Bytes;
+use futures::StreamExt;
+use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use tokio::time::Instant;
+
+use crate::config::{ProviderConfig, header_map};
+use crate::errors::{ErrorInfo, malformed_json};
+use crate::sse::SseEvent;
+use crate::transport::{Transport, WireDecoder};
+use crate::util::{new_call_id, truncated_call_error};
+
+/// The default base URL (OpenAI itself).
+pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+
+/// Builds the Chat Completions request body.
+pub fn request_body(model: &str, request: &ModelRequest, stream: bool) -> Value {
+    let mut messages = Vec::with_capacity(request.messages.len() + 1);
+    if let Some(system) = request.system.as_deref().filter(|s| !s.is_empty()) {
+        messages.push(json!({"role": "system", "content": system}));
+    }
+    for m in &request.messages {
+        match m.role {
+            Role::System => messages.push(json!({"role": "system", "content": m.text()})),
+            Role::User => messages.push(json!({"role": "user", "content": user_content(&m.content)})),
+            Role::Assistant => {
+                let mut msg = Map::new();
+                msg.insert("role".into(), "assistant".into());
+                let text = m.text();
+                msg.insert(
+                    "content".into(),
+                    if text.is_empty() && !m.tool_calls.is_empty() {
+                        Value::Null
+                    } else {
+                        Value::String(text)
+                    },
+                );
+                if !m.tool_calls.is_empty() {
+                    let calls: Vec<Value> = m
+                        .tool_calls
+                        .iter()
+                        .map(|c| {
+                            json!({
+                                "id": c.id,
+                                "type": "function",
+                                "function": {"name": c.name, "arguments": if c.arguments.trim().is_empty() { "{}" } else { &c.arguments }},
+                            })
+                        })
+                        .collect();
+                    msg.insert("tool_calls".into(), Value::Array(calls));
+                }
+                if let Some(reasoning) = &m.reasoning {
+                    // OpenRouter's reasoning_details must come back unchanged.
+                    let details: Vec<Value> = reasoning
+                        .opaque
+                        .iter()
+                        .filter(|v| {
+                            v.get("type")
+                                .and_then(Value::as_str)
+                                .is_some_and(|t| t.starts_with("reasoning."))
+                        })
+                        .cloned()
+                        .collect();
+                    if !details.is_empty() {
+                        msg.insert("reasoning_details".into(), Value::Array(details));
+                    }
+                }
+                messages.push(Value::Object(msg));
+            }
+            Role::Tool => messages.push(json!({
+                "role": "tool",
+                "tool_call_id": m.tool_call_id.as_deref().unwrap_or_default(),
+                "content": m.text(),
+            })),
+        }
+    }
+    let mut body = Map::new();
+    body.insert("model".into(), model.into());
+    body.insert("messages".into(), Value::Array(messages));
+    if !request.tools.is_empty() {
+        let tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|t| {
+                json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}})
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    if let Some(max) = request.max_output_tokens {
+        body.insert("max_tokens".into(), max.into());
+    }
+    if let Some(t) = request.temperature {
+        body.insert("temperature".into(), crate::util::json_f32(t));
+    }
+    if stream {
+        body.insert("stream".into(), true.into());
+        body.insert("stream_options".into(), json!({"include_usage": true}));
+    }
+    Value::Object(body)
+}
+
+fn user_content(parts: &[ContentPart]) -> Value {
+    if parts.iter().all(|p| matches!(p, ContentPart::Text { .. })) {
+        let text: String = parts.iter().filter_map(ContentPart::as_text).collect();
+        return Value::String(text);
+    }
+    Value::Array(
+        parts
+            .iter()
+            .map(|p| match p {
+                ContentPart::Text { text } => json!({"type": "text", "text": text}),
+                ContentPart::Image { media_type, source } => {
+                    let url = match source {
+                        ImageSource::Base64 { data } => format!("data:{media_type};base64,{data}"),
+                        ImageSource::Url { url } => url.clone(),
+                    };
+                    json!({"type": "image_url", "image_url": {"url": url}})
+                }
+            })
+            .collect(),
+    )
+}
+
+#[derive(Deserialize)]
+struct Chunk {
+    choices: Option<Vec<Choice>>,
+    usage: Option<WireUsage>,
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct Choice {
+    index: Option<u32>,
+    delta: Option<Delta>,
+    message: Option<Delta>,
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Delta {
+    content: Option<String>,
+    reasoning_content: Option<String>,
+    reasoning: Option<String>,
+    refusal: Option<String>,
+    tool_calls: Option<Vec<ToolCallDelta>>,
+    reasoning_details: Option<Vec<Value>>,
+}
+
+#[derive(Deserialize)]
+struct ToolCallDelta {
+    index: Option<u32>,
+    id: Option<String>,
+    function: Option<FunctionDelta>,
+}
+
+#[derive(Deserialize)]
+struct FunctionDelta {
+    name: Option<String>,
+    arguments: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct WireUsage {
+    #[serde(default)]
+    prompt_tokens: u64,
+    #[serde(default)]
+    completion_tokens: u64,
+    prompt_tokens_details: Option<PromptDetails>,
+    completion_tokens_details: Option<CompletionDetails>,
+    /// DeepSeek's cache counter.
+    prompt_cache_hit_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct PromptDetails {
+    cached_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct CompletionDetails {
+    reasoning_tokens: Option<u64>,
+}
+
+impl WireUsage {
+    fn to_usage(&self) -> Usage {
+        Usage {
+            input_tokens: self.prompt_tokens,
+            output_tokens: self.completion_tokens,
+            cached_input_tokens: self
+                .prompt_tokens_details
+                .as_ref()
+                .and_then(|d| d.cached_tokens)
+                .or(self.prompt_cache_hit_tokens)
+                .unwrap_or(0),
+            reasoning_tokens: self
+                .completion_tokens_details
+                .as_ref()
+                .and_then(|d| d.reasoning_tokens)
+                .unwrap_or(0),
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Slot {
+    index: u32,
+    id: String,
+    name: String,
+    started: bool,
+    ended: bool,
+    args: String,
+}
+
+/// Decoder of the Chat Completions stream. Tool calls are assembled by `index` (a missing
+/// index takes the next free slot), `reasoning_content`/`reasoning` become reasoning,
+/// `reasoning_details` are merged by index and kept as opaque reasoning, and `Done` comes at
+/// `[DONE]` (or at the end of a body that had a finish reason).
+#[derive(Debug, Default)]
+pub struct OpenAiDecoder {
+    slots: Vec<Slot>,
+    finish: Option<String>,
+    refusal: bool,
+    done: bool,
+    details: Vec<Value>,
+}
+
+impl OpenAiDecoder {
+    /// A decoder for one response.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn on_delta(&mut self, delta: Delta, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+        for text in [delta.reasoning_content, delta.reasoning].into_iter().flatten() {
+            if !text.is_empty() {
+                out.push(StreamEvent::ReasoningDelta { text });
+            }
+        }
+        if let Some(details) = delta.reasoning_details {
+            for d in details {
+                merge_detail(&mut self.details, d);
+            }
+        }
+        if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
+            out.push(StreamEvent::TextDelta { text });
+        }
+        if let Some(text) = delta.refusal.filter(|t| !t.is_empty()) {
+            self.refusal = true;
+            out.push(StreamEvent::TextDelta { text });
+        }
+        for call in delta.tool_calls.into_iter().flatten() {
+            self.on_tool_delta(call, out);
+        }
+        Ok(())
+    }
+
+    fn on_tool_delta(&mut self, call: ToolCallDelta, out: &mut Vec<StreamEvent>) {
+        let pos = match call.index {
+            Some(index) => self.slots.iter().position(|s| s.index == index),
+            // No index (older Ollama): a fragment with an id opens the next slot, one without
+            // continues the last call.
+            None if call.id.is_some() => None,
+            None => self.slots.len().checked_sub(1),
+        };
+        let pos = match pos {
+            Some(p) => p,
+            None => {
+                let index = call
+                    .index
+                    .unwrap_or_else(|| self.slots.iter().map(|s| s.index + 1).max().unwrap_or(0));
+                self.slots.push(Slot {
+                    index,
+                    ..Slot::default()
+                });
+                self.slots.len() - 1
+            }
+        };
+        let slot = &mut self.slots[pos];
+        if let Some(id) = call.id.filter(|id| !id.is_empty())
+            && slot.id.is_empty()
+        {
+            slot.id = id;
+        }
+        let (name, args) = match call.function {
+            Some(f) => (f.name, f.arguments),
+            None => (None, None),
+        };
+        if let Some(name) = name.filter(|n| !n.is_empty())
+            && slot.name.is_empty()
+        {
+            slot.name = name;
+        }
+        if !slot.started && !slot.name.is_empty() {
+            if slot.id.is_empty() {
+                slot.id = new_call_id();
+            }
+            slot.started = true;
+            out.push(StreamEvent::ToolCallStart {
+                id: slot.id.clone(),
+                name: slot.name.clone(),
+                signature: None,
+            });
+            if !slot.args.is_empty() {
+                out.push(StreamEvent::ToolArgsDelta {
+                    id: slot.id.clone(),
+                    json: slot.args.clone(),
+                });
+            }
+        }
+        if let Some(args) = args.filter(|a| !a.is_empty()) {
+            slot.args.push_str(&args);
+            if slot.started {
+                out.push(StreamEvent::ToolArgsDelta {
+                    id: slot.id.clone(),
+                    json: args,
+                });
+            }
+        }
+    }
+
+    fn close_calls(&mut self, out: &mut Vec<StreamEvent>) {
+        for slot in &mut self.slots {
+            if slot.started && !slot.ended {
+                slot.ended = true;
+                out.push(StreamEvent::ToolCallEnd { id: slot.id.clone() });
+            }
+        }
+    }
+
+    fn finalize(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+        self.done = true;
+        if let Some(slot) = self.slots.iter().find(|s| !s.started) {
+            return Err(ProviderError::Malformed(format!(
+                "tool call at index {} never named its function",
+                slot.index
+            )));
+        }
+        let reason = map_finish(
+            self.finish.as_deref().unwrap_or("stop"),
+            !self.slots.is_empty(),
+            self.refusal,
+        );
+        if reason == FinishReason::Length
+            && let Some(slot) = self
+                .slots
+                .iter()
+                .find(|s| serde_json::from_str::<Value>(&s.args).is_err())
+        {
+            return Err(truncated_call_error(&slot.name, &slot.id));
+        }
+        self.close_calls(out);
+        for data in self.details.drain(..) {
+            out.push(StreamEvent::ReasoningOpaque { data });
+        }
+        out.push(StreamEvent::Done { finish_reason: reason });
+        Ok(())
+    }
+}
+
+impl WireDecoder for OpenAiDecoder {
+    fn on_event(&mut self, event: &SseEvent, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+        if self.done {
+            return Ok(());
+        }
+        let data = event.data.trim();
+        if data == "[DONE]" {
+            if self.finish.is_none() {
+                return Err(ProviderError::Malformed(
+                    "the stream ended ([DONE]) before any finish_reason".into(),
+                ));
+            }
+            return self.finalize(out);
+        }
+        if data.is_empty() {
+            return Ok(());
+        }
+        let chunk: Chunk = serde_json::from_str(data).map_err(|e| malformed_json("a stream chunk", data, &e))?;
+        if let Some(error) = chunk.error {
+            return Err(ErrorInfo::from_value(&json!({ "error": error })).into_stream_error(500));
+        }
+        for choice in chunk.choices.into_iter().flatten() {
+            if choice.index.unwrap_or(0) != 0 {
+                continue;
+            }
+            if let Some(delta) = choice.delta.or(choice.message) {
+                self.on_delta(delta, out)?;
+            }
+            if let Some(reason) = choice.finish_reason
+                && self.finish.is_none()
+            {
+                self.finish = Some(reason);
+                self.close_calls(out);
+            }
+        }
+        if let Some(usage) = chunk.usage {
+            out.push(StreamEvent::Usage {
+                usage: usage.to_usage(),
+            });
+        }
+        Ok(())
+    }
+
+    fn on_end(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+        if self.done {
+            return Ok(());
+        }
+        if self.finish.is_none() {
+            return Err(ProviderError::Malformed(
+                "the stream ended before the model finished (no finish_reason, no [DONE])".into(),
+            ));
+        }
+        self.finalize(out)
+    }
+}
+
+/// Merges one streamed `reasoning_details` item into the list, by its `index`: text-like
+/// fields are concatenated, other fields take the latest value.
+fn merge_detail(list: &mut Vec<Value>, item: Value) {
+    let index = item.get("index").and_then(Value::as_u64);
+    let existing = index.and_then(|i| {
+        list.iter_mut()
+            .find(|v| v.get("index").and_then(Value::as_u64) == Some(i) && v.get("type") == item.get("type"))
+    });
+    match (existing, item) {
+        (Some(Value::Object(target)), Value::Object(source)) => {
+            for (key, value) in source {
+                match (target.get_mut(&key), &value) {
+                    (Some(Value::String(old)), Value::String(new))
+                        if matches!(key.as_str(), "text" | "summary" | "data") =>
+                    {
+                        old.push_str(new)
+                    }
+                    (_, Value::Null) => {}
+                    _ => {
+                        target.insert(key, value);
+                    }
+                }
+            }
+        }
+        (_, item) => list.push(item),
+    }
+}
+
+fn map_finish(reason: &str, has_calls: bool, refusal: bool) -> FinishReason {
+    match reason {
+        "tool_calls" | "function_call" => FinishReason::ToolCalls,
+        // Some servers (older Ollama) end tool calls with "stop".
+        "stop" | "end_turn" | "eos" if has_calls => FinishReason::ToolCalls,
+        "stop" | "end_turn" | "eos" if refusal => FinishReason::ContentFilter,
+        "stop" | "end_turn" | "eos" => FinishReason::Stop,
+        "length" | "max_tokens" => FinishReason::Length,
+        "content_filter" => FinishReason::ContentFilter,
+        other => FinishReason::Other(other.to_owned()),
+    }
+}
+
+/// Reads a non-streamed Chat Completions body into the same events a stream would give.
+pub fn parse_response(body: &[u8]) -> Result<Vec<StreamEvent>, ProviderError> {
+    let text = String::from_utf8_lossy(body);
+    let chunk: Chunk = serde_json::from_slice(body).map_err(|e| malformed_json("the response body", &text, &e))?;
+    if let Some(error) = chunk.error {
+        return Err(ErrorInfo::from_value(&json!({ "error": error })).into_stream_error(500));
+    }
+    let choice = chunk.choices.and_then(|c| c.into_iter().next()).ok_or_else(|| {
+        ProviderError::Malformed(format!("the response has no choices: {}", crate::sse::excerpt(&text)))
+    })?;
+    let mut decoder = OpenAiDecoder::new();
+    let mut out = Vec::new();
+    if let Some(message) = choice.message.or(choice.delta) {
+        // Whole tool calls have no index: number them in order.
+        let mut message = message;
+        if let Some(calls) = message.tool_calls.as_mut() {
+            for (i, c) in calls.iter_mut().enumerate() {
+                c.index.get_or_insert(i as u32);
+            }
+        }
+        decoder.on_delta(message, &mut out)?;
+    }
+    decoder.finish = Some(choice.finish_reason.unwrap_or_else(|| "stop".into()));
+    if let Some(usage) = chunk.usage {
+        out.push(StreamEvent::Usage {
+            usage: usage.to_usage(),
+        });
+    }
+    decoder.finalize(&mut out)?;
+    Ok(out)
+}
+
+/// The OpenAI-compatible Chat Completions adapter.
+///
+/// ```
+/// use agent_providers::{OpenAiCompatible, ProviderConfig, ProviderKind};
+/// let config = ProviderConfig::new(ProviderKind::OpenAiCompatible, "llama3.2", "unused-key")
+///     .with_base_url("http://127.0.0.1:11434/v1");
+/// let provider = OpenAiCompatible::new(&config).unwrap();
+/// assert_eq!(provider.url(), "http://127.0.0.1:11434/v1/chat/completions");
+/// ```
+#[derive(Debug, Clone)]
+pub struct OpenAiCompatible {
+    model: String,
+    url: String,
+    headers: HeaderMap,
+    transport: Transport,
+    streaming: bool,
+    max_input_tokens: Option<u64>,
+}
+
+impl OpenAiCompatible {
+    /// Builds the adapter from a configuration (its `kind` is not checked).
+    pub fn new(config: &ProviderConfig) -> Result<Self, ProviderError> {
+        let base = config
+            .base_url
+            .as_deref()
+            .unwrap_or(DEFAULT_BASE_URL)
+            .trim_end_matches('/');
+        let url = if base.ends_with("/chat/completions") {
+            base.to_owned()
+        } else {
+            format!("{base}/chat/completions")
+        };
+        let mut headers = header_map(&config.headers)?;
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        let key = config.api_key.expose();
+        if !key.is_empty() {
+            let mut value = HeaderValue::from_str(&format!("Bearer {key}"))
+                .map_err(|_| ProviderError::Config("the API key contains characters not allowed in a header".into()))?;
+            value.set_sensitive(true);
+            headers.insert(AUTHORIZATION, value);
+        }
+        Ok(OpenAiCompatible {
+            model: config.model.clone(),
+            url,
+            headers,
+            transport: Transport::new(config.http.clone(), key)?,
+            streaming: config.streaming,
+            max_input_tokens: config.max_input_tokens,
+        })
+    }
+
+    /// The endpoint this adapter posts to.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The same adapter (sharing its connection pool) for another model.
+    pub fn with_model(&self, model: impl Into<String>) -> Self {
+        let mut other = self.clone();
+        other.model = model.into();
+        other
+    }
+}
+
+#[async_trait]
+impl Provider for OpenAiCompatible {
+    fn id(&self) -> &str {
+        "openai-compatible"
+    }
+
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn max_input_tokens(&self) -> Option<u64> {
+        self.max_input_tokens
+    }
+
+    async fn stream(&self, request: &ModelRequest, cancel: CancellationToken) -> Result<EventStream, ProviderError> {
+        let deadline = Instant::now() + self.transport.http.call_timeout;
+        let body = serde_json::to_vec(&request_body(&self.model, request, self.streaming))
+            .map_err(|e| ProviderError::BadRequest(format!("could not encode the request: {e}")))?;
+        let response = self
+            .transport
+            .post(&self.url, &self.headers, Bytes::from(body), &cancel, deadline)
+            .await?;
+        if self.streaming {
+            return Ok(self.transport.drive(response, OpenAiDecoder::new(), cancel, deadline));
+        }
+        let body = self.transport.read_body(response, &cancel, deadline).await?;
+        let events = parse_response(&body).map_err(|e| self.transport.redact(e))?;
+        Ok(futures::stream::iter(events.into_iter().map(Ok)).boxed())
+    }
+}

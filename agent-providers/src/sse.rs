@@ -1,0 +1,224 @@
+//! An incremental Server-Sent Events parser that accepts bytes cut anywhere.
+//!
+//! Chunks may split a line, a CRLF pair or a multi-byte UTF-8 character: the parser keeps the
+//! unfinished tail and only decodes whole lines. `data:` lines of one event are joined with
+//! `\n`, comment lines (`: ...`, such as OpenRouter's `: OPENROUTER PROCESSING`) are skipped,
+//! and `\n`, `\r\n` and `\r` all end a line (Gemini separates events with CRLF CRLF).
+
+use agent_core::ProviderError;
+
+/// The largest event the parser buffers before reporting the stream as malformed.
+pub const MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
+
+/// One dispatched SSE event.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SseEvent {
+    /// The `event:` field (empty when the server sent none).
+    pub event: String,
+    /// The `data:` lines joined with `\n`.
+    pub data: String,
+}
+
+/// Incremental SSE parser: feed it chunks with [`SseParser::push`], then call
+/// [`SseParser::finish`] at the end of the body.
+#[derive(Debug, Default)]
+pub struct SseParser {
+    buf: Vec<u8>,
+    event: String,
+    data: String,
+    has_data: bool,
+    /// The previous chunk ended with `\r`: a `\n` at the start of the next one belongs to it.
+    skip_lf: bool,
+}
+
+impl SseParser {
+    /// A parser with nothing buffered.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Feeds one chunk and appends every event it completes to `out`.
+    pub fn push(&mut self, chunk: &[u8], out: &mut Vec<SseEvent>) -> Result<(), ProviderError> {
+        let mut chunk = chunk;
+        if self.skip_lf {
+            if let Some((&b'\n', rest)) = chunk.split_first() {
+                chunk = rest;
+            }
+            if !chunk.is_empty() {
+                self.skip_lf = false;
+            }
+        }
+        if self.buf.is_empty() {
+            let consumed = self.lines(chunk, out)?;
+            self.buf.extend_from_slice(&chunk[consumed..]);
+        } else {
+            self.buf.extend_from_slice(chunk);
+            let buf = std::mem::take(&mut self.buf);
+            let consumed = self.lines(&buf, out);
+            self.buf = buf;
+            let consumed = consumed?;
+            self.buf.drain(..consumed);
+        }
+        if self.buf.len() + self.data.len() > MAX_EVENT_BYTES {
+            return Err(ProviderError::Malformed(format!(
+                "an SSE event exceeds {MAX_EVENT_BYTES} bytes"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Ends the body: a last line without a line break and an event without its closing blank
+    /// line are still dispatched (several real servers end the body that way).
+    pub fn finish(&mut self, out: &mut Vec<SseEvent>) -> Result<(), ProviderError> {
+        if !self.buf.is_empty() {
+            let buf = std::mem::take(&mut self.buf);
+            self.line(&buf, out)?;
+        }
+        self.dispatch(out);
+        Ok(())
+    }
+
+    /// Processes every complete line of `bytes`; returns how many bytes were consumed.
+    fn lines(&mut self, bytes: &[u8], out: &mut Vec<SseEvent>) -> Result<usize, ProviderError> {
+        let mut start = 0;
+        while let Some(offset) = bytes[start..].iter().position(|&b| b == b'\n' || b == b'\r') {
+            let end = start + offset;
+            let next = if bytes[end] == b'\r' {
+                match bytes.get(end + 1) {
+                    Some(b'\n') => end + 2,
+                    Some(_) => end + 1,
+                    None => {
+                        // A lone CR at the end of the chunk: the LF may be in the next one.
+                        self.skip_lf = true;
+                        end + 1
+                    }
+                }
+            } else {
+                end + 1
+            };
+            self.line(&bytes[start..end], out)?;
+            start = next;
+        }
+        Ok(start)
+    }
+
+    fn line(&mut self, line: &[u8], out: &mut Vec<SseEvent>) -> Result<(), ProviderError> {
+        if line.is_empty() {
+            self.dispatch(out);
+            return Ok(());
+        }
+        if line[0] == b':' {
+            return Ok(());
+        }
+        let line = std::str::from_utf8(line).map_err(|_| {
+            ProviderError::Malformed(format!("invalid UTF-8 in the event stream: {}", excerpt_bytes(line)))
+        })?;
+        let (field, value) = match line.find(':') {
+            Some(i) => {
+                let value = &line[i + 1..];
+                (&line[..i], value.strip_prefix(' ').unwrap_or(value))
+            }
+            None => (line, ""),
+        };
+        match field {
+            "data" => {
+                if self.has_data {
+                    self.data.push('\n');
+                }
+                self.data.push_str(value);
+                self.has_data = true;
+            }
+            "event" => {
+                self.event.clear();
+                self.event.push_str(value);
+            }
+            _ => {} // id, retry and unknown fields do not matter here
+        }
+        Ok(())
+    }
+
+    fn dispatch(&mut self, out: &mut Vec<SseEvent>) {
+        if self.has_data {
+            out.push(SseEvent {
+                event: std::mem::take(&mut self.event),
+                data: std::mem::take(&mut self.data),
+            });
+            self.has_data = false;
+        } else {
+            self.event.clear();
+        }
+    }
+}
+
+/// A short, printable excerpt of raw bytes for error messages.
+pub(crate) fn excerpt_bytes(bytes: &[u8]) -> String {
+    excerpt(&String::from_utf8_lossy(bytes))
+}
+
+/// At most 120 characters of `text`, on one line, for error messages.
+pub(crate) fn excerpt(text: &str) -> String {
+    const MAX: usize = 120;
+    let mut out: String = text
+        .chars()
+        .take(MAX)
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if text.chars().count() > MAX {
+        out.push('…');
+    }
+    format!("{:?}", out.trim())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn parse_in_pieces(body: &[u8], size: usize) -> Vec<SseEvent> {
+        let mut parser = SseParser::new();
+        let mut out = Vec::new();
+        for piece in body.chunks(size) {
+            parser.push(piece, &mut out).unwrap();
+        }
+        parser.finish(&mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn every_split_gives_the_same_events() {
+        let body =
+            "event: a\r\ndata: {\"t\":\"olá\"}\r\n\r\n: comment\n\ndata: x\ndata: y\n\ndata:z\r\rdata: last".as_bytes();
+        let whole = parse_in_pieces(body, body.len());
+        assert_eq!(
+            whole,
+            vec![
+                SseEvent {
+                    event: "a".into(),
+                    data: "{\"t\":\"olá\"}".into()
+                },
+                SseEvent {
+                    event: "".into(),
+                    data: "x\ny".into()
+                },
+                SseEvent {
+                    event: "".into(),
+                    data: "z".into()
+                },
+                SseEvent {
+                    event: "".into(),
+                    data: "last".into()
+                },
+            ]
+        );
+        for size in 1..body.len() {
+            assert_eq!(parse_in_pieces(body, size), whole, "chunk size {size}");
+        }
+    }
+
+    #[test]
+    fn invalid_utf8_is_malformed() {
+        let mut parser = SseParser::new();
+        let err = parser.push(b"data: \xff\xfe\n\n", &mut Vec::new()).unwrap_err();
+        assert!(matches!(err, ProviderError::Malformed(_)));
+    }
+}

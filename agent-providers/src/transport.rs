@@ -1,0 +1,368 @@
+//! HTTP transport shared by the adapters: timeouts, retries with backoff and `Retry-After`,
+//! cancellation, and the streaming driver that feeds SSE bytes to a wire decoder.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use agent_core::{CancellationToken, EventStream, ProviderError, StreamEvent};
+use bytes::Bytes;
+use futures::StreamExt;
+use reqwest::header::HeaderMap;
+use tokio::time::Instant;
+
+use crate::errors;
+use crate::sse::{SseEvent, SseParser};
+
+/// Timeouts and retry policy of an adapter. Every field is public and has the documented
+/// default; use struct-update syntax to change a few.
+///
+/// ```
+/// use std::time::Duration;
+/// use agent_providers::HttpConfig;
+/// let http = HttpConfig { max_attempts: 5, idle_timeout: Duration::from_secs(30), ..HttpConfig::default() };
+/// assert_eq!(http.connect_timeout, Duration::from_secs(30));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct HttpConfig {
+    /// Establishing the TCP/TLS connection (default 30 s).
+    pub connect_timeout: Duration,
+    /// Waiting for the response headers, and for a whole non-streamed body (default 60 s).
+    pub read_timeout: Duration,
+    /// The longest silence between two chunks of a streamed body (default 120 s).
+    pub idle_timeout: Duration,
+    /// The whole model call, retries and stream included (default 180 s). The agent loop
+    /// enforces its own model-call timeout as well.
+    pub call_timeout: Duration,
+    /// Attempts per call, the first included (default 3). Retries happen on 429, 5xx,
+    /// timeouts and transport errors, before any byte of the answer has been read.
+    pub max_attempts: u32,
+    /// The first backoff delay; each retry doubles it, with full jitter (default 500 ms).
+    pub backoff_base: Duration,
+    /// The largest backoff delay (default 8 s).
+    pub backoff_max: Duration,
+    /// The longest `Retry-After` honoured; a server asking for more fails the call at once, so
+    /// that a fallback route can take over (default 60 s).
+    pub max_retry_after: Duration,
+    /// Sent as `User-Agent`.
+    pub user_agent: String,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            connect_timeout: Duration::from_secs(30),
+            read_timeout: Duration::from_secs(60),
+            idle_timeout: Duration::from_secs(120),
+            call_timeout: Duration::from_secs(180),
+            max_attempts: 3,
+            backoff_base: Duration::from_millis(500),
+            backoff_max: Duration::from_secs(8),
+            max_retry_after: Duration::from_secs(60),
+            user_agent: concat!("agent-providers/", env!("CARGO_PKG_VERSION")).to_owned(),
+        }
+    }
+}
+
+/// One decoder of a provider's streamed wire format: SSE events in, stream events out.
+pub trait WireDecoder: Send + 'static {
+    /// Handles one SSE event, appending what it means to `out`. An error ends the stream
+    /// (after the events already in `out`).
+    fn on_event(&mut self, event: &SseEvent, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError>;
+    /// Handles the end of the body: emits the final events or reports a truncated stream.
+    fn on_end(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError>;
+}
+
+/// Decodes a whole SSE body in one go (tests, benchmarks, recorded bodies). Events before an
+/// error are kept; the error, if any, comes last.
+pub fn decode_sse<D: WireDecoder>(decoder: &mut D, body: &[u8]) -> (Vec<StreamEvent>, Option<ProviderError>) {
+    let mut parser = SseParser::new();
+    let mut sse = Vec::new();
+    let mut out = Vec::new();
+    let result = (|| {
+        parser.push(body, &mut sse)?;
+        parser.finish(&mut sse)?;
+        for event in &sse {
+            decoder.on_event(event, &mut out)?;
+        }
+        decoder.on_end(&mut out)
+    })();
+    (out, result.err())
+}
+
+/// The HTTP side of an adapter: a pooled client, the policy, and the secret to redact.
+#[derive(Debug, Clone)]
+pub(crate) struct Transport {
+    client: reqwest::Client,
+    pub(crate) http: HttpConfig,
+    secret: String,
+}
+
+impl Transport {
+    pub(crate) fn new(http: HttpConfig, secret: &str) -> Result<Self, ProviderError> {
+        let client = reqwest::Client::builder()
+            .connect_timeout(http.connect_timeout)
+            .user_agent(http.user_agent.clone())
+            .tcp_nodelay(true)
+            .build()
+            .map_err(|e| ProviderError::Config(format!("could not build the HTTP client: {e}")))?;
+        Ok(Transport {
+            client,
+            http,
+            secret: secret.to_owned(),
+        })
+    }
+
+    pub(crate) fn redact(&self, err: ProviderError) -> ProviderError {
+        errors::redact_error(err, &self.secret)
+    }
+
+    /// POSTs `body`, retrying per the policy, and returns the first successful response.
+    pub(crate) async fn post(
+        &self,
+        url: &str,
+        headers: &HeaderMap,
+        body: Bytes,
+        cancel: &CancellationToken,
+        deadline: Instant,
+    ) -> Result<reqwest::Response, ProviderError> {
+        let mut attempt = 1;
+        loop {
+            let err = match self.attempt(url, headers, body.clone(), cancel, deadline).await {
+                Ok(response) => return Ok(response),
+                Err(ProviderError::Cancelled) => return Err(ProviderError::Cancelled),
+                Err(err) => self.redact(err),
+            };
+            if !err.is_retryable() || attempt >= self.http.max_attempts {
+                return Err(err);
+            }
+            let delay = match &err {
+                ProviderError::RateLimited {
+                    retry_after: Some(hint),
+                    ..
+                } => {
+                    if *hint > self.http.max_retry_after {
+                        return Err(err);
+                    }
+                    *hint
+                }
+                _ => self.backoff(attempt),
+            };
+            if Instant::now() + delay >= deadline {
+                return Err(err);
+            }
+            tracing::warn!(url, attempt, delay_ms = delay.as_millis() as u64, error = %err, "model call failed; retrying");
+            tokio::select! {
+                _ = cancel.cancelled() => return Err(ProviderError::Cancelled),
+                _ = tokio::time::sleep(delay) => {}
+            }
+            attempt += 1;
+        }
+    }
+
+    fn backoff(&self, attempt: u32) -> Duration {
+        let exp = self
+            .http
+            .backoff_base
+            .saturating_mul(1u32 << (attempt - 1).min(16))
+            .min(self.http.backoff_max);
+        // Full jitter: anywhere between half and all of the exponential delay.
+        let factor: f64 = 0.5 + rand::random::<f64>() * 0.5;
+        exp.mul_f64(factor)
+    }
+
+    async fn attempt(
+        &self,
+        url: &str,
+        headers: &HeaderMap,
+        body: Bytes,
+        cancel: &CancellationToken,
+        deadline: Instant,
+    ) -> Result<reqwest::Response, ProviderError> {
+        let send = self.client.post(url).headers(headers.clone()).body(body).send();
+        let wait = self
+            .http
+            .read_timeout
+            .min(deadline.saturating_duration_since(Instant::now()));
+        let response = tokio::select! {
+            _ = cancel.cancelled() => return Err(ProviderError::Cancelled),
+            r = tokio::time::timeout(wait, send) => match r {
+                Err(_) => return Err(ProviderError::Timeout(format!(
+                    "no response from the provider within {} s", wait.as_secs_f64()
+                ))),
+                Ok(Err(e)) => return Err(map_reqwest(e)),
+                Ok(Ok(response)) => response,
+            },
+        };
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
+        let headers = response.headers().clone();
+        let body = tokio::select! {
+            _ = cancel.cancelled() => return Err(ProviderError::Cancelled),
+            r = tokio::time::timeout(self.http.read_timeout, response.bytes()) => match r {
+                Ok(Ok(body)) => body,
+                _ => Bytes::new(),
+            },
+        };
+        Err(errors::from_status(status.as_u16(), &headers, &body))
+    }
+
+    /// Reads a whole (non-streamed) body within the read timeout.
+    pub(crate) async fn read_body(
+        &self,
+        response: reqwest::Response,
+        cancel: &CancellationToken,
+        deadline: Instant,
+    ) -> Result<Bytes, ProviderError> {
+        let wait = self
+            .http
+            .read_timeout
+            .min(deadline.saturating_duration_since(Instant::now()));
+        tokio::select! {
+            _ = cancel.cancelled() => Err(ProviderError::Cancelled),
+            r = tokio::time::timeout(wait, response.bytes()) => match r {
+                Err(_) => Err(ProviderError::Timeout(format!(
+                    "the response body did not arrive within {} s", wait.as_secs_f64()
+                ))),
+                Ok(Err(e)) => Err(self.redact(map_reqwest(e))),
+                Ok(Ok(body)) => Ok(body),
+            },
+        }
+    }
+
+    /// Turns a streamed response into stream events through `decoder`.
+    pub(crate) fn drive<D: WireDecoder>(
+        &self,
+        response: reqwest::Response,
+        decoder: D,
+        cancel: CancellationToken,
+        deadline: Instant,
+    ) -> EventStream {
+        let state = Drive {
+            response: Some(response),
+            parser: SseParser::new(),
+            decoder,
+            queue: VecDeque::new(),
+            pending_err: None,
+            sse: Vec::new(),
+            out: Vec::new(),
+            idle: self.http.idle_timeout,
+            deadline,
+            cancel,
+            secret: self.secret.clone(),
+        };
+        futures::stream::unfold(state, |mut s| async move {
+            loop {
+                if let Some(event) = s.queue.pop_front() {
+                    return Some((Ok(event), s));
+                }
+                if let Some(err) = s.pending_err.take() {
+                    s.response = None;
+                    return Some((Err(errors::redact_error(err, &s.secret)), s));
+                }
+                let response = s.response.as_mut()?;
+                let now = Instant::now();
+                let (wait, whole_call) = if s.deadline <= now + s.idle {
+                    (s.deadline.saturating_duration_since(now), true)
+                } else {
+                    (s.idle, false)
+                };
+                let chunk = tokio::select! {
+                    _ = s.cancel.cancelled() => Err(ProviderError::Cancelled),
+                    r = tokio::time::timeout(wait, response.chunk()) => match r {
+                        Err(_) if whole_call => Err(ProviderError::Timeout("the model call took longer than the call timeout".into())),
+                        Err(_) => Err(ProviderError::Timeout(format!(
+                            "the stream was idle for {} s (stream idle timeout)", wait.as_secs_f64()
+                        ))),
+                        Ok(Err(e)) => Err(map_reqwest(e)),
+                        Ok(Ok(chunk)) => Ok(chunk),
+                    },
+                };
+                match chunk {
+                    Err(err) => s.pending_err = Some(err),
+                    Ok(Some(bytes)) => {
+                        if let Err(err) = s.feed(&bytes) {
+                            s.pending_err = Some(err);
+                        }
+                    }
+                    Ok(None) => {
+                        let result = s.end();
+                        s.response = None;
+                        if let Err(err) = result {
+                            s.pending_err = Some(err);
+                        }
+                    }
+                }
+            }
+        })
+        .boxed()
+    }
+}
+
+struct Drive<D> {
+    response: Option<reqwest::Response>,
+    parser: SseParser,
+    decoder: D,
+    queue: VecDeque<StreamEvent>,
+    pending_err: Option<ProviderError>,
+    sse: Vec<SseEvent>,
+    out: Vec<StreamEvent>,
+    idle: Duration,
+    deadline: Instant,
+    cancel: CancellationToken,
+    secret: String,
+}
+
+impl<D: WireDecoder> Drive<D> {
+    fn feed(&mut self, bytes: &[u8]) -> Result<(), ProviderError> {
+        let result = self.parser.push(bytes, &mut self.sse).and_then(|()| self.decode());
+        self.queue.extend(self.out.drain(..));
+        result
+    }
+
+    fn decode(&mut self) -> Result<(), ProviderError> {
+        for event in self.sse.drain(..) {
+            self.decoder.on_event(&event, &mut self.out)?;
+        }
+        Ok(())
+    }
+
+    fn end(&mut self) -> Result<(), ProviderError> {
+        let result = self
+            .parser
+            .finish(&mut self.sse)
+            .and_then(|()| self.decode())
+            .and_then(|()| self.decoder.on_end(&mut self.out));
+        self.queue.extend(self.out.drain(..));
+        result
+    }
+}
+
+/// Maps a reqwest error to a provider error kind.
+pub(crate) fn map_reqwest(e: reqwest::Error) -> ProviderError {
+    let detail = error_chain(&e);
+    if e.is_timeout() {
+        ProviderError::Timeout(detail)
+    } else if e.is_connect() {
+        ProviderError::Transport(format!("could not connect: {detail}"))
+    } else if e.is_decode() {
+        ProviderError::Malformed(detail)
+    } else {
+        ProviderError::Transport(detail)
+    }
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let s_text = s.to_string();
+        if !text.contains(&s_text) {
+            text.push_str(": ");
+            text.push_str(&s_text);
+        }
+        source = s.source();
+    }
+    text
+}
