@@ -48,8 +48,9 @@ pub mod tabs;
 pub mod tool;
 
 pub use agent::{
-    Agent, AgentBuilder, AgentConfig, AgentError, DenialPolicy, EventObserver, Outcome, OutcomeStatus, Run, RunEvents,
-    RunState, RunStatus, Session,
+    Agent, AgentBuilder, AgentConfig, AgentError, CLARIFICATION_TOOL, Clarification, ClarificationError,
+    ClarificationKind, DenialPolicy, EventObserver, Outcome, OutcomeStatus, Run, RunEvents, RunState, RunStatus,
+    Session,
 };
 pub use compress::{CompressionConfig, compress_json};
 pub use event::{AgentEvent, EventKind};

@@ -43,6 +43,8 @@ pub struct AgentConfig {
     pub max_output_tokens: Option<u32>,
     /// Sampling temperature passed to the provider.
     pub temperature: Option<f32>,
+    /// How long a clarification question waits for an answer (default 30 min).
+    pub clarification_ttl: Duration,
 }
 
 impl Default for AgentConfig {
@@ -59,6 +61,7 @@ impl Default for AgentConfig {
             event_buffer: 1024,
             max_output_tokens: None,
             temperature: None,
+            clarification_ttl: Duration::from_secs(30 * 60),
         }
     }
 }

@@ -30,6 +30,18 @@ impl Emitter {
         let _ = self.sender.send(event);
     }
 
+    /// An emitter for work that outlives the run (a parked question's expiry): it reaches the
+    /// agent's observers only, since the run's event stream has ended.
+    pub fn observers_only(&self) -> Emitter {
+        let (sender, _) = broadcast::channel(1);
+        Emitter {
+            session_id: self.session_id.clone(),
+            sender,
+            observers: self.observers.clone(),
+            status: self.status.clone(),
+        }
+    }
+
     pub fn update(&self, change: impl FnOnce(&mut super::RunStatus)) {
         if let Ok(mut status) = self.status.lock() {
             change(&mut status);

@@ -1,5 +1,6 @@
 //! The agent: configuration, sessions, and turns ([`Run`]s) driven by the ReAct loop.
 
+mod clarify;
 mod config;
 mod context;
 mod emit;
@@ -15,6 +16,7 @@ use tokio::runtime::Handle;
 use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 
+pub use clarify::{CLARIFICATION_TOOL, Clarification, ClarificationError, ClarificationKind};
 pub use config::{AgentConfig, DenialPolicy};
 pub use emit::EventObserver;
 pub use run::{Outcome, OutcomeStatus, Run, RunEvents, RunState, RunStatus};
@@ -65,6 +67,44 @@ pub(crate) struct AgentInner {
 pub(crate) struct SessionState {
     pub id: SessionId,
     pub history: tokio::sync::Mutex<History>,
+    /// The question a turn is parked on, and the token that stops its expiry watcher.
+    pending: Mutex<Option<(Clarification, CancellationToken)>>,
+}
+
+impl SessionState {
+    fn new(id: SessionId, history: History) -> Self {
+        SessionState {
+            id,
+            history: tokio::sync::Mutex::new(history),
+            pending: Mutex::new(None),
+        }
+    }
+
+    pub fn pending_clarification(&self) -> Option<Clarification> {
+        self.pending.lock().ok()?.as_ref().map(|(q, _)| q.clone())
+    }
+
+    /// Records a pending question; returns the token that is cancelled once it is resolved.
+    pub fn set_pending(&self, question: Clarification) -> CancellationToken {
+        let resolved = CancellationToken::new();
+        if let Ok(mut pending) = self.pending.lock() {
+            if let Some((_, old)) = pending.replace((question, resolved.clone())) {
+                old.cancel();
+            }
+        }
+        resolved
+    }
+
+    /// Takes the pending question (only the one with `id`, when given) and stops its watcher.
+    pub fn take_pending(&self, id: Option<&str>) -> Option<Clarification> {
+        let mut pending = self.pending.lock().ok()?;
+        if id.is_some_and(|id| pending.as_ref().is_some_and(|(q, _)| q.id != id)) {
+            return None;
+        }
+        let (question, resolved) = pending.take()?;
+        resolved.cancel();
+        Some(question)
+    }
 }
 
 /// An LLM agent: a provider, tools, an optional store and gate, and the loop's configuration.
@@ -109,6 +149,7 @@ pub struct AgentBuilder {
     config: AgentConfig,
     observers: Vec<EventObserver>,
     runtime: Option<Handle>,
+    clarification: bool,
 }
 
 impl AgentBuilder {
@@ -188,6 +229,14 @@ impl AgentBuilder {
         self
     }
 
+    /// Offers the model the built-in `ask_clarification` tool: a turn that calls it ends
+    /// `awaiting_user` with the question persisted, and continues when the host answers with
+    /// [`Session::answer_clarification`]. Off by default.
+    pub fn clarification(mut self, enabled: bool) -> Self {
+        self.clarification = enabled;
+        self
+    }
+
     /// The Tokio runtime turns run on (default: the runtime `build` is called in).
     pub fn runtime(mut self, handle: Handle) -> Self {
         self.runtime = Some(handle);
@@ -195,7 +244,10 @@ impl AgentBuilder {
     }
 
     /// Builds the agent.
-    pub fn build(self) -> Result<Agent, AgentError> {
+    pub fn build(mut self) -> Result<Agent, AgentError> {
+        if self.clarification {
+            self = self.tool(clarify::AskClarificationTool::new());
+        }
         if let Some(e) = self.tool_error {
             return Err(e.into());
         }
@@ -272,8 +324,42 @@ impl Agent {
             return Err(AgentError::SessionNotFound(id.clone()));
         }
         let mut history = History::load(store.as_ref(), id).await?;
-        turn::repair_interrupted(&mut history, Some(store), id).await?;
-        Ok(self.attach(id.clone(), history))
+        let parked = match store.parked_run(id).await? {
+            Some(json) => serde_json::from_value::<Clarification>(json).ok(),
+            None => None,
+        };
+        turn::repair_interrupted(
+            &mut history,
+            Some(store),
+            id,
+            parked.as_ref().map(|q| q.call_id.as_str()),
+        )
+        .await?;
+        let session = self.attach(id.clone(), history);
+        if let Some(question) = parked {
+            // The turn was parked on a question when the process stopped: keep waiting for the
+            // answer, for whatever is left of its time to live.
+            let left = question.expires_at_ms.saturating_sub(crate::store::now_millis()).max(0) as u64;
+            let question_id = question.id.clone();
+            let resolved = session.state.set_pending(question);
+            let (sender, _) = broadcast::channel(1);
+            let emitter = emit::Emitter {
+                session_id: id.clone(),
+                sender,
+                observers: self.inner.observers.clone(),
+                status: Arc::new(Mutex::new(RunStatus::default())),
+            };
+            turn::watch_question(
+                self.inner.clone(),
+                session.state.clone(),
+                question_id,
+                std::time::Duration::from_millis(left),
+                CancellationToken::new(),
+                resolved,
+                emitter,
+            );
+        }
+        Ok(session)
     }
 
     fn live_session(&self, id: &SessionId) -> Option<Arc<SessionState>> {
@@ -282,10 +368,7 @@ impl Agent {
     }
 
     fn attach(&self, id: SessionId, history: History) -> Session {
-        let state = Arc::new(SessionState {
-            id: id.clone(),
-            history: tokio::sync::Mutex::new(history),
-        });
+        let state = Arc::new(SessionState::new(id.clone(), history));
         if let Ok(mut sessions) = self.inner.sessions.lock() {
             sessions.retain(|_, s| s.strong_count() > 0);
             sessions.insert(id, Arc::downgrade(&state));
@@ -335,6 +418,36 @@ impl Session {
     /// Starts a turn whose cancellation is tied to `cancel` (cancel it, or a parent of it, to
     /// stop the turn). A token that is already cancelled ends the turn `cancelled` at once.
     pub fn send_with_cancel(&self, message: Message, cancel: CancellationToken) -> Run {
+        self.start(turn::TurnInput::User(message), cancel)
+    }
+
+    /// The question a turn of this session is parked on, if any.
+    pub fn pending_clarification(&self) -> Option<Clarification> {
+        self.state.pending_clarification()
+    }
+
+    /// Answers the pending question and continues the parked turn in a new [`Run`] (this
+    /// works after a restart too: the question is persisted). An answer that does not fit the
+    /// question (not one of the options, empty input, not yes/no) is refused and the question
+    /// stays pending.
+    pub fn answer_clarification(&self, clarification_id: &str, answer: &str) -> Result<Run, ClarificationError> {
+        let question = self
+            .state
+            .pending_clarification()
+            .filter(|q| q.id == clarification_id)
+            .ok_or_else(|| ClarificationError::NotPending(clarification_id.to_owned()))?;
+        if crate::store::now_millis() > question.expires_at_ms {
+            return Err(ClarificationError::Expired);
+        }
+        let answer = question.check_answer(answer)?;
+        let input = turn::TurnInput::Answer {
+            clarification_id: clarification_id.to_owned(),
+            answer,
+        };
+        Ok(self.start(input, CancellationToken::new()))
+    }
+
+    fn start(&self, input: turn::TurnInput, cancel: CancellationToken) -> Run {
         let inner = &self.agent.inner;
         let (sender, receiver) = broadcast::channel(inner.config.event_buffer.max(1));
         let (outcome_tx, outcome_rx) = watch::channel(None);
@@ -358,7 +471,7 @@ impl Session {
         let agent = inner.clone();
         let state = self.state.clone();
         inner.runtime.spawn(async move {
-            let outcome = turn::run_turn(agent, state, message, run_id, cancel, emitter).await;
+            let outcome = turn::run_turn(agent, state, input, run_id, cancel, emitter).await;
             let _ = outcome_tx.send(Some(outcome));
         });
         run

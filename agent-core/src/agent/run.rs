@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 
+use super::clarify::Clarification;
 use crate::event::{AgentEvent, EventKind};
 use crate::provider::Usage;
 use crate::session::SessionId;
@@ -65,6 +66,9 @@ pub struct Outcome {
     /// host-language exception). Not serialized.
     #[serde(skip)]
     pub error_source: Option<Arc<BoxError>>,
+    /// The question the turn is parked on, for `awaiting_user`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clarification: Option<Clarification>,
 }
 
 impl Outcome {
@@ -78,6 +82,7 @@ impl Outcome {
             error: None,
             error_kind: None,
             error_source: None,
+            clarification: None,
         }
     }
 

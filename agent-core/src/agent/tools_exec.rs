@@ -11,6 +11,7 @@ use futures::{FutureExt, StreamExt};
 use tokio_util::sync::CancellationToken;
 
 use super::AgentInner;
+use super::clarify::CLARIFICATION_TOOL;
 use super::config::DenialPolicy;
 use super::emit::Emitter;
 use super::run::RunState;
@@ -36,6 +37,8 @@ pub(crate) enum Stop {
 pub(crate) struct Executed {
     pub results: Vec<Message>,
     pub stop: Option<Stop>,
+    /// An `ask_clarification` call to park the turn on (its result comes with the answer).
+    pub question: Option<(ToolCall, serde_json::Value)>,
 }
 
 pub(crate) struct ExecCtx<'a> {
@@ -72,6 +75,7 @@ impl ExecCtx<'_> {
         let mut started = vec![false; calls.len()];
         let mut inflight = Inflight::new();
         let mut stop = None;
+        let mut question: Option<(usize, serde_json::Value)> = None;
 
         'calls: for (index, call) in calls.iter().enumerate() {
             let prepared = match self.prepare(call) {
@@ -81,6 +85,17 @@ impl ExecCtx<'_> {
                     continue;
                 }
             };
+            if call.name == CLARIFICATION_TOOL {
+                if question.is_some() {
+                    let message = "only one clarification question can be pending at a time; ask the others after \
+                                   this one is answered"
+                        .to_owned();
+                    slots[index] = Some(self.refuse(call, message).await);
+                } else {
+                    question = Some((index, prepared.args));
+                }
+                continue;
+            }
             let spec = prepared.tool.spec();
             if spec.gated {
                 match self.ask_gate(call, &prepared.args).await {
@@ -156,15 +171,27 @@ impl ExecCtx<'_> {
         // Dropping the set drops every unfinished tool future.
         drop(inflight);
 
+        // A question parks the turn only when nothing else stopped it.
+        let question = match (question, &stop) {
+            (Some((index, args)), None) => Some((index, args)),
+            _ => None,
+        };
         let mut results = Vec::with_capacity(calls.len());
         for (index, call) in calls.iter().enumerate() {
+            if question.as_ref().is_some_and(|(q, _)| *q == index) {
+                continue;
+            }
             match slots[index].take() {
                 Some(m) => results.push(m),
                 None => results.push(self.unfinished(call, started[index], stop.as_ref()).await),
             }
         }
         self.emitter.update(|s| s.current_tool = None);
-        Executed { results, stop }
+        Executed {
+            results,
+            stop,
+            question: question.map(|(index, args)| (calls[index].clone(), args)),
+        }
     }
 
     fn prepare(&self, call: &ToolCall) -> Result<Prepared, String> {

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
+use super::clarify::{CLARIFICATION_TOOL, Clarification, ClarificationError};
 use super::context;
 use super::emit::Emitter;
 use super::history::History;
@@ -14,10 +15,10 @@ use super::run::{Outcome, OutcomeStatus, RunState};
 use super::tools_exec::{ExecCtx, Stop, not_run};
 use super::{AgentInner, SessionState};
 use crate::event::EventKind;
-use crate::message::Message;
+use crate::message::{Message, ToolCall};
 use crate::provider::{ModelRequest, ModelResponse, ProviderError, ResponseAssembler, StreamEvent};
 use crate::session::SessionId;
-use crate::store::{Store, StoreError, ToolCallState, now_millis};
+use crate::store::{Store, StoreError, ToolCallRecord, ToolCallState, now_millis};
 
 /// The assistant message appended when a cap ends the turn.
 pub(crate) const CAP_MESSAGE: &str = "Reached maximum iteration limit";
@@ -25,10 +26,18 @@ pub(crate) const CAP_MESSAGE: &str = "Reached maximum iteration limit";
 /// Text of the result given to a call whose turn died before it finished (crash, panic).
 const INTERRUPTED: &str = "interrupted: the turn ended before this call finished; it may or may not have run";
 
+/// What starts a turn.
+pub(crate) enum TurnInput {
+    /// A new user message.
+    User(Message),
+    /// The answer to the pending clarification question (already checked).
+    Answer { clarification_id: String, answer: String },
+}
+
 pub(crate) async fn run_turn(
     agent: Arc<AgentInner>,
     state: Arc<SessionState>,
-    input: Message,
+    input: TurnInput,
     run_id: String,
     cancel: CancellationToken,
     emitter: Emitter,
@@ -36,11 +45,12 @@ pub(crate) async fn run_turn(
     emitter.emit(EventKind::RunStarted { run_id });
     let turn = Turn {
         agent: &agent,
+        state: &state,
         session: &state.id,
         cancel: &cancel,
         emitter: &emitter,
     };
-    let outcome = turn.drive(&state, input).await;
+    let outcome = turn.drive(input).await;
     finish(&emitter, outcome)
 }
 
@@ -76,7 +86,8 @@ fn finish(emitter: &Emitter, outcome: Outcome) -> Outcome {
 }
 
 struct Turn<'a> {
-    agent: &'a AgentInner,
+    agent: &'a Arc<AgentInner>,
+    state: &'a Arc<SessionState>,
     session: &'a SessionId,
     cancel: &'a CancellationToken,
     emitter: &'a Emitter,
@@ -89,20 +100,27 @@ enum CallFailed {
 }
 
 impl Turn<'_> {
-    async fn drive(&self, state: &SessionState, input: Message) -> Outcome {
+    async fn drive(&self, input: TurnInput) -> Outcome {
         let mut outcome = Outcome::new(OutcomeStatus::Done);
         let mut history = tokio::select! {
             biased;
             _ = self.cancel.cancelled() => return with_status(outcome, OutcomeStatus::Cancelled),
-            h = state.history.lock() => h,
+            h = self.state.history.lock() => h,
         };
         let store = self.agent.store.as_ref();
-        if let Err(e) = repair_interrupted(&mut history, store, self.session).await {
+        let parked_call = self.state.pending_clarification().map(|q| q.call_id);
+        if let Err(e) = repair_interrupted(&mut history, store, self.session, parked_call.as_deref()).await {
             return store_failed(outcome, e);
         }
-        history.turn_start = history.messages.len();
-        if let Err(e) = history.push(store, self.session, vec![input]).await {
-            return store_failed(outcome, e);
+        let started = match input {
+            TurnInput::User(message) => self.start_with_message(&mut history, message).await,
+            TurnInput::Answer {
+                clarification_id,
+                answer,
+            } => self.start_with_answer(&mut history, &clarification_id, &answer).await,
+        };
+        if let Err(failed) = started {
+            return *failed;
         }
 
         let config = &self.agent.config;
@@ -175,6 +193,23 @@ impl Turn<'_> {
 
             match executed.stop {
                 None if !over_cap.is_empty() => return self.capped(&mut history, outcome, results).await,
+                None if executed.question.is_some() => {
+                    if let Err(e) = history.push(store, self.session, results).await {
+                        return store_failed(outcome, e);
+                    }
+                    if let Some((call, args)) = executed.question {
+                        match self.park(&mut history, &call, &args).await {
+                            Ok(Some(question)) => {
+                                let mut parked = with_status(outcome, OutcomeStatus::AwaitingUser);
+                                parked.clarification = Some(question);
+                                return parked;
+                            }
+                            // The question was malformed: the model was told; go on.
+                            Ok(None) => {}
+                            Err(e) => return store_failed(outcome, e),
+                        }
+                    }
+                }
                 None => {
                     if let Err(e) = history.push(store, self.session, results).await {
                         return store_failed(outcome, e);
@@ -205,6 +240,89 @@ impl Turn<'_> {
                 }
             }
         }
+    }
+
+    /// Starts a turn with a user message; a pending question is dismissed first.
+    async fn start_with_message(&self, history: &mut History, message: Message) -> Result<(), Box<Outcome>> {
+        let store = self.agent.store.as_ref();
+        if let Some(pending) = self.state.take_pending(None) {
+            let text = "[Clarification dismissed]: the user sent a new message instead of answering";
+            settle_question(history, store, self.session, &pending, text)
+                .await
+                .map_err(|e| Box::new(store_failed(Outcome::new(OutcomeStatus::Error), e)))?;
+            self.emitter.emit(EventKind::ClarificationDismissed {
+                clarification_id: pending.id,
+                reason: "a new message arrived".into(),
+            });
+        }
+        history.turn_start = history.messages.len();
+        history
+            .push(store, self.session, vec![message])
+            .await
+            .map_err(|e| Box::new(store_failed(Outcome::new(OutcomeStatus::Error), e)))
+    }
+
+    /// Continues a parked turn with the person's answer.
+    async fn start_with_answer(&self, history: &mut History, id: &str, answer: &str) -> Result<(), Box<Outcome>> {
+        let Some(pending) = self.state.take_pending(Some(id)) else {
+            return Err(Box::new(Outcome::failed(
+                "clarification",
+                ClarificationError::NotPending(id.to_owned()).to_string(),
+            )));
+        };
+        history.turn_start = history.messages.len();
+        let text = format!("[User Response to Clarification]: {answer}");
+        settle_question(history, self.agent.store.as_ref(), self.session, &pending, &text)
+            .await
+            .map_err(|e| Box::new(store_failed(Outcome::new(OutcomeStatus::Error), e)))?;
+        self.emitter.emit(EventKind::ClarificationResponded {
+            clarification_id: pending.id,
+            answer: answer.to_owned(),
+        });
+        Ok(())
+    }
+
+    /// Parks the turn on a question: persists it, emits `clarification_pending`, and watches
+    /// for expiry and cancellation. Returns `None` when the question is malformed (the model
+    /// gets an error result instead).
+    async fn park(
+        &self,
+        history: &mut History,
+        call: &ToolCall,
+        args: &serde_json::Value,
+    ) -> Result<Option<Clarification>, StoreError> {
+        let store = self.agent.store.as_ref();
+        let ttl = self.agent.config.clarification_ttl;
+        let question = match Clarification::from_call(&call.id, args, now_millis(), ttl) {
+            Ok(q) => q,
+            Err(message) => {
+                let result = Message::tool_result(&call.id, &call.name, message, true);
+                history.push(store, self.session, vec![result]).await?;
+                return Ok(None);
+            }
+        };
+        if let Some(store) = store {
+            let json = serde_json::to_value(&question).map_err(|e| StoreError::Backend(e.to_string()))?;
+            store.set_parked_run(self.session, Some(&json)).await?;
+            let mut record = ToolCallRecord::pending(self.session.clone(), &call.id, &call.name, &call.arguments);
+            record.started_at_ms = Some(question.asked_at_ms);
+            store.upsert_tool_call(&record).await?;
+        }
+        self.emitter.emit(EventKind::ClarificationPending {
+            clarification_id: question.id.clone(),
+            question: question.to_json(),
+        });
+        let resolved = self.state.set_pending(question.clone());
+        watch_question(
+            self.agent.clone(),
+            self.state.clone(),
+            question.id.clone(),
+            ttl,
+            self.cancel.clone(),
+            resolved,
+            self.emitter.observers_only(),
+        );
+        Ok(Some(question))
     }
 
     /// Appends the results of the last calls and the cap message; ends `capped`.
@@ -306,8 +424,11 @@ pub(crate) async fn repair_interrupted(
     history: &mut History,
     store: Option<&Arc<dyn Store>>,
     session: &SessionId,
+    parked_call: Option<&str>,
 ) -> Result<(), StoreError> {
-    let dangling = history.dangling_calls();
+    // A call parked on a clarification question is waiting, not interrupted.
+    let mut dangling = history.dangling_calls();
+    dangling.retain(|(id, _)| Some(id.as_str()) != parked_call);
     if dangling.is_empty() {
         return Ok(());
     }
@@ -328,4 +449,87 @@ pub(crate) async fn repair_interrupted(
         .map(|(id, name)| Message::tool_result(id, name, INTERRUPTED, true))
         .collect();
     history.push(store, session, results).await
+}
+
+/// Gives the parked `ask_clarification` call its result and clears the parked state.
+async fn settle_question(
+    history: &mut History,
+    store: Option<&Arc<dyn Store>>,
+    session: &SessionId,
+    question: &Clarification,
+    text: &str,
+) -> Result<(), StoreError> {
+    let answered = text.starts_with("[User Response");
+    let result = Message::tool_result(&question.call_id, CLARIFICATION_TOOL, text, !answered);
+    history.push(store, session, vec![result]).await?;
+    if let Some(store) = store {
+        store.set_parked_run(session, None).await?;
+        let mut record = ToolCallRecord::pending(session.clone(), &question.call_id, CLARIFICATION_TOOL, "");
+        record.state = if answered {
+            ToolCallState::Succeeded
+        } else {
+            ToolCallState::Cancelled
+        };
+        record.raw_result = Some(text.to_owned());
+        record.started_at_ms = Some(question.asked_at_ms);
+        record.finished_at_ms = Some(now_millis());
+        if let Some(existing) = store
+            .tool_calls(session)
+            .await?
+            .into_iter()
+            .find(|r| r.call_id == question.call_id)
+        {
+            record.arguments = existing.arguments;
+        }
+        store.upsert_tool_call(&record).await?;
+    }
+    Ok(())
+}
+
+/// Expires or dismisses a pending question unless it is answered first: after `ttl`, or when
+/// the parked run is cancelled. The model finds the outcome in the transcript next turn.
+pub(crate) fn watch_question(
+    agent: Arc<AgentInner>,
+    state: Arc<SessionState>,
+    id: String,
+    ttl: std::time::Duration,
+    cancel: CancellationToken,
+    resolved: CancellationToken,
+    emitter: Emitter,
+) {
+    agent.runtime.clone().spawn(async move {
+        let expired = tokio::select! {
+            _ = resolved.cancelled() => return,
+            _ = cancel.cancelled() => false,
+            _ = tokio::time::sleep(ttl) => true,
+        };
+        let mut history = state.history.lock().await;
+        let Some(question) = state.take_pending(Some(&id)) else {
+            return;
+        };
+        let (text, event) = if expired {
+            (
+                format!(
+                    "[Clarification expired]: the user did not answer within {} minutes",
+                    ttl.as_secs().div_ceil(60)
+                ),
+                EventKind::ClarificationExpired {
+                    clarification_id: id.clone(),
+                },
+            )
+        } else {
+            (
+                "[Clarification dismissed]: the run was cancelled before the user answered".to_owned(),
+                EventKind::ClarificationDismissed {
+                    clarification_id: id.clone(),
+                    reason: "the run was cancelled".into(),
+                },
+            )
+        };
+        if let Err(e) = settle_question(&mut history, agent.store.as_ref(), &state.id, &question, &text).await {
+            tracing::warn!(error = %e, "could not record the end of a clarification");
+        }
+        drop(history);
+        emitter.emit(event);
+    });
 }

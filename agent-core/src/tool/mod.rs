@@ -14,7 +14,7 @@ use crate::message::ContentPart;
 use crate::session::SessionId;
 
 pub use set::{ArgumentError, ToolSet, ToolSetError};
-pub use typed::{TypedTool, tool_fn};
+pub use typed::{TypedTool, schema_for, tool_fn};
 
 /// The boxed error type carried by fatal tool errors (for example a host-language exception).
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
