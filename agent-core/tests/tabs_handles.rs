@@ -224,8 +224,14 @@ async fn memory_tab_store_prefix_query_is_literal_and_open_only() {
         ids(store.find_open_by_prefix("6fe8").await.unwrap()),
         [a.clone(), b.clone()]
     );
-    assert_eq!(ids(store.find_open_by_prefix("6fe8b").await.unwrap()), [b.clone()]);
-    assert_eq!(ids(store.find_open_by_prefix(a.as_str()).await.unwrap()), [a.clone()]);
+    assert_eq!(
+        ids(store.find_open_by_prefix("6fe8b").await.unwrap()),
+        std::slice::from_ref(&b)
+    );
+    assert_eq!(
+        ids(store.find_open_by_prefix(a.as_str()).await.unwrap()),
+        std::slice::from_ref(&a)
+    );
     for wildcard in ["%", "6fe8%", "6fe_", "_", "6f%a"] {
         assert!(
             store.find_open_by_prefix(wildcard).await.unwrap().is_empty(),

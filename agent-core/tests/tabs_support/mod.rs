@@ -6,9 +6,14 @@ use std::sync::{Arc, Mutex};
 
 use agent_core::tabs::{TabEvent, TabEventKind, TabHub, TabHubBuilder};
 use agent_core::{
-    Agent, Message, ModelRequest, Role, ScriptStep, ScriptedProvider, ScriptedReply, TabId, ToolContext, ToolOutput,
+    Agent, Message, ModelRequest, Role, ScriptStep, ScriptedProvider, ScriptedReply, TabId, ToolContext, ToolError,
+    ToolOutput, tool_fn,
 };
-use tokio::sync::broadcast;
+use tokio::sync::{Notify, broadcast};
+
+/// No arguments.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+pub struct NoArgs {}
 
 /// A tab id from a short, readable pattern: `id("6fe8a")` is `6fe8a000-0000-4000-8000-000000000000`
 /// with the given leading characters.
@@ -29,10 +34,12 @@ pub fn id(lead: &str) -> TabId {
 /// What a scripted tab agent does with each model call.
 pub type Brain = Arc<dyn Fn(&ModelRequest) -> ScriptStep + Send + Sync>;
 
-/// Brains per tab; tabs without one answer "ok".
+/// Brains per tab; tabs without one answer "ok". Every agent also gets a `wait_for_release`
+/// tool that blocks until [`Brains::release`] is called, to hold a turn in the running state.
 #[derive(Clone, Default)]
 pub struct Brains {
     brains: Arc<Mutex<HashMap<TabId, Brain>>>,
+    release: Arc<Notify>,
     /// Every request each tab's agent made, in order.
     pub requests: Arc<Mutex<HashMap<TabId, Vec<ModelRequest>>>>,
 }
@@ -40,6 +47,11 @@ pub struct Brains {
 impl Brains {
     pub fn set(&self, tab: &TabId, brain: impl Fn(&ModelRequest) -> ScriptStep + Send + Sync + 'static) {
         self.brains.lock().unwrap().insert(tab.clone(), Arc::new(brain));
+    }
+
+    /// Lets one blocked `wait_for_release` call finish (or the next one, if none is waiting).
+    pub fn release(&self) {
+        self.release.notify_one();
     }
 
     pub fn requests(&self, tab: &TabId) -> Vec<ModelRequest> {
@@ -60,20 +72,34 @@ impl Brains {
         TabHub::builder().agent_factory(move |tab| {
             let brains = brains.clone();
             let tab = tab.clone();
-            Agent::builder().provider(ScriptedProvider::from_fn(move |req| {
-                brains
-                    .requests
-                    .lock()
-                    .unwrap()
-                    .entry(tab.clone())
-                    .or_default()
-                    .push(req.clone());
-                let brain = brains.brains.lock().unwrap().get(&tab).cloned();
-                match brain {
-                    Some(brain) => brain(req),
-                    None => ScriptStep::Reply(ScriptedReply::text("ok")),
-                }
-            }))
+            let release = brains.release.clone();
+            let wait = tool_fn(
+                "wait_for_release",
+                "Blocks until the test releases it.",
+                move |_: NoArgs, _cx| {
+                    let release = release.clone();
+                    async move {
+                        release.notified().await;
+                        Ok::<_, ToolError>("released")
+                    }
+                },
+            );
+            Agent::builder()
+                .tool(wait)
+                .provider(ScriptedProvider::from_fn(move |req| {
+                    brains
+                        .requests
+                        .lock()
+                        .unwrap()
+                        .entry(tab.clone())
+                        .or_default()
+                        .push(req.clone());
+                    let brain = brains.brains.lock().unwrap().get(&tab).cloned();
+                    match brain {
+                        Some(brain) => brain(req),
+                        None => ScriptStep::Reply(ScriptedReply::text("ok")),
+                    }
+                }))
         })
     }
 }
@@ -131,4 +157,19 @@ pub async fn call_tool(
         .clone();
     tool.call(args, ToolContext::detached(session.id().clone(), "call_test"))
         .await
+}
+
+/// Holds a turn in `running` on "block" (until released), answers "first done" after that,
+/// and answers every other turn with "got: <text>".
+pub fn blocking_echo(req: &ModelRequest) -> ScriptStep {
+    let m = last(req);
+    if m.role == Role::Tool {
+        return ScriptStep::Reply(ScriptedReply::text("first done"));
+    }
+    let text = m.text();
+    if text == "block" {
+        ScriptStep::Reply(ScriptedReply::tool_call("wait_for_release", serde_json::json!({})))
+    } else {
+        ScriptStep::Reply(ScriptedReply::text(format!("got: {text}")))
+    }
 }

@@ -1,0 +1,484 @@
+//! The tab hub: deliver starts or queues, queued messages start the next turn, the agent state
+//! follows the runs, the auto-wake budget stops agent ping-pong and a human refills it, and the
+//! registry survives a restart.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+mod tabs_support;
+
+use std::sync::Arc;
+
+use agent_core::tabs::{MemoryTabStore, TabEventKind, TabPermissions, TabStore};
+use agent_core::{
+    DeliveryStatus, EventKind, MemoryStore, Message, Origin, OutcomeStatus, ProviderError, Role, ScriptStep,
+    ScriptedReply, Store, TabError, TabState,
+};
+use tabs_support::{Brains, answer, blocking_echo, drain, id, last, new_turn, notices};
+
+#[tokio::test]
+async fn an_idle_tab_starts_a_turn() {
+    let brains = Brains::default();
+    let hub = brains.hub().build().await.unwrap();
+    let tab = hub.open_tab().await.unwrap();
+    brains.set(&tab, answer(|t| format!("got: {t}")));
+    let info = hub.tab(&tab).unwrap();
+    assert_eq!(info.state, TabState::Idle);
+    assert_eq!(info.auto_wake_budget, 6);
+    assert!(info.open);
+
+    let mut events = hub.subscribe();
+    let delivery = hub.deliver(&tab, "hello", Origin::Human).await.unwrap();
+    assert_eq!(delivery.status, DeliveryStatus::Started);
+    assert_eq!(delivery.queue_len, 0);
+    assert_eq!(hub.tab(&tab).unwrap().state, TabState::Running);
+    let outcome = delivery.run.unwrap().outcome().await;
+    assert_eq!(outcome.status, OutcomeStatus::Done);
+    let info = hub.wait_idle(&tab).await.unwrap();
+    assert_eq!(info.state, TabState::Idle);
+    assert_eq!(
+        hub.read(&tab).await.unwrap().last_response.as_deref(),
+        Some("got: hello")
+    );
+
+    // The hub forwards the turn's events and reports the state changes.
+    let events = drain(&mut events);
+    let names: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            TabEventKind::Agent { event } => Some(event.kind.name()),
+            TabEventKind::StateChanged { state } => Some(state.as_str()),
+            _ => None,
+        })
+        .filter(|n| *n != "content_token")
+        .collect();
+    assert_eq!(names.first(), Some(&"running"));
+    assert!(
+        names.contains(&"run_started") && names.contains(&"run_completed"),
+        "{names:?}"
+    );
+    assert_eq!(names.last(), Some(&"idle"));
+    // Events serialize with their tab and a type.
+    let json = serde_json::to_value(&events[0]).unwrap();
+    assert_eq!(json["tab_id"], tab.as_str());
+    assert_eq!(json["type"], "state_changed");
+}
+
+#[tokio::test]
+async fn a_running_tab_queues_and_the_queue_starts_a_new_turn_when_the_turn_ends() {
+    let brains = Brains::default();
+    let hub = brains.hub().build().await.unwrap();
+    let tab = hub.open_tab().await.unwrap();
+    brains.set(&tab, blocking_echo);
+    let mut events = hub.subscribe();
+
+    let first = hub.deliver(&tab, "block", Origin::Human).await.unwrap();
+    assert_eq!(first.status, DeliveryStatus::Started);
+
+    let second = hub.deliver(&tab, "second", Origin::Human).await.unwrap();
+    assert_eq!(second.status, DeliveryStatus::Queued);
+    assert_eq!(second.queue_len, 1);
+    assert!(second.run.is_none());
+    let third = hub.deliver(&tab, "third", Origin::Agent).await.unwrap();
+    assert_eq!(third.status, DeliveryStatus::Queued);
+    assert_eq!(third.queue_len, 2);
+    let info = hub.tab(&tab).unwrap();
+    assert_eq!((info.state, info.queue_len, info.held), (TabState::Running, 2, false));
+
+    let queued: Vec<(usize, String)> = drain(&mut events)
+        .into_iter()
+        .filter_map(|e| match e.kind {
+            TabEventKind::Agent { event } => match event.kind {
+                EventKind::MessageQueued { queue_len, origin } => Some((queue_len, origin)),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    assert_eq!(queued, [(1, "human".to_owned()), (2, "agent".to_owned())]);
+
+    // The first turn ends; the queued messages start the next turn at once, together.
+    brains.release();
+    assert_eq!(first.run.unwrap().outcome().await.status, OutcomeStatus::Done);
+    hub.wait_all_idle().await;
+    assert_eq!(brains.turns(&tab), 2);
+    let second_turn = brains.requests(&tab).into_iter().filter(new_turn).nth(1).unwrap();
+    assert_eq!(last(&second_turn).text(), "second\n\nthird");
+    let info = hub.tab(&tab).unwrap();
+    assert_eq!((info.state, info.queue_len), (TabState::Idle, 0));
+    assert_eq!(
+        info.auto_wake_budget, 6,
+        "a batch with a human message spends no budget"
+    );
+    assert_eq!(
+        hub.read(&tab).await.unwrap().last_response.as_deref(),
+        Some("got: second\n\nthird")
+    );
+    // The history holds both turns, in order.
+    let texts: Vec<String> = hub
+        .session(&tab)
+        .await
+        .unwrap()
+        .messages()
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.message.role == Role::User)
+        .map(|m| m.message.text())
+        .collect();
+    assert_eq!(texts, ["block", "second\n\nthird"]);
+}
+
+#[tokio::test]
+async fn an_agent_message_wakes_an_idle_tab_and_spends_budget_a_human_refills_it() {
+    let brains = Brains::default();
+    let hub = brains.hub().build().await.unwrap();
+    let tab = hub.open_tab().await.unwrap();
+    let d = hub.deliver(&tab, "from a peer", Origin::Agent).await.unwrap();
+    assert_eq!(d.status, DeliveryStatus::Started);
+    assert_eq!(d.auto_wake_budget, 5);
+    hub.wait_idle(&tab).await.unwrap();
+    let d = hub.deliver(&tab, "again", Origin::Agent).await.unwrap();
+    assert_eq!(d.auto_wake_budget, 4);
+    hub.wait_idle(&tab).await.unwrap();
+    let d = hub.deliver(&tab, "a person", Origin::Human).await.unwrap();
+    assert_eq!(d.status, DeliveryStatus::Started);
+    assert_eq!(d.auto_wake_budget, 6);
+    hub.wait_idle(&tab).await.unwrap();
+    assert_eq!(hub.tab(&tab).unwrap().auto_wake_budget, 6);
+}
+
+#[tokio::test]
+async fn an_errored_tab_starts_a_new_turn() {
+    let brains = Brains::default();
+    let hub = brains.hub().build().await.unwrap();
+    let tab = hub.open_tab().await.unwrap();
+    let calls = std::sync::atomic::AtomicUsize::new(0);
+    brains.set(&tab, move |_| {
+        if calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+            ScriptStep::Error(ProviderError::BadRequest("boom".into()))
+        } else {
+            ScriptStep::Reply(ScriptedReply::text("recovered"))
+        }
+    });
+    let d = hub.deliver(&tab, "one", Origin::Human).await.unwrap();
+    assert_eq!(d.run.unwrap().outcome().await.status, OutcomeStatus::Error);
+    let info = hub.wait_idle(&tab).await.unwrap();
+    assert_eq!(info.state, TabState::Error);
+
+    let d = hub.deliver(&tab, "two", Origin::Agent).await.unwrap();
+    assert_eq!(d.status, DeliveryStatus::Started, "error counts as not running");
+    assert_eq!(d.run.unwrap().outcome().await.status, OutcomeStatus::Done);
+    assert_eq!(hub.wait_idle(&tab).await.unwrap().state, TabState::Idle);
+    assert_eq!(
+        hub.read(&tab).await.unwrap().last_response.as_deref(),
+        Some("recovered")
+    );
+}
+
+#[tokio::test]
+async fn held_agent_messages_wait_for_a_human_and_are_never_dropped() {
+    let brains = Brains::default();
+    let hub = brains.hub().auto_wake_budget(1).build().await.unwrap();
+    let tab = hub.open_tab().await.unwrap();
+    brains.set(&tab, answer(|t| format!("got: {t}")));
+    let mut events = hub.subscribe();
+
+    assert_eq!(
+        hub.deliver(&tab, "a1", Origin::Agent).await.unwrap().status,
+        DeliveryStatus::Started
+    );
+    hub.wait_idle(&tab).await.unwrap();
+    let d = hub.deliver(&tab, "a2", Origin::Agent).await.unwrap();
+    assert_eq!(
+        (d.status, d.queue_len, d.auto_wake_budget),
+        (DeliveryStatus::Held, 1, 0)
+    );
+    let d = hub.deliver(&tab, "a3", Origin::Agent).await.unwrap();
+    assert_eq!((d.status, d.queue_len), (DeliveryStatus::Held, 2));
+    let info = hub.tab(&tab).unwrap();
+    assert!(info.held);
+    assert_eq!(info.state, TabState::Idle);
+    assert_eq!(brains.turns(&tab), 1, "held messages do not wake the tab");
+    let notes = notices(&drain(&mut events));
+    assert_eq!(notes.len(), 2);
+    assert!(notes.iter().all(|(t, c)| t == &tab && c == "auto_wake_budget_spent"));
+
+    // A person writes: the budget refills and the held messages come first, in order.
+    let d = hub.deliver(&tab, "human", Origin::Human).await.unwrap();
+    assert_eq!(d.status, DeliveryStatus::Started);
+    assert_eq!(d.auto_wake_budget, 1);
+    hub.wait_idle(&tab).await.unwrap();
+    assert_eq!(
+        hub.read(&tab).await.unwrap().last_response.as_deref(),
+        Some("got: a2\n\na3\n\nhuman")
+    );
+    assert!(!hub.tab(&tab).unwrap().held);
+}
+
+#[tokio::test]
+async fn an_agent_message_queued_past_the_budget_during_a_turn_is_held_at_its_end() {
+    let brains = Brains::default();
+    let hub = brains.hub().auto_wake_budget(1).build().await.unwrap();
+    let tab = hub.open_tab().await.unwrap();
+    brains.set(&tab, blocking_echo);
+    let first = hub.deliver(&tab, "block", Origin::Agent).await.unwrap();
+    assert_eq!((first.status, first.auto_wake_budget), (DeliveryStatus::Started, 0));
+    let d = hub.deliver(&tab, "more", Origin::Agent).await.unwrap();
+    assert_eq!(
+        d.status,
+        DeliveryStatus::Held,
+        "it will not wake the tab when the turn ends"
+    );
+    brains.release();
+    first.run.unwrap().outcome().await;
+    hub.wait_all_idle().await;
+    assert_eq!(brains.turns(&tab), 1);
+    let info = hub.tab(&tab).unwrap();
+    assert!(info.held);
+    assert_eq!(info.queue_len, 1);
+}
+
+/// Two agents that answer every message by messaging the other one.
+fn ping_pong(peer: &'static str) -> impl Fn(&agent_core::ModelRequest) -> ScriptStep + Send + Sync {
+    move |req| {
+        if new_turn(req) {
+            ScriptStep::Reply(ScriptedReply::tool_call(
+                "send_to_tab",
+                serde_json::json!({"tab_id": peer, "message": "your turn"}),
+            ))
+        } else {
+            ScriptStep::Reply(ScriptedReply::text(format!("sent: {}", last(req).text())))
+        }
+    }
+}
+
+#[tokio::test]
+async fn agent_ping_pong_stops_at_the_budget_and_a_human_message_refills_it() {
+    let brains = Brains::default();
+    let hub = brains
+        .hub()
+        .default_permissions(TabPermissions::all())
+        .build()
+        .await
+        .unwrap();
+    let a = id("aaaa");
+    let b = id("bbbb");
+    hub.open_tab_with(a.clone(), TabPermissions::all()).await.unwrap();
+    hub.open_tab_with(b.clone(), TabPermissions::all()).await.unwrap();
+    brains.set(&a, ping_pong("bbbb"));
+    brains.set(&b, ping_pong("aaaa"));
+    let mut events = hub.subscribe();
+
+    hub.deliver(&a, "start a conversation with bbbb", Origin::Human)
+        .await
+        .unwrap();
+    hub.wait_all_idle().await;
+
+    // a: one human turn plus 6 agent wakes; b: 6 agent wakes; then b is held.
+    assert_eq!(brains.turns(&a), 7);
+    assert_eq!(brains.turns(&b), 6);
+    let (ia, ib) = (hub.tab(&a).unwrap(), hub.tab(&b).unwrap());
+    assert_eq!((ia.auto_wake_budget, ib.auto_wake_budget), (0, 0));
+    assert_eq!((ia.state, ib.state), (TabState::Idle, TabState::Idle));
+    assert!(ib.held && ib.queue_len == 1, "the last message is kept: {ib:?}");
+    assert!(!ia.held);
+    let notes = notices(&drain(&mut events));
+    assert_eq!(notes, [(b.clone(), "auto_wake_budget_spent".to_owned())]);
+    // The sender was told to stop.
+    let told: Vec<String> = brains
+        .requests(&a)
+        .iter()
+        .filter(|r| last(r).role == Role::Tool)
+        .map(|r| last(r).text())
+        .collect();
+    assert!(
+        told.last().unwrap().contains("held — do not keep resending"),
+        "{told:?}"
+    );
+    assert!(
+        told[..told.len() - 1]
+            .iter()
+            .all(|t| t.starts_with("Delivered to tab bbbb"))
+    );
+
+    // A person writes to b: its budget refills, the held message is read with it, and the
+    // conversation runs again until a budget is spent again.
+    let d = hub.deliver(&b, "please go on", Origin::Human).await.unwrap();
+    assert_eq!(d.status, DeliveryStatus::Started);
+    d.run.unwrap().outcome().await;
+    let held_turn = last(brains.requests(&b).iter().rfind(|r| new_turn(r)).unwrap()).text();
+    assert_eq!(held_turn, "[message from tab aaaa]\n\nyour turn\n\nplease go on");
+    hub.wait_all_idle().await;
+    // b's reply found a still at 0: held, nothing else ran.
+    assert_eq!(brains.turns(&b), 7);
+    assert_eq!(brains.turns(&a), 7);
+    let ia = hub.tab(&a).unwrap();
+    assert!(ia.held && ia.queue_len == 1);
+    assert_eq!(hub.tab(&b).unwrap().auto_wake_budget, 6);
+
+    // A person writes to a too: now both have budget and the exchange resumes, bounded again.
+    hub.deliver(&a, "carry on", Origin::Human).await.unwrap();
+    hub.wait_all_idle().await;
+    // a: 1 human turn + 6 wakes; b: 6 wakes (from 6, refilled by the person) before it is held.
+    assert_eq!(brains.turns(&a), 7 + 7);
+    assert_eq!(brains.turns(&b), 7 + 6);
+    assert!(hub.tab(&b).unwrap().held);
+}
+
+#[tokio::test]
+async fn delivering_to_closed_or_unknown_tabs_fails() {
+    let brains = Brains::default();
+    let hub = brains.hub().build().await.unwrap();
+    let tab = hub.open_tab().await.unwrap();
+    hub.close_tab(&tab).await.unwrap();
+    assert!(matches!(
+        hub.deliver(&tab, "hi", Origin::Human).await,
+        Err(TabError::Closed(_))
+    ));
+    assert!(matches!(
+        hub.deliver(&id("ffff"), "hi", Origin::Human).await,
+        Err(TabError::NotFound(_))
+    ));
+    assert!(matches!(
+        hub.open_tab_with(tab.clone(), TabPermissions::none()).await,
+        Err(TabError::AlreadyExists(_))
+    ));
+    hub.reopen_tab(&tab).await.unwrap();
+    assert_eq!(
+        hub.deliver(&tab, "hi", Origin::Human).await.unwrap().status,
+        DeliveryStatus::Started
+    );
+}
+
+#[tokio::test]
+async fn closing_a_running_tab_cancels_its_turn_and_keeps_the_queue() {
+    let brains = Brains::default();
+    let hub = brains.hub().build().await.unwrap();
+    let tab = hub.open_tab().await.unwrap();
+    brains.set(&tab, blocking_echo);
+    let first = hub.deliver(&tab, "block", Origin::Human).await.unwrap();
+    hub.deliver(&tab, "queued", Origin::Human).await.unwrap();
+    hub.close_tab(&tab).await.unwrap();
+    assert_eq!(first.run.unwrap().outcome().await.status, OutcomeStatus::Cancelled);
+    hub.wait_all_idle().await;
+    let info = hub.tab(&tab).unwrap();
+    assert_eq!((info.open, info.queue_len, info.state), (false, 1, TabState::Idle));
+    assert!(
+        brains.turns(&tab) <= 1,
+        "the queued message did not start a turn in a closed tab"
+    );
+    // Reopening delivers what was waiting.
+    hub.reopen_tab(&tab).await.unwrap();
+    hub.wait_all_idle().await;
+    assert_eq!(
+        hub.read(&tab).await.unwrap().last_response.as_deref(),
+        Some("got: queued")
+    );
+}
+
+#[tokio::test]
+async fn the_registry_and_held_messages_survive_a_restart() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let tab_store: Arc<dyn TabStore> = Arc::new(MemoryTabStore::new());
+    let a = id("6fe8a");
+    let b = id("6fe8b");
+    let brains = Brains::default();
+    {
+        let hub = brains
+            .hub()
+            .store(store.clone())
+            .tab_store(tab_store.clone())
+            .auto_wake_budget(1)
+            .build()
+            .await
+            .unwrap();
+        hub.open_tab_with(a.clone(), TabPermissions::all()).await.unwrap();
+        hub.open_tab_with(b.clone(), TabPermissions::none()).await.unwrap();
+        brains.set(&a, answer(|t| format!("got: {t}")));
+        hub.deliver(&a, "remember me", Origin::Agent).await.unwrap();
+        hub.wait_all_idle().await;
+        assert_eq!(
+            hub.deliver(&a, "held one", Origin::Agent).await.unwrap().status,
+            DeliveryStatus::Held
+        );
+        hub.close_tab(&b).await.unwrap();
+    }
+
+    let brains2 = Brains::default();
+    brains2.set(&a, answer(|t| format!("got: {t}")));
+    let hub = brains2
+        .hub()
+        .store(store.clone())
+        .tab_store(tab_store)
+        .auto_wake_budget(1)
+        .build()
+        .await
+        .unwrap();
+    let info = hub.tab(&a).unwrap();
+    assert_eq!(
+        info.handle.as_deref(),
+        Some("6fe8"),
+        "b is closed, so a's handle is short"
+    );
+    assert_eq!((info.open, info.queue_len, info.auto_wake_budget), (true, 1, 0));
+    assert!(info.held);
+    assert_eq!(info.permissions, TabPermissions::all());
+    assert!(!hub.tab(&b).unwrap().open);
+    assert_eq!(brains2.turns(&a), 0, "held messages stay held after a restart");
+    // The last completed turn is read from the store, before the tab's agent exists.
+    assert_eq!(
+        hub.read(&a).await.unwrap().last_response.as_deref(),
+        Some("got: remember me")
+    );
+
+    hub.deliver(&a, "I am back", Origin::Human).await.unwrap();
+    hub.wait_all_idle().await;
+    let request = brains2.requests(&a).pop().unwrap();
+    let users: Vec<String> = request
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::User)
+        .map(Message::text)
+        .collect();
+    assert_eq!(users, ["remember me", "held one\n\nI am back"], "the session continues");
+}
+
+#[tokio::test]
+async fn queued_messages_restored_with_budget_start_at_build() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let tab_store: Arc<dyn TabStore> = Arc::new(MemoryTabStore::new());
+    let brains = Brains::default();
+    let tab = id("abcd");
+    {
+        let hub = brains
+            .hub()
+            .store(store.clone())
+            .tab_store(tab_store.clone())
+            .build()
+            .await
+            .unwrap();
+        hub.open_tab_with(tab.clone(), TabPermissions::none()).await.unwrap();
+        brains.set(&tab, blocking_echo);
+        let first = hub.deliver(&tab, "block", Origin::Human).await.unwrap();
+        hub.deliver(&tab, "after the crash", Origin::Human).await.unwrap();
+        // The process "dies" mid-turn: the run is cancelled, but the queue is in the tab store.
+        first.run.unwrap().cancel();
+        hub.take_queue(&tab).await.map(|_| ()).unwrap_or(());
+    }
+    // Put the message back as if the crash happened before the turn could take it.
+    let mut record = tab_store.tab(&tab).await.unwrap().unwrap();
+    record.queue.push(agent_core::tabs::QueuedMessage::new(
+        Message::user("after the crash"),
+        Origin::Human,
+    ));
+    tab_store.save_tab(&record).await.unwrap();
+
+    let brains2 = Brains::default();
+    brains2.set(&tab, answer(|t| format!("got: {t}")));
+    let hub = brains2.hub().store(store).tab_store(tab_store).build().await.unwrap();
+    hub.wait_all_idle().await;
+    assert_eq!(brains2.turns(&tab), 1, "the restored queue started a turn");
+    assert_eq!(
+        hub.read(&tab).await.unwrap().last_response.as_deref(),
+        Some("got: after the crash")
+    );
+}
