@@ -393,14 +393,13 @@ impl ServerHandler for Handler {
 
 fn mcp_tool(tool: &dyn Tool) -> rmcp::model::Tool {
     let spec = tool.spec();
-    let schema = match &spec.parameters {
+    // MCP requires `inputSchema` to be an object schema with `"type": "object"`; a tool that
+    // takes any JSON (schema `{}` or `true`) is announced as taking any object.
+    let mut schema = match &spec.parameters {
         serde_json::Value::Object(map) => map.clone(),
-        _ => {
-            let mut map = serde_json::Map::new();
-            map.insert("type".into(), "object".into());
-            map
-        }
+        _ => serde_json::Map::new(),
     };
+    schema.entry("type").or_insert_with(|| "object".into());
     rmcp::model::Tool::new_with_raw(
         spec.name.clone(),
         Some(spec.description.clone().into()),
