@@ -2,7 +2,10 @@
 
 use std::sync::Arc;
 
-use agent_core::{Agent, AgentConfig, AgentEvent, DenialPolicy, Outcome, Run, RunEvents, Session, SessionId};
+use agent_core::{
+    Agent, AgentBuilder, AgentConfig, AgentEvent, DenialPolicy, Gate, Outcome, Provider, Run, RunEvents, Session, SessionId,
+    Store, Tool,
+};
 use futures::StreamExt;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -14,7 +17,7 @@ use crate::provider::{NativeProvider, NativeStore, NativeTool};
 use crate::pyloop::{Loops, run_blocking};
 use crate::tool::{PyGate, PyTool, seconds};
 
-fn runtime() -> &'static tokio::runtime::Runtime {
+pub fn runtime() -> &'static tokio::runtime::Runtime {
     pyo3_async_runtimes::tokio::get_runtime()
 }
 
@@ -23,6 +26,95 @@ fn runtime() -> &'static tokio::runtime::Runtime {
 pub struct NativeAgent {
     agent: Agent,
     loops: Arc<Loops>,
+}
+
+/// Everything an agent is built from, kept so that more agents can be built alike (the tab
+/// hub builds one per tab).
+#[derive(Clone)]
+pub struct AgentParts {
+    provider: Arc<dyn Provider>,
+    tools: Vec<Arc<dyn Tool>>,
+    store: Option<Arc<dyn Store>>,
+    gate: Option<Arc<dyn Gate>>,
+    system_prompt: Option<String>,
+    config: AgentConfig,
+    on_event: Option<Arc<dyn Fn(&AgentEvent) + Send + Sync>>,
+    /// The asyncio loops the Python callbacks of these agents run on.
+    pub loops: Arc<Loops>,
+}
+
+impl AgentParts {
+    /// An agent builder with every part set (the store only when `with_store`).
+    pub fn builder(&self, with_store: bool) -> AgentBuilder {
+        let mut builder = Agent::builder()
+            .provider_arc(self.provider.clone())
+            .runtime(runtime().handle().clone())
+            .config(self.config.clone());
+        for tool in &self.tools {
+            builder = builder.tool_arc(tool.clone());
+        }
+        if with_store && let Some(store) = &self.store {
+            builder = builder.store_arc(store.clone());
+        }
+        if let Some(gate) = &self.gate {
+            builder = builder.gate_arc(gate.clone());
+        }
+        if let Some(prompt) = &self.system_prompt {
+            builder = builder.system_prompt(prompt.clone());
+        }
+        if let Some(observer) = &self.on_event {
+            let observer = observer.clone();
+            builder = builder.on_event(move |e| observer(e));
+        }
+        builder
+    }
+
+    /// The store, when one was given.
+    pub fn store(&self) -> Option<Arc<dyn Store>> {
+        self.store.clone()
+    }
+}
+
+/// Reads the agent settings the Python layer passes (see `agent_core.Agent`).
+#[allow(clippy::too_many_arguments)]
+pub fn agent_parts(
+    py: Python<'_>,
+    provider: &NativeProvider,
+    tools: Vec<Bound<'_, PyAny>>,
+    native_tools: Vec<PyRef<'_, NativeTool>>,
+    store: Option<&NativeStore>,
+    gate: Option<Py<PyAny>>,
+    gate_is_async: bool,
+    system_prompt: Option<String>,
+    config: Option<Bound<'_, PyDict>>,
+    on_event: Option<Py<PyAny>>,
+) -> PyResult<AgentParts> {
+    let loops = Arc::new(Loops::default());
+    loops.remember_current(py);
+    let mut all_tools: Vec<Arc<dyn Tool>> = Vec::new();
+    for tool in &tools {
+        all_tools.push(Arc::new(PyTool::from_py(tool, loops.clone())?));
+    }
+    for tool in &native_tools {
+        all_tools.push(tool.inner.clone());
+    }
+    let on_event: Option<Arc<dyn Fn(&AgentEvent) + Send + Sync>> = match on_event {
+        Some(callback) => Some(Arc::new(event_forwarder(callback, loops.clone()))),
+        None => None,
+    };
+    Ok(AgentParts {
+        provider: provider.inner.clone(),
+        tools: all_tools,
+        store: store.map(|s| s.inner.clone()),
+        gate: gate.map(|g| Arc::new(PyGate::new(g, gate_is_async, loops.clone())) as Arc<dyn Gate>),
+        system_prompt,
+        config: match config {
+            Some(c) => parse_config(&c)?,
+            None => AgentConfig::default(),
+        },
+        on_event,
+        loops,
+    })
 }
 
 #[pymethods]
@@ -42,34 +134,23 @@ impl NativeAgent {
         config: Option<Bound<'_, PyDict>>,
         on_event: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
-        let loops = Arc::new(Loops::default());
-        loops.remember_current(py);
-        let mut builder = Agent::builder()
-            .provider_arc(provider.inner.clone())
-            .runtime(runtime().handle().clone());
-        for tool in &tools {
-            builder = builder.tool(PyTool::from_py(tool, loops.clone())?);
-        }
-        for tool in &native_tools {
-            builder = builder.tool_arc(tool.inner.clone());
-        }
-        if let Some(store) = store {
-            builder = builder.store_arc(store.inner.clone());
-        }
-        if let Some(gate) = gate {
-            builder = builder.gate(PyGate::new(gate, gate_is_async, loops.clone()));
-        }
-        if let Some(prompt) = system_prompt {
-            builder = builder.system_prompt(prompt);
-        }
-        if let Some(config) = config {
-            builder = builder.config(parse_config(&config)?);
-        }
-        if let Some(callback) = on_event {
-            builder = builder.on_event(event_forwarder(callback, loops.clone()));
-        }
-        let agent = builder.build().map_err(agent_error)?;
-        Ok(NativeAgent { agent, loops })
+        let parts = agent_parts(
+            py,
+            provider,
+            tools,
+            native_tools,
+            store,
+            gate,
+            gate_is_async,
+            system_prompt,
+            config,
+            on_event,
+        )?;
+        let agent = parts.builder(true).build().map_err(agent_error)?;
+        Ok(NativeAgent {
+            agent,
+            loops: parts.loops,
+        })
     }
 
     /// Creates a session (with `id`, or a random one). Awaitable.
@@ -204,8 +285,8 @@ fn event_forwarder(callback: Py<PyAny>, loops: Arc<Loops>) -> impl Fn(&AgentEven
 /// A conversation.
 #[pyclass(module = "agent_core._native", name = "Session", frozen)]
 pub struct NativeSession {
-    session: Session,
-    loops: Arc<Loops>,
+    pub(crate) session: Session,
+    pub(crate) loops: Arc<Loops>,
 }
 
 #[pymethods]
@@ -257,7 +338,7 @@ impl NativeSession {
 /// One turn running in the background.
 #[pyclass(module = "agent_core._native", name = "Run", frozen)]
 pub struct NativeRun {
-    run: Arc<Run>,
+    pub(crate) run: Arc<Run>,
 }
 
 #[pymethods]

@@ -8,6 +8,8 @@ mod convert;
 mod errors;
 mod provider;
 mod pyloop;
+mod store;
+mod tabs;
 mod tool;
 
 use pyo3::prelude::*;
@@ -22,6 +24,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<provider::NativeProvider>()?;
     m.add_class::<provider::NativeStore>()?;
     m.add_class::<provider::NativeTool>()?;
+    m.add_class::<store::NativeSqlite>()?;
+    m.add_class::<store::NativeKeyStore>()?;
+    m.add_class::<tabs::NativeTabHub>()?;
+    m.add_class::<tabs::NativeTabEvents>()?;
     m.add("CORE_VERSION", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

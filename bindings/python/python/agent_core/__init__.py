@@ -33,6 +33,7 @@ from ._schema import SchemaError
 from .errors import (
     AgentCoreError,
     ConfigError,
+    CryptError,
     HostError,
     InvalidSessionIdError,
     ProviderError,
@@ -41,15 +42,25 @@ from .errors import (
     SessionNotFoundError,
     StoreError,
     TabError,
+    TabNotFoundError,
     ToolError,
 )
 from .providers import Delay, FailAfter, Hang, Provider, ProviderFailure, Reply, ScriptedProvider, ToolCallStep
-from .stores import MemoryStore, Store
+from .stores import Crypt, KeyStore, MemoryStore, SqliteStore, Store
+from .tabs import Delivery, TabHub, TabPermissions
 from .tools import Tool, ToolContext, tool
 
 __version__: str = _native.CORE_VERSION
 
 __all__ = [
+    "TabPermissions",
+    "TabNotFoundError",
+    "TabHub",
+    "SqliteStore",
+    "KeyStore",
+    "Delivery",
+    "CryptError",
+    "Crypt",
     "Agent",
     "AgentConfig",
     "AgentCoreError",

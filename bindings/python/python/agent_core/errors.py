@@ -19,6 +19,8 @@ __all__ = [
     "ToolError",
     "HostError",
     "TabError",
+    "TabNotFoundError",
+    "CryptError",
     "RunError",
 ]
 
@@ -73,6 +75,14 @@ class HostError(AgentCoreError):
 
 class TabError(AgentCoreError):
     """A tab hub operation failed (unknown or ambiguous handle, permission, ...)."""
+
+
+class TabNotFoundError(TabError, LookupError):
+    """No tab has this id."""
+
+
+class CryptError(AgentCoreError):
+    """Encryption is unavailable or failed (the key store never falls back to plaintext)."""
 
 
 class RunError(AgentCoreError):

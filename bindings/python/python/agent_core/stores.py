@@ -1,22 +1,133 @@
-"""Where sessions are persisted."""
+"""Where sessions are persisted, and the encrypted API key store."""
 
 from __future__ import annotations
 
+import os
+from typing import Any, Dict, List, Optional, Sequence, Union
+
 from . import _native
 
-__all__ = ["Store", "MemoryStore"]
+try:
+    from typing import Protocol, runtime_checkable
+except ImportError:  # pragma: no cover - Python < 3.8
+    from typing_extensions import Protocol, runtime_checkable  # type: ignore[assignment]
+
+__all__ = ["Store", "MemoryStore", "SqliteStore", "Crypt", "KeyStore"]
 
 
 class Store:
-    """A store handle."""
+    """A store handle: pass it to ``Agent(store=...)``."""
 
     def __init__(self, native: _native.Store) -> None:
         self._native = native
 
 
 class MemoryStore(Store):
-    """An in-memory store: sessions live as long as the process. The default when an agent has
-    no store is to keep history in memory without one."""
+    """An in-memory store: sessions live as long as the process."""
 
     def __init__(self) -> None:
         super().__init__(_native.Store.memory())
+
+
+class SqliteStore(Store):
+    """A SQLite database file (WAL, migrated on open) holding sessions, messages, tool-call
+    records, compactions, parked runs and key-value pairs. Every message is written as it is
+    produced; a turn interrupted by a crash is repaired when its session is reopened.
+
+    ``durability``: ``"normal"`` (survives the process being killed) or ``"full"`` (also a
+    power loss, one fsync per commit).
+    """
+
+    def __init__(
+        self, path: "Union[str, os.PathLike[str]]", *, durability: str = "normal", busy_timeout: Optional[float] = None
+    ) -> None:
+        self._sqlite = _native.SqliteStore(os.fspath(path), durability, busy_timeout)
+        super().__init__(self._sqlite.as_store())
+
+    @property
+    def path(self) -> str:
+        """The database file."""
+        return os.fspath(self._sqlite.path)
+
+    async def schema_version(self) -> int:
+        """The file's schema version."""
+        return await self._sqlite.schema_version()
+
+    async def list_sessions(self) -> List[Dict[str, Any]]:
+        """Every session, most recently updated first."""
+        return await self._sqlite.list_sessions()
+
+    async def delete_session(self, id: str) -> None:
+        """Deletes a session and everything in it."""
+        await self._sqlite.delete_session(id)
+
+    async def tool_calls(self, session_id: str) -> List[Dict[str, Any]]:
+        """The session's tool-call records, oldest first."""
+        return await self._sqlite.tool_calls(session_id)
+
+    def __repr__(self) -> str:
+        return f"SqliteStore({self.path!r})"
+
+
+@runtime_checkable
+class Crypt(Protocol):
+    """Host-supplied encryption for the key store, shaped like Electron's ``safeStorage``
+    (an OS keychain in a desktop app). Its methods are called synchronously: keep them fast."""
+
+    def is_encryption_available(self) -> bool:
+        """Whether encrypting works now."""
+        ...
+
+    def encrypt_string(self, plaintext: str) -> bytes:
+        """Encrypts text into opaque bytes."""
+        ...
+
+    def decrypt_string(self, ciphertext: bytes) -> str:
+        """Decrypts what :meth:`encrypt_string` produced."""
+        ...
+
+
+class KeyStore:
+    """One API key per provider, encrypted, in a :class:`SqliteStore`.
+
+    Give a ``crypt`` (a :class:`Crypt`), or ``key_file=`` to use the built-in AES-256-GCM crypt
+    whose key lives in that file (weaker than an OS keychain: prefer one when the host has it).
+    There is no plaintext fallback: when encryption is unavailable, storing a key fails with
+    :class:`CryptError`. A key that cannot be decrypted reads as absent.
+    """
+
+    def __init__(
+        self,
+        store: SqliteStore,
+        crypt: Optional[Crypt] = None,
+        *,
+        key_file: "Union[str, os.PathLike[str], None]" = None,
+        providers: Optional[Sequence[str]] = None,
+    ) -> None:
+        self._native = _native.KeyStore(
+            store._sqlite,
+            crypt,
+            os.fspath(key_file) if key_file is not None else None,
+            list(providers) if providers is not None else None,
+        )
+
+    async def set_key(self, provider: str, key: str) -> None:
+        """Stores ``provider``'s key, encrypted."""
+        await self._native.set_key(provider, key)
+
+    async def get_key(self, provider: str) -> Optional[str]:
+        """``provider``'s key, or None."""
+        return await self._native.get_key(provider)
+
+    async def status(self) -> List[Dict[str, Any]]:
+        """Which providers have a usable key: ``[{"provider", "usable", "stored"}]``."""
+        return await self._native.status()
+
+    async def clear_key(self, provider: str) -> None:
+        """Removes ``provider``'s key."""
+        await self._native.clear_key(provider)
+
+    @property
+    def providers(self) -> List[str]:
+        """The providers the store accepts."""
+        return self._native.providers()

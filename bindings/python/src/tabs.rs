@@ -1,0 +1,314 @@
+//! The tab hub: tabs with short handles, deliver (start or queue), permissions, events.
+
+use std::sync::Arc;
+
+use agent_core::tabs::{Origin, TabError, TabEvent, TabHub, TabId, TabPermissions};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use tokio::sync::broadcast;
+
+use crate::agent::{NativeRun, NativeSession, agent_parts, runtime};
+use crate::convert::{Json, json_to_py, py_to_json, to_json};
+use crate::errors::{agent_error, config_error, new_error, store_error};
+use crate::provider::{NativeProvider, NativeStore, NativeTool};
+
+fn tab_error(e: TabError) -> PyErr {
+    match e {
+        TabError::Agent(a) => agent_error(a),
+        TabError::Store(s) => store_error(&s),
+        TabError::NoAgentFactory | TabError::NoRuntime => config_error(e.to_string()),
+        TabError::NotFound(_) => new_error("TabNotFoundError", e.to_string(), Some("tab.not_found")),
+        TabError::Closed(_) => new_error("TabError", e.to_string(), Some("tab.closed")),
+        TabError::AlreadyExists(_) => new_error("TabError", e.to_string(), Some("tab.already_exists")),
+    }
+}
+
+fn tab_id(text: &str) -> PyResult<TabId> {
+    TabId::parse(text).map_err(|e| new_error("TabError", e.to_string(), Some("tab.invalid_id")))
+}
+
+fn permissions(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<TabPermissions>> {
+    let Some(value) = value.filter(|v| !v.is_none()) else {
+        return Ok(None);
+    };
+    serde_json::from_value(py_to_json(value)?)
+        .map(Some)
+        .map_err(|e| config_error(format!("invalid tab permissions: {e}")))
+}
+
+/// The tab hub.
+#[pyclass(module = "agent_core._native", name = "TabHub", frozen)]
+pub struct NativeTabHub {
+    hub: TabHub,
+    loops: Arc<crate::pyloop::Loops>,
+}
+
+#[pymethods]
+impl NativeTabHub {
+    /// Builds a hub whose tabs each get an agent made from these settings (as for `Agent`).
+    /// Awaitable (returns the hub).
+    #[staticmethod]
+    #[pyo3(signature = (provider, tools, native_tools, store=None, gate=None, gate_is_async=false, system_prompt=None, config=None, on_event=None, default_permissions=None, auto_wake_budget=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn build<'py>(
+        py: Python<'py>,
+        provider: &NativeProvider,
+        tools: Vec<Bound<'py, PyAny>>,
+        native_tools: Vec<PyRef<'py, NativeTool>>,
+        store: Option<&NativeStore>,
+        gate: Option<Py<PyAny>>,
+        gate_is_async: bool,
+        system_prompt: Option<String>,
+        config: Option<Bound<'py, PyDict>>,
+        on_event: Option<Py<PyAny>>,
+        default_permissions: Option<Bound<'py, PyAny>>,
+        auto_wake_budget: Option<u32>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let parts = agent_parts(
+            py,
+            provider,
+            tools,
+            native_tools,
+            store,
+            gate,
+            gate_is_async,
+            system_prompt,
+            config,
+            on_event,
+        )?;
+        let permissions = permissions(default_permissions.as_ref())?;
+        let loops = parts.loops.clone();
+        let store = parts.store();
+        let factory_parts = parts.clone();
+        let mut builder = TabHub::builder().agent_factory(move |_tab| factory_parts.builder(false));
+        if let Some(store) = store {
+            builder = builder.store(store);
+        }
+        if let Some(p) = permissions {
+            builder = builder.default_permissions(p);
+        }
+        if let Some(b) = auto_wake_budget {
+            builder = builder.auto_wake_budget(b);
+        }
+        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+            let hub = runtime()
+                .spawn(builder.build())
+                .await
+                .map_err(|e| config_error(format!("building the tab hub failed: {e}")))?
+                .map_err(tab_error)?;
+            Ok(NativeTabHub { hub, loops })
+        })
+    }
+
+    /// Opens a tab (a new random id, or `id`) and returns its id. Awaitable.
+    #[pyo3(signature = (id=None, permissions=None))]
+    fn open_tab<'py>(
+        &self,
+        py: Python<'py>,
+        id: Option<String>,
+        permissions: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let hub = self.hub.clone();
+        let id = id.map(|i| tab_id(&i)).transpose()?;
+        let permissions = self::permissions(permissions.as_ref())?;
+        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+            let id = match (id, permissions) {
+                (None, None) => hub.open_tab().await.map_err(tab_error)?,
+                (id, p) => {
+                    let id = id.unwrap_or_else(TabId::new_random);
+                    hub.open_tab_with(id.clone(), p.unwrap_or_default())
+                        .await
+                        .map_err(tab_error)?;
+                    id
+                }
+            };
+            Ok(id.to_string())
+        })
+    }
+
+    /// Closes a tab. Awaitable.
+    fn close_tab<'py>(&self, py: Python<'py>, tab: String) -> PyResult<Bound<'py, PyAny>> {
+        let hub = self.hub.clone();
+        let tab = tab_id(&tab)?;
+        pyo3_async_runtimes::tokio::future_into_py(py, async move { hub.close_tab(&tab).await.map_err(tab_error) })
+    }
+
+    /// Reopens a closed tab. Awaitable.
+    fn reopen_tab<'py>(&self, py: Python<'py>, tab: String) -> PyResult<Bound<'py, PyAny>> {
+        let hub = self.hub.clone();
+        let tab = tab_id(&tab)?;
+        pyo3_async_runtimes::tokio::future_into_py(py, async move { hub.reopen_tab(&tab).await.map_err(tab_error) })
+    }
+
+    /// Delivers a message: starts a turn in an idle tab, queues it for a busy one. Returns a
+    /// dict (`status`, `queue_len`, `auto_wake_budget`, `awaiting_user`, `run`). Awaitable.
+    #[pyo3(signature = (tab, message, origin="human"))]
+    fn deliver<'py>(
+        &self,
+        py: Python<'py>,
+        tab: String,
+        message: String,
+        origin: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let origin = match origin {
+            "human" => Origin::Human,
+            "agent" => Origin::Agent,
+            other => return Err(config_error(format!("origin must be \"human\" or \"agent\", not {other:?}"))),
+        };
+        self.loops.remember_current(py);
+        let hub = self.hub.clone();
+        let tab = tab_id(&tab)?;
+        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+            let d = hub.deliver(&tab, message, origin).await.map_err(tab_error)?;
+            Ok(DeliveryObj(d))
+        })
+    }
+
+    /// Resolves a handle (or any prefix of a tab id) against the open tabs: a dict with
+    /// `status` = `ok` | `none` | `ambiguous` | `invalid`.
+    fn resolve<'py>(&self, py: Python<'py>, input: &str) -> PyResult<Bound<'py, PyAny>> {
+        json_to_py(py, &to_json(&self.hub.resolve(input)))
+    }
+
+    /// A tab's current handle (None when closed or unknown).
+    fn handle(&self, tab: &str) -> PyResult<Option<String>> {
+        Ok(self.hub.handle(&tab_id(tab)?))
+    }
+
+    /// `(tab id, handle)` of every open tab.
+    fn handles(&self) -> Vec<(String, String)> {
+        self.hub.handles().into_iter().map(|(t, h)| (t.to_string(), h)).collect()
+    }
+
+    /// A tab's info dict (None when unknown).
+    fn tab<'py>(&self, py: Python<'py>, tab: &str) -> PyResult<Bound<'py, PyAny>> {
+        json_to_py(py, &to_json(&self.hub.tab(&tab_id(tab)?)))
+    }
+
+    /// Every tab's info dict.
+    fn tabs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        json_to_py(py, &to_json(&self.hub.tabs()))
+    }
+
+    /// Sets which tab tools a tab's agent has (`{"send_to_tab": bool, "read_tab": bool}`). Awaitable.
+    fn set_permissions<'py>(
+        &self,
+        py: Python<'py>,
+        tab: String,
+        permissions: Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let hub = self.hub.clone();
+        let tab = tab_id(&tab)?;
+        let p = self::permissions(Some(&permissions))?.unwrap_or_default();
+        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+            hub.set_permissions(&tab, p).await.map_err(tab_error)
+        })
+    }
+
+    /// What `read_tab` sees of a tab (a dict). Awaitable.
+    fn read<'py>(&self, py: Python<'py>, tab: String) -> PyResult<Bound<'py, PyAny>> {
+        let hub = self.hub.clone();
+        let tab = tab_id(&tab)?;
+        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+            Ok(Json(to_json(&hub.read(&tab).await.map_err(tab_error)?)))
+        })
+    }
+
+    /// The tab's session. Awaitable.
+    fn session<'py>(&self, py: Python<'py>, tab: String) -> PyResult<Bound<'py, PyAny>> {
+        let hub = self.hub.clone();
+        let loops = self.loops.clone();
+        let tab = tab_id(&tab)?;
+        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+            let session = hub.session(&tab).await.map_err(tab_error)?;
+            Ok(NativeSession { session, loops })
+        })
+    }
+
+    /// Cancels the tab's running turn. Awaitable.
+    fn cancel<'py>(&self, py: Python<'py>, tab: String) -> PyResult<Bound<'py, PyAny>> {
+        let hub = self.hub.clone();
+        let tab = tab_id(&tab)?;
+        pyo3_async_runtimes::tokio::future_into_py(py, async move { hub.cancel(&tab).await.map_err(tab_error) })
+    }
+
+    /// Removes and returns the tab's queued messages (dicts). Awaitable.
+    fn take_queue<'py>(&self, py: Python<'py>, tab: String) -> PyResult<Bound<'py, PyAny>> {
+        let hub = self.hub.clone();
+        let tab = tab_id(&tab)?;
+        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+            Ok(Json(to_json(&hub.take_queue(&tab).await.map_err(tab_error)?)))
+        })
+    }
+
+    /// Waits until the tab is idle (its queue drained); returns its info. Awaitable.
+    fn wait_idle<'py>(&self, py: Python<'py>, tab: String) -> PyResult<Bound<'py, PyAny>> {
+        let hub = self.hub.clone();
+        let tab = tab_id(&tab)?;
+        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+            Ok(Json(to_json(&hub.wait_idle(&tab).await.map_err(tab_error)?)))
+        })
+    }
+
+    /// Waits until every tab is idle. Awaitable.
+    fn wait_all_idle<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let hub = self.hub.clone();
+        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+            hub.wait_all_idle().await;
+            Ok(())
+        })
+    }
+
+    /// A subscription to the hub's events from now on.
+    fn subscribe(&self) -> NativeTabEvents {
+        NativeTabEvents {
+            receiver: Arc::new(tokio::sync::Mutex::new(self.hub.subscribe())),
+        }
+    }
+}
+
+/// A delivery handed to Python.
+struct DeliveryObj(agent_core::tabs::Delivery);
+
+impl<'py> IntoPyObject<'py> for DeliveryObj {
+    type Target = PyAny;
+    type Output = Bound<'py, PyAny>;
+    type Error = PyErr;
+
+    fn into_pyobject(self, py: Python<'py>) -> Result<Self::Output, Self::Error> {
+        let d = self.0;
+        let dict = PyDict::new(py);
+        dict.set_item("status", d.status.as_str())?;
+        dict.set_item("queue_len", d.queue_len)?;
+        dict.set_item("auto_wake_budget", d.auto_wake_budget)?;
+        dict.set_item("awaiting_user", d.awaiting_user)?;
+        dict.set_item("run", d.run.map(|run| NativeRun { run }))?;
+        Ok(dict.into_any())
+    }
+}
+
+/// Hub events as they happen.
+#[pyclass(module = "agent_core._native", name = "TabEvents", frozen)]
+pub struct NativeTabEvents {
+    receiver: Arc<tokio::sync::Mutex<broadcast::Receiver<TabEvent>>>,
+}
+
+#[pymethods]
+impl NativeTabEvents {
+    /// The next event dict (None once the hub is gone). Awaitable.
+    fn next<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let receiver = self.receiver.clone();
+        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+            let mut receiver = receiver.lock().await;
+            loop {
+                match receiver.recv().await {
+                    Ok(e) => return Ok(Some(Json(to_json(&e)))),
+                    Err(broadcast::error::RecvError::Lagged(n)) => {
+                        tracing::warn!(skipped = n, "tab event subscriber fell behind; events skipped");
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return Ok(None),
+                }
+            }
+        })
+    }
+}
