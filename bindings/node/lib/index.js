@@ -12,7 +12,19 @@ const native = require('../index.js')
 const errors = require('./errors.js')
 const { tool, invoker } = require('./tool.js')
 
-const { wrap, RunError, ConfigError } = errors
+const {
+  wrap,
+  AgentCoreError,
+  ConfigError,
+  ToolDefinitionError,
+  SessionNotFoundError,
+  SessionExistsError,
+  StoreError,
+  ClosedError,
+  RunError,
+  ToolError,
+  FatalToolError,
+} = errors
 
 /** Fatal tool errors kept for their outcome, at most this many per agent. */
 const MAX_KEPT_ERRORS = 1024
@@ -92,7 +104,7 @@ class Agent {
       const c = controllers.get(invocation)
       if (c) {
         controllers.delete(invocation)
-        c.abort(new errors.AgentCoreError('the tool call was cancelled', 'cancelled'))
+        c.abort(new AgentCoreError('the tool call was cancelled', 'cancelled'))
       }
     })
     const nextId = () => {
@@ -105,7 +117,7 @@ class Agent {
     }
     for (const t of tools) {
       if (!t || t.kind !== 'agent-core.tool') {
-        throw new errors.ToolDefinitionError('every entry of `tools` must come from tool({...})', 'tool_invalid')
+        throw new ToolDefinitionError('every entry of `tools` must come from tool({...})', 'tool_invalid')
       }
       wrap(() =>
         b.tool(
@@ -190,7 +202,7 @@ class Agent {
   /** Cancels running turns and refuses new ones. Callbacks never keep the process alive. */
   close() {
     this.#native.close()
-    for (const c of this.#controllers.values()) c.abort(new errors.ClosedError('the agent was closed', 'closed'))
+    for (const c of this.#controllers.values()) c.abort(new ClosedError('the agent was closed', 'closed'))
     this.#controllers.clear()
   }
 
@@ -342,14 +354,14 @@ module.exports = {
   ScriptedProvider,
   MemoryStore,
   tool,
-  AgentCoreError: errors.AgentCoreError,
-  ConfigError: errors.ConfigError,
-  ToolDefinitionError: errors.ToolDefinitionError,
-  SessionNotFoundError: errors.SessionNotFoundError,
-  SessionExistsError: errors.SessionExistsError,
-  StoreError: errors.StoreError,
-  ClosedError: errors.ClosedError,
-  RunError: errors.RunError,
-  ToolError: errors.ToolError,
-  FatalToolError: errors.FatalToolError,
+  AgentCoreError,
+  ConfigError,
+  ToolDefinitionError,
+  SessionNotFoundError,
+  SessionExistsError,
+  StoreError,
+  ClosedError,
+  RunError,
+  ToolError,
+  FatalToolError,
 }

@@ -1,0 +1,531 @@
+/**
+ * agent-core for Node.js: the hand-written types of the public API.
+ *
+ * ```ts
+ * import { Agent, ScriptedProvider, tool, type AgentEvent } from 'agent-core'
+ * ```
+ * @packageDocumentation
+ */
+
+// ---------------------------------------------------------------------------------------------
+// Values
+
+/** A JSON value. */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
+/** A JSON Schema object (the arguments of a tool). */
+export type JsonSchema = { [key: string]: unknown }
+
+/** Token counts reported by the provider. */
+export interface Usage {
+  inputTokens: number
+  outputTokens: number
+  cachedInputTokens: number
+  reasoningTokens: number
+}
+
+/** How a turn ended. */
+export type OutcomeStatus = 'done' | 'denied' | 'capped' | 'cancelled' | 'error' | 'awaiting_user'
+
+/** The result of a turn. */
+export interface Outcome {
+  status: OutcomeStatus
+  /** The last assistant text of the turn (the answer, for `done`). */
+  finalText: string | null
+  /** Model calls made. */
+  iterations: number
+  /** Tool calls requested by the model (run or not). */
+  toolCalls: number
+  usage: Usage
+  /** What went wrong, for `error` (and the denial, for `denied`). */
+  error: string | null
+  /** A stable name of the error's kind: `provider.timeout`, `tool.fatal`, `store`, ... */
+  errorKind: string | null
+  /** The original error a JS tool threw as fatal (`FatalToolError` or any error with `fatal: true`). */
+  cause?: unknown
+}
+
+/** What a run is doing. */
+export type RunState = 'idle' | 'thinking' | 'tool_call' | 'complete' | 'error' | 'cancelled' | 'awaiting_user'
+
+/** A cheap snapshot of a run's progress. */
+export interface RunStatus {
+  state: RunState
+  /** The current model call, from 1 (0 before the first). */
+  iteration: number
+  /** The tool running now, if any. */
+  currentTool: string | null
+  /** The latest assistant text. */
+  lastMessage: string | null
+  /** The error, once the run failed. */
+  error: string | null
+}
+
+// ---------------------------------------------------------------------------------------------
+// Events
+
+interface EventBase<T extends string> {
+  type: T
+  /** The session the event belongs to. */
+  sessionId: string
+}
+
+/** The turn started. */
+export interface RunStartedEvent extends EventBase<'run_started'> { runId: string }
+/** A model call is being made (one per iteration). */
+export interface ModelCallStartedEvent extends EventBase<'model_call_started'> { iteration: number }
+/** A router reported which route served the call. */
+export interface ModelRoutedEvent extends EventBase<'model_routed'> { provider: string; model: string }
+/** A piece of answer text. */
+export interface ContentTokenEvent extends EventBase<'content_token'> { text: string }
+/** A piece of reasoning text. */
+export interface ReasoningTokenEvent extends EventBase<'reasoning_token'> { text: string }
+/** A model call finished. */
+export interface ModelCallCompletedEvent extends EventBase<'model_call_completed'> {
+  iteration: number
+  usage: Usage | null
+}
+/** A tool started running. */
+export interface ToolCallStartedEvent extends EventBase<'tool_call_started'> {
+  callId: string
+  name: string
+  arguments: Json
+}
+/** A tool finished with a result. */
+export interface ToolCallSucceededEvent extends EventBase<'tool_call_succeeded'> {
+  callId: string
+  name: string
+  /** The result as the model sees it (after the cap). */
+  output: string
+  truncated: boolean
+  durationMs: number
+}
+/** A tool call failed or never ran (invalid arguments, unknown tool, timeout). */
+export interface ToolCallFailedEvent extends EventBase<'tool_call_failed'> {
+  callId: string
+  name: string
+  error: string
+  /** Whether the failure ends the turn. */
+  fatal: boolean
+}
+/** The gate denied a call (or no gate was configured). */
+export interface ToolCallDeniedEvent extends EventBase<'tool_call_denied'> {
+  callId: string
+  name: string
+  reason: string
+}
+/** Compaction of older turns started. */
+export interface CompactionRunningEvent extends EventBase<'compaction_running'> {
+  estimatedTokens: number
+  budgetTokens: number
+}
+/** Compaction finished. */
+export interface CompactionCompletedEvent extends EventBase<'compaction_completed'> {
+  estimatedTokens: number
+  method: string
+}
+/** The model asked the person a question; the turn is parked until it is answered. */
+export interface ClarificationPendingEvent extends EventBase<'clarification_pending'> {
+  clarificationId: string
+  question: Json
+}
+/** The person answered. */
+export interface ClarificationRespondedEvent extends EventBase<'clarification_responded'> {
+  clarificationId: string
+  answer: string
+}
+/** The question expired unanswered. */
+export interface ClarificationExpiredEvent extends EventBase<'clarification_expired'> { clarificationId: string }
+/** The question was dismissed. */
+export interface ClarificationDismissedEvent extends EventBase<'clarification_dismissed'> {
+  clarificationId: string
+  reason: string
+}
+/** A message for a busy tab was queued. */
+export interface MessageQueuedEvent extends EventBase<'message_queued'> { queueLen: number; origin: string }
+/** The turn ended normally (`done`, `denied` or `awaiting_user`). */
+export interface RunCompletedEvent extends EventBase<'run_completed'> { outcome: Outcome }
+/** The turn ended with an error. */
+export interface RunFailedEvent extends EventBase<'run_failed'> { outcome: Outcome }
+/** The turn was cancelled. */
+export interface RunCancelledEvent extends EventBase<'run_cancelled'> { outcome: Outcome }
+/** The turn hit the iteration or tool-call cap. */
+export interface RunCappedEvent extends EventBase<'run_capped'> { outcome: Outcome }
+
+/** One event of a run: narrow it with `switch (event.type)`. */
+export type AgentEvent =
+  | RunStartedEvent
+  | ModelCallStartedEvent
+  | ModelRoutedEvent
+  | ContentTokenEvent
+  | ReasoningTokenEvent
+  | ModelCallCompletedEvent
+  | ToolCallStartedEvent
+  | ToolCallSucceededEvent
+  | ToolCallFailedEvent
+  | ToolCallDeniedEvent
+  | CompactionRunningEvent
+  | CompactionCompletedEvent
+  | ClarificationPendingEvent
+  | ClarificationRespondedEvent
+  | ClarificationExpiredEvent
+  | ClarificationDismissedEvent
+  | MessageQueuedEvent
+  | RunCompletedEvent
+  | RunFailedEvent
+  | RunCancelledEvent
+  | RunCappedEvent
+
+/** The `type` of every event. */
+export type AgentEventType = AgentEvent['type']
+/** The final event of a run. */
+export type FinalEvent = RunCompletedEvent | RunFailedEvent | RunCancelledEvent | RunCappedEvent
+
+// ---------------------------------------------------------------------------------------------
+// Messages
+
+/** A text or image part of a message. */
+export type ContentPart =
+  | { type: 'text'; text: string }
+  | { type: 'image'; mediaType: string; source: { kind: 'base64'; data: string } | { kind: 'url'; url: string } }
+
+/** A conversation message, as stored. */
+export interface Message {
+  role: 'system' | 'user' | 'assistant' | 'tool'
+  content: ContentPart[]
+  toolCalls?: { id: string; name: string; arguments: string; signature?: string }[]
+  toolCallId?: string
+  toolName?: string
+  isError?: boolean
+  [key: string]: unknown
+}
+
+/** A stored message with its sequence number. */
+export interface StoredMessage {
+  seq: number
+  message: Message
+  createdAtMs: number
+}
+
+// ---------------------------------------------------------------------------------------------
+// Providers and stores
+
+/** An error a scripted step fails with. */
+export interface ScriptedError {
+  kind:
+    | 'rate_limited'
+    | 'timeout'
+    | 'transport'
+    | 'server'
+    | 'auth'
+    | 'bad_request'
+    | 'context_overflow'
+    | 'malformed'
+    | 'config'
+  message?: string
+  /** HTTP status, for `server` and `auth`. */
+  status?: number
+  /** For `rate_limited`. */
+  retryAfterMs?: number
+}
+
+/** A scripted answer: text, reasoning and tool calls (arguments as an object, or raw text). */
+export interface ScriptedReply {
+  text?: string
+  reasoning?: string
+  toolCalls?: { name: string; arguments?: Json }[]
+  usage?: Partial<Usage>
+}
+
+/** What a `ScriptedProvider` does for one model call. */
+export type ScriptStep =
+  | ScriptedReply
+  /** Fail the call (after streaming the reply's text, when it has some). */
+  | (ScriptedReply & { error: ScriptedError })
+  /** Wait (cancellable), then do `then`. */
+  | { delayMs: number; then: ScriptStep }
+  /** Stream the text, then never finish (until cancelled). */
+  | { hang: string }
+
+/** A model provider an `Agent` can use. */
+export interface Provider {
+  /** The provider's id (`scripted`, `openai-compatible`, ...). */
+  readonly id: string
+}
+
+/** A recorded model request. */
+export interface ModelRequest {
+  system: string | null
+  messages: Message[]
+  tools: { name: string; description: string; parameters: JsonSchema }[]
+  maxOutputTokens: number | null
+  temperature: number | null
+}
+
+/**
+ * A provider that replays a fixed script, one step per model call. **Not a language model**:
+ * for tests, benchmarks and offline demos. When the script runs out, the call fails.
+ */
+export declare class ScriptedProvider implements Provider {
+  constructor(steps: ScriptStep[])
+  readonly id: string
+  /** Model calls made so far. */
+  readonly callCount: number
+  /** The requests received so far, oldest first. */
+  requests(): ModelRequest[]
+}
+
+/** Where sessions are persisted. */
+export interface Store {}
+
+/** A store keeping sessions in this process's memory. */
+export declare class MemoryStore implements Store {
+  constructor()
+  /** The ids of the stored sessions. */
+  sessionIds(): Promise<string[]>
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tools
+
+/** What a tool call knows about where it runs. */
+export interface ToolContext {
+  sessionId: string
+  /** The call's id, as the model gave it. */
+  callId: string
+  /** Aborted when the turn is cancelled, the call times out or the agent closes. */
+  signal: AbortSignal
+}
+
+/** What a tool may return: text, JSON-serializable data (sent as JSON), or nothing (`ok`). */
+export type ToolResult = string | number | boolean | object | null | undefined | void
+
+/** A zod (>= 3.25) schema, structurally. */
+export interface ZodLike<T = unknown> {
+  safeParse(data: unknown): { success: true; data: T } | { success: false; error: unknown }
+}
+/** The parsed type of a zod schema. */
+export type InferZod<S> = S extends { safeParse(data: unknown): infer R }
+  ? Extract<R, { success: true }> extends { data: infer T }
+    ? T
+    : unknown
+  : unknown
+
+interface ToolOptionsBase<A> {
+  /** Unique name: 1-64 letters, digits, `_` or `-`. */
+  name: string
+  /** What the tool does, written for the model. */
+  description?: string
+  /** Whether the agent's gate must allow each call first (default false). */
+  gated?: boolean
+  /** Whether it may run alongside other parallel-safe tools (default false). */
+  parallelSafe?: boolean
+  /** The tool's own timeout (default: the agent's `toolTimeoutMs`). */
+  timeoutMs?: number
+  /**
+   * Runs the tool, sync or async. A thrown error (or rejected promise) becomes an error result
+   * the model sees; a `FatalToolError` (or any error with `fatal: true`) ends the turn.
+   */
+  execute(args: A, context: ToolContext): ToolResult | Promise<ToolResult>
+}
+
+/** A tool whose arguments are described by an explicit JSON Schema. */
+export interface JsonSchemaToolOptions<A> extends ToolOptionsBase<A> {
+  parameters?: JsonSchema
+  /** A zod schema the arguments are also parsed with (refinements, transforms). */
+  schema?: ZodLike<A>
+}
+
+/** A tool whose arguments come from a zod schema (JSON Schema derived with zod 4). */
+export interface ZodToolOptions<S extends ZodLike> extends ToolOptionsBase<InferZod<S>> {
+  parameters: S
+}
+
+/** A tool definition, for `new Agent({ tools })`. */
+export interface Tool<A = unknown> {
+  readonly kind: 'agent-core.tool'
+  readonly name: string
+  readonly description: string
+  readonly parameters: JsonSchema
+  readonly gated: boolean
+  readonly parallelSafe: boolean
+  readonly timeoutMs: number | undefined
+  readonly execute: (args: A, context: ToolContext) => ToolResult | Promise<ToolResult>
+}
+
+/** Defines a tool whose arguments come from a zod schema: `args` is typed from it. */
+export declare function tool<S extends ZodLike>(options: ZodToolOptions<S>): Tool<InferZod<S>>
+/** Defines a tool with an explicit JSON Schema (type `args` with the type parameter). */
+export declare function tool<A = Record<string, any>>(options: JsonSchemaToolOptions<A>): Tool<A>
+
+// ---------------------------------------------------------------------------------------------
+// The gate
+
+/** A gated tool call waiting for consent. */
+export interface GateRequest {
+  sessionId: string
+  callId: string
+  tool: string
+  arguments: Json
+}
+
+/** The gate's answer: `true`/`'allow'` allows; `false`/`'deny'` denies; or an object with a reason. */
+export type GateAnswer =
+  | boolean
+  | 'allow'
+  | 'deny'
+  | { allow: boolean; reason?: string }
+  | { decision: 'allow' | 'deny'; reason?: string }
+
+/** Decides each call of a gated tool, sync or async. A gate that throws denies the call. */
+export type Gate = (request: GateRequest) => GateAnswer | Promise<GateAnswer>
+
+// ---------------------------------------------------------------------------------------------
+// Agents, sessions, runs
+
+/** The loop's limits. Every field has a default. */
+export interface AgentConfig {
+  /** Model calls per turn before the turn ends `capped` (default 100). */
+  maxIterations?: number
+  /** Tool calls per turn before the turn ends `capped` (default unlimited). */
+  maxToolCalls?: number
+  /** The whole model call, in ms (default 180 000). */
+  modelTimeoutMs?: number
+  /** A tool call, in ms, unless the tool sets its own (default 60 000). */
+  toolTimeoutMs?: number
+  /** Parallel-safe tools running at once (default 3). */
+  maxParallelTools?: number
+  /** Characters of a tool result sent to the model (default 20 000). */
+  resultCapChars?: number
+  /** What a gate denial does: end the turn `denied` (default) or tell the model and go on. */
+  onDenial?: 'end_turn' | 'tell_model'
+  /** Events buffered per run for slow iterators (default 1024). */
+  eventBuffer?: number
+  /** Upper bound on generated tokens per model call. */
+  maxOutputTokens?: number
+  /** Sampling temperature. */
+  temperature?: number
+}
+
+/** Everything an agent is made of. Only `provider` is required. */
+export interface AgentOptions {
+  provider: Provider
+  tools?: Tool<any>[]
+  /** Decides gated calls. Without one, gated calls are denied and never run. */
+  gate?: Gate
+  /** Where sessions are persisted (default: memory of this agent only). */
+  store?: Store
+  systemPrompt?: string
+  config?: AgentConfig
+  /** Sees every event of every run, in order. Keep it fast. */
+  onEvent?: (event: AgentEvent) => void
+}
+
+/** Options of a turn. */
+export interface SendOptions {
+  /** Cancels the turn when aborted (an already aborted signal ends it at once). */
+  signal?: AbortSignal
+}
+
+/** An LLM agent: a provider, tools, an optional store and gate, and the loop's limits. */
+export declare class Agent {
+  constructor(options: AgentOptions)
+  /** Creates a session, with a random UUID unless `id` is given. */
+  createSession(options?: { id?: string }): Promise<Session>
+  /** Opens an existing session: one this agent has open, or one in its store. */
+  openSession(id: string): Promise<Session>
+  /** The names of the agent's tools. */
+  readonly toolNames: string[]
+  /** Whether `close()` was called. */
+  readonly closed: boolean
+  /** Cancels running turns and refuses new ones. */
+  close(): void
+  [Symbol.dispose](): void
+}
+
+/** A conversation with the agent. Turns of one session run one after another. */
+export declare class Session {
+  private constructor()
+  /** The session's id (a UUID). */
+  readonly id: string
+  /** Starts a turn with a text message. Returns at once; the turn runs in the background. */
+  send(text: string, options?: SendOptions): Run
+  /** Starts a turn with a whole user message (several parts, images). */
+  send(message: { role?: 'user'; content: ContentPart[] }, options?: SendOptions): Run
+  /** Every stored message of the session, with sequence numbers. */
+  messages(): Promise<StoredMessage[]>
+  /** The messages the model would see on the next turn. */
+  modelHistory(): Promise<Message[]>
+}
+
+/** One turn, running in the background. */
+export declare class Run {
+  private constructor()
+  readonly id: string
+  readonly sessionId: string
+  /** A cheap snapshot of the run's progress. */
+  status(): RunStatus
+  /** Asks the run to stop; it ends `cancelled` promptly. */
+  cancel(): void
+  /** Whether the run has finished. */
+  readonly finished: boolean
+  /** The outcome, once the run ends. Never rejects: look at `status`. */
+  readonly outcome: Promise<Outcome>
+  /**
+   * The final text; rejects unless the run ended `done`: with the original error when a JS tool
+   * threw a fatal one, else with a `RunError`.
+   */
+  result(): Promise<string>
+  /** The run's events; the first call sees every event. Ends after the final event. */
+  events(): AsyncGenerator<AgentEvent, void, undefined>
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+
+/** Codes of the errors agent-core throws. */
+export type ErrorCode =
+  | 'config'
+  | 'invalid_argument'
+  | 'invalid_state'
+  | 'runtime'
+  | 'tool_duplicate'
+  | 'tool_invalid_schema'
+  | 'tool_invalid'
+  | 'session_not_found'
+  | 'session_exists'
+  | 'store'
+  | 'closed'
+  | (string & {})
+
+/** Base class of every error thrown by agent-core. */
+export declare class AgentCoreError extends Error {
+  constructor(message: string, code: string, options?: ErrorOptions)
+  readonly code: ErrorCode
+}
+/** A bad option or argument. */
+export declare class ConfigError extends AgentCoreError {}
+/** A tool could not be defined or registered. */
+export declare class ToolDefinitionError extends AgentCoreError {}
+/** The session does not exist. */
+export declare class SessionNotFoundError extends AgentCoreError {}
+/** A session with this id already exists. */
+export declare class SessionExistsError extends AgentCoreError {}
+/** The store failed. */
+export declare class StoreError extends AgentCoreError {}
+/** The agent was closed. */
+export declare class ClosedError extends AgentCoreError {}
+/** A turn that did not end `done` (from `run.result()`); `code` is the error kind or status. */
+export declare class RunError extends AgentCoreError {
+  constructor(message: string, code: string, outcome: Outcome, options?: ErrorOptions)
+  readonly outcome: Outcome
+}
+/** Thrown by a tool: the model sees the message and may retry. */
+export declare class ToolError extends AgentCoreError {
+  constructor(message: string, options?: { retryable?: boolean; cause?: unknown })
+  readonly retryable: boolean
+}
+/** Thrown by a tool: ends the turn; the thrown object comes back as `outcome.cause`. */
+export declare class FatalToolError extends AgentCoreError {
+  constructor(message: string, options?: { cause?: unknown })
+  readonly fatal: true
+}

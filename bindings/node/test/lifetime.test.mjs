@@ -1,0 +1,73 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import path from 'node:path'
+
+const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)))
+const lib = path.join(root, 'lib', 'index.js')
+
+/** Runs a script in a fresh Node process and returns its result. */
+function node(source, timeout = 20_000) {
+  return spawnSync(process.execPath, ['--input-type=module', '-e', source], { encoding: 'utf8', timeout })
+}
+
+test('callbacks do not keep the process alive; the process exits on its own', () => {
+  const r = node(`
+    import { Agent, ScriptedProvider, tool } from ${JSON.stringify(lib)}
+    const agent = new Agent({
+      provider: new ScriptedProvider([{ hang: 'forever' }]),
+      tools: [tool({ name: 't', execute: () => 'x' })],
+      gate: () => true,
+      onEvent: () => {},
+    })
+    const s = await agent.createSession()
+    s.send('go')
+    console.log('left running')
+  `)
+  assert.equal(r.status, 0, r.stderr)
+  assert.match(r.stdout, /left running/)
+})
+
+test('a closed agent lets the process exit even with a turn that was in flight', () => {
+  const r = node(`
+    import { Agent, ScriptedProvider } from ${JSON.stringify(lib)}
+    const agent = new Agent({ provider: new ScriptedProvider([{ hang: '' }]), onEvent: () => {} })
+    const run = (await agent.createSession()).send('go')
+    agent.close()
+    console.log((await run.outcome).status)
+  `)
+  assert.equal(r.status, 0, r.stderr)
+  assert.equal(r.stdout.trim(), 'cancelled')
+})
+
+test('throwing callbacks never crash the process', () => {
+  const r = node(`
+    import { Agent, ScriptedProvider, tool } from ${JSON.stringify(lib)}
+    const bad = tool({ name: 'bad', gated: true, execute: () => { throw undefined } })
+    const worse = tool({ name: 'worse', execute: () => Promise.reject(null) })
+    const agent = new Agent({
+      provider: new ScriptedProvider([
+        { toolCalls: [{ name: 'worse' }] },
+        { toolCalls: [{ name: 'bad' }] },
+      ]),
+      tools: [bad, worse],
+      gate: () => { throw new Error('gate down') },
+      onEvent: () => { throw new Error('observer down') },
+    })
+    const o = await (await agent.createSession()).send('go').outcome
+    console.log(o.status)
+  `)
+  assert.equal(r.status, 0, r.stderr)
+  assert.equal(r.stdout.trim(), 'denied')
+  assert.match(r.stderr, /onEvent threw: observer down/)
+})
+
+test('the README quickstart runs as written', () => {
+  const r = spawnSync(process.execPath, [path.join(root, 'examples', 'quickstart.mjs')], {
+    encoding: 'utf8',
+    timeout: 20_000,
+  })
+  assert.equal(r.status, 0, r.stderr)
+  assert.equal(r.stdout, 'tool echo -> echo: hi\ndone: The tool said hi.\n')
+})

@@ -1,0 +1,244 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import {
+  Agent,
+  ScriptedProvider,
+  MemoryStore,
+  tool,
+  ConfigError,
+  SessionExistsError,
+  SessionNotFoundError,
+  AgentCoreError,
+} from '../lib/index.js'
+import { collect, echo, scripted, sleep, until } from './helpers.mjs'
+
+test('a turn with a tool call ends done with the final text and counts', async () => {
+  const { agent, provider } = scripted(
+    [{ toolCalls: [{ name: 'echo', arguments: { text: 'hi' } }] }, { text: 'The tool said hi.' }],
+    { tools: [echo], systemPrompt: 'Be brief.' },
+  )
+  const session = await agent.createSession()
+  const run = session.send('Say hi')
+  assert.equal(typeof run.id, 'string')
+  assert.equal(run.sessionId, session.id)
+  const outcome = await run.outcome
+  assert.equal(outcome.status, 'done')
+  assert.equal(outcome.finalText, 'The tool said hi.')
+  assert.equal(outcome.iterations, 2)
+  assert.equal(outcome.toolCalls, 1)
+  assert.equal(await run.result(), 'The tool said hi.')
+  assert.equal(run.finished, true)
+  assert.deepEqual(run.status().state, 'complete')
+  assert.equal(provider.callCount, 2)
+  const [first] = provider.requests()
+  assert.equal(first.system, 'Be brief.')
+  assert.deepEqual(
+    first.tools.map((t) => t.name),
+    ['echo'],
+  )
+})
+
+test('events arrive in order with camelCase fields and a typed final event', async () => {
+  const { agent } = scripted(
+    [{ reasoning: 'think', toolCalls: [{ name: 'echo', arguments: { text: 'a' } }] }, { text: 'two words' }],
+    { tools: [echo] },
+  )
+  const session = await agent.createSession()
+  const run = session.send('go')
+  const events = await collect(run)
+  const types = events.map((e) => e.type)
+  assert.deepEqual(types, [
+    'run_started',
+    'model_call_started',
+    'reasoning_token',
+    'model_call_completed',
+    'tool_call_started',
+    'tool_call_succeeded',
+    'model_call_started',
+    'content_token',
+    'content_token',
+    'model_call_completed',
+    'run_completed',
+  ])
+  for (const e of events) assert.equal(e.sessionId, session.id)
+  assert.equal(events[0].runId, run.id)
+  const started = events.find((e) => e.type === 'tool_call_started')
+  assert.deepEqual(started.arguments, { text: 'a' })
+  assert.equal(typeof started.callId, 'string')
+  const ok = events.find((e) => e.type === 'tool_call_succeeded')
+  assert.equal(ok.output, 'echo: a')
+  assert.equal(ok.truncated, false)
+  assert.equal(typeof ok.durationMs, 'number')
+  const last = events.at(-1)
+  assert.equal(last.outcome.status, 'done')
+  assert.equal(last.outcome.finalText, 'two words')
+  // A second iterator opened after the end sees nothing and ends.
+  assert.deepEqual(await collect(run), [])
+})
+
+test('the onEvent callback sees every event of every run', async () => {
+  const seen = []
+  const { agent } = scripted([{ text: 'one' }, { text: 'two' }], { onEvent: (e) => seen.push(e) })
+  const s = await agent.createSession()
+  await s.send('a').outcome
+  await s.send('b').outcome
+  await until(() => seen.filter((e) => e.type === 'run_completed').length === 2)
+  assert.equal(seen[0].type, 'run_started')
+  assert.deepEqual(
+    seen.filter((e) => e.type === 'run_completed').map((e) => e.outcome.finalText),
+    ['one', 'two'],
+  )
+})
+
+test('status() reports thinking, tool_call and complete', async () => {
+  let release
+  const gateOpen = new Promise((r) => (release = r))
+  const slow = tool({ name: 'slow', execute: async () => (await gateOpen, 'ok') })
+  const { agent } = scripted([{ delayMs: 150, then: { toolCalls: [{ name: 'slow' }] } }, { text: 'end' }], {
+    tools: [slow],
+  })
+  const s = await agent.createSession()
+  const run = s.send('x')
+  await until(() => run.status().state === 'thinking')
+  assert.equal(run.status().iteration, 1)
+  await until(() => run.status().state === 'tool_call')
+  assert.equal(run.status().currentTool, 'slow')
+  release()
+  const o = await run.outcome
+  assert.equal(o.status, 'done')
+  const st = run.status()
+  assert.equal(st.state, 'complete')
+  assert.equal(st.lastMessage, 'end')
+  assert.equal(st.currentTool, null)
+})
+
+test('the iteration cap ends the turn capped', async () => {
+  const steps = Array.from({ length: 5 }, () => ({ toolCalls: [{ name: 'echo', arguments: { text: 'x' } }] }))
+  const { agent } = scripted(steps, { tools: [echo], config: { maxIterations: 3 } })
+  const s = await agent.createSession()
+  const run = s.send('loop')
+  const events = await collect(run)
+  assert.equal(events.at(-1).type, 'run_capped')
+  const o = await run.outcome
+  assert.equal(o.status, 'capped')
+  assert.equal(o.iterations, 3)
+  await assert.rejects(run.result(), (e) => e.code === 'capped' && e.outcome.status === 'capped')
+})
+
+test('a provider error ends the turn with status error and a stable kind', async () => {
+  const { agent } = scripted([{ error: { kind: 'auth', message: 'bad key' } }])
+  const s = await agent.createSession()
+  const run = s.send('x')
+  const o = await run.outcome
+  assert.equal(o.status, 'error')
+  assert.match(o.errorKind, /^provider\./)
+  assert.match(o.error, /bad key/)
+  assert.equal(run.status().state, 'error')
+  await assert.rejects(run.result(), (e) => {
+    assert.ok(e instanceof AgentCoreError)
+    assert.equal(e.name, 'RunError')
+    assert.equal(e.code, o.errorKind)
+    return true
+  })
+})
+
+test('sessions keep history; turns of one session run one after another', async () => {
+  const { agent, provider } = scripted([{ text: 'first' }, { text: 'second' }])
+  const s = await agent.createSession()
+  const a = s.send('one')
+  const b = s.send('two')
+  assert.equal((await b.outcome).finalText, 'second')
+  assert.equal((await a.outcome).finalText, 'first')
+  const second = provider.requests()[1]
+  assert.deepEqual(
+    second.messages.map((m) => m.role),
+    ['user', 'assistant', 'user'],
+  )
+  const messages = await s.messages()
+  assert.deepEqual(
+    messages.map((m) => m.seq),
+    [1, 2, 3, 4],
+  )
+  assert.equal(messages[1].message.role, 'assistant')
+  const history = await s.modelHistory()
+  assert.equal(history.length, 4)
+})
+
+test('a message with several parts can be sent', async () => {
+  const { agent, provider } = scripted([{ text: 'seen' }])
+  const s = await agent.createSession()
+  const o = await s.send({ content: [{ type: 'text', text: 'look' }, { type: 'text', text: 'here' }] }).outcome
+  assert.equal(o.status, 'done')
+  assert.deepEqual(
+    provider.requests()[0].messages[0].content.map((p) => p.text),
+    ['look', 'here'],
+  )
+})
+
+test('sessions are opened again through the agent and its store', async () => {
+  const store = new MemoryStore()
+  const provider = new ScriptedProvider([{ text: 'hello' }, { text: 'again' }])
+  const a1 = new Agent({ provider, store })
+  const id = '0f8e3c5a-2b1d-4c7e-9a6f-1d2e3f4a5b6c'
+  const s = await a1.createSession({ id })
+  assert.equal(s.id, id)
+  await s.send('hi').outcome
+  await assert.rejects(a1.createSession({ id }), SessionExistsError)
+  assert.deepEqual(await store.sessionIds(), [id])
+  // A second agent over the same store loads the history.
+  const a2 = new Agent({ provider, store })
+  const s2 = await a2.openSession(id)
+  assert.equal((await s2.messages()).length, 2)
+  await s2.send('more').outcome
+  assert.equal((await s2.messages()).length, 4)
+})
+
+test('unknown and malformed session ids are typed errors', async () => {
+  const { agent } = scripted([])
+  await assert.rejects(agent.openSession('0f8e3c5a-2b1d-4c7e-9a6f-1d2e3f4a5b6c'), (e) => {
+    assert.ok(e instanceof SessionNotFoundError)
+    assert.ok(e instanceof Error)
+    assert.equal(e.code, 'session_not_found')
+    assert.doesNotMatch(e.message, /^\[/)
+    return true
+  })
+  await assert.rejects(agent.createSession({ id: 'not-a-uuid' }), (e) => e instanceof ConfigError && e.code === 'invalid_argument')
+})
+
+test('bad options are ConfigErrors', () => {
+  assert.throws(() => new Agent({}), (e) => e instanceof ConfigError && e.code === 'config')
+  assert.throws(() => new ScriptedProvider([{ error: { kind: 'nope' } }]), ConfigError)
+  assert.throws(
+    () => new Agent({ provider: new ScriptedProvider([]), config: { onDenial: 'sometimes' } }),
+    ConfigError,
+  )
+  assert.throws(() => new Agent({ provider: new ScriptedProvider([]), gate: 'yes' }), ConfigError)
+})
+
+test('100 concurrent sessions each run a JS tool and finish', async () => {
+  let calls = 0
+  const count = tool({
+    name: 'count',
+    parameters: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] },
+    execute: async ({ n }) => {
+      calls++
+      await sleep(1)
+      return { n }
+    },
+  })
+  const provider = new ScriptedProvider(
+    Array.from({ length: 100 }, (_, i) => [{ toolCalls: [{ name: 'count', arguments: { n: i } }] }, { text: 'ok' }]).flat(),
+  )
+  // One script shared by 100 sessions: each session's steps may interleave, so every reply is
+  // either a call or a text; all sessions still end, and each call runs once.
+  const agent = new Agent({ provider, tools: [count] })
+  const sessions = await Promise.all(Array.from({ length: 100 }, () => agent.createSession()))
+  assert.equal(new Set(sessions.map((s) => s.id)).size, 100)
+  const outcomes = await Promise.all(sessions.map((s) => s.send('go').outcome))
+  assert.equal(
+    outcomes.filter((o) => o.status === 'done').length + outcomes.filter((o) => o.status === 'error').length,
+    100,
+  )
+  assert.equal(provider.callCount, outcomes.reduce((n, o) => n + o.iterations, 0))
+  assert.equal(calls, outcomes.reduce((n, o) => n + o.toolCalls, 0))
+})

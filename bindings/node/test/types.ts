@@ -1,0 +1,108 @@
+// Type-checked with `tsc --noEmit` (not run): the public types must accept real usage and
+// reject wrong usage (`@ts-expect-error` fails the check if the line type-checks).
+import { z } from 'zod'
+import {
+  Agent,
+  ScriptedProvider,
+  MemoryStore,
+  tool,
+  FatalToolError,
+  ToolError,
+  RunError,
+  AgentCoreError,
+  type AgentEvent,
+  type Outcome,
+  type RunStatus,
+  type GateRequest,
+} from 'agent-core'
+
+const book = tool({
+  name: 'book',
+  parameters: z.object({ name: z.string(), guests: z.number().int() }),
+  execute: async (args, cx) => {
+    const name: string = args.name
+    const guests: number = args.guests
+    // @ts-expect-error: not a field of the zod schema
+    args.missing
+    cx.signal.throwIfAborted()
+    return { booked: name, guests }
+  },
+})
+
+const add = tool<{ a: number; b: number }>({
+  name: 'add',
+  parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } },
+  gated: true,
+  parallelSafe: true,
+  timeoutMs: 1000,
+  execute: ({ a, b }) => String(a + b),
+})
+
+const fatal = tool({
+  name: 'fatal',
+  execute: () => {
+    throw new FatalToolError('host gone', { cause: new Error('x') })
+  },
+})
+
+const retry = tool({
+  name: 'retry',
+  execute: () => {
+    throw new ToolError('later', { retryable: true })
+  },
+})
+
+async function main(): Promise<void> {
+  const agent = new Agent({
+    provider: new ScriptedProvider([
+      { toolCalls: [{ name: 'book', arguments: { name: 'Ada', guests: 2 } }] },
+      { delayMs: 10, then: { text: 'ok' } },
+      { error: { kind: 'rate_limited', retryAfterMs: 100 } },
+      { hang: '' },
+    ]),
+    tools: [book, add, fatal, retry],
+    store: new MemoryStore(),
+    gate: async (req: GateRequest) => (req.tool === 'add' ? true : { allow: false, reason: 'no' }),
+    config: { maxIterations: 10, onDenial: 'tell_model', toolTimeoutMs: 5000 },
+    onEvent: (ev) => {
+      if (ev.type === 'tool_call_started') console.log(ev.name, ev.arguments)
+    },
+  })
+  const session = await agent.createSession()
+  const run = session.send('hi', { signal: AbortSignal.timeout(1000) })
+  for await (const ev of run.events()) {
+    const e: AgentEvent = ev
+    switch (e.type) {
+      case 'content_token':
+        console.log(e.text.length)
+        break
+      case 'tool_call_succeeded':
+        console.log(e.output, e.durationMs)
+        break
+      case 'run_completed':
+      case 'run_failed':
+        console.log(e.outcome.status, e.outcome.errorKind)
+        break
+      default:
+        // @ts-expect-error: only final events have an outcome
+        e.outcome
+    }
+  }
+  const status: RunStatus = run.status()
+  const outcome: Outcome = await run.outcome
+  if (outcome.status === 'done') console.log(outcome.finalText?.toUpperCase(), status.state)
+  try {
+    await run.result()
+  } catch (e) {
+    if (e instanceof RunError) console.log(e.code, e.outcome.iterations)
+    if (e instanceof AgentCoreError) console.log(e.code)
+  }
+  session.send({ content: [{ type: 'text', text: 'parts' }] })
+  // @ts-expect-error: the provider is required
+  new Agent({})
+  // @ts-expect-error: a step must be a known shape
+  new ScriptedProvider([{ delayMs: 'soon' }])
+  agent.close()
+}
+
+void main
