@@ -11,8 +11,6 @@ use std::time::{Duration, Instant};
 use agent_core::{
     ContentPart, ImageSource, Tool, ToolContext, ToolError, ToolOutput, ToolSet, ToolSpec, async_trait, tool_fn,
 };
-use schemars::JsonSchema;
-use serde::Deserialize;
 use serde_json::json;
 
 fn peer(var: &str, what: &str) -> PathBuf {
@@ -79,29 +77,8 @@ impl EverythingHttp {
     }
 }
 
-#[derive(Deserialize, JsonSchema)]
-struct PathArgs {
-    /// A path relative to the root.
-    path: String,
-}
-
-#[derive(Deserialize, JsonSchema)]
-struct WriteArgs {
-    /// A path relative to the root.
-    path: String,
-    /// The text to write.
-    content: String,
-}
-
-fn inside(root: &Path, rel: &str) -> Result<PathBuf, ToolError> {
-    if Path::new(rel).is_absolute() || rel.split('/').any(|c| c == "..") {
-        return Err(ToolError::model(format!("{rel:?} is outside the root")));
-    }
-    Ok(root.join(rel))
-}
-
-/// Small fs tools over a root (stand-ins with the same names as agent-tools' ones), a gated
-/// write, an image tool and a tool that waits to be cancelled, counting cancellations.
+/// The fs/shell tools of agent-tools confined to `root`, plus an image tool and a tool that
+/// waits to be cancelled (counting cancellations).
 pub struct TestTools {
     pub set: ToolSet,
     pub cancelled: Arc<AtomicUsize>,
@@ -110,51 +87,9 @@ pub struct TestTools {
 
 pub fn test_tools(root: &Path) -> TestTools {
     let mut set = ToolSet::new();
-    let r = root.to_path_buf();
-    set.register(tool_fn(
-        "fs_list",
-        "Lists a directory under the root.",
-        move |a: PathArgs, _cx: ToolContext| {
-            let r = r.clone();
-            async move {
-                let dir = inside(&r, &a.path)?;
-                let mut names: Vec<String> = std::fs::read_dir(&dir)
-                    .map_err(|e| ToolError::model(format!("cannot list {}: {e}", a.path)))?
-                    .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
-                    .collect();
-                names.sort();
-                Ok::<_, ToolError>(ToolOutput::json(json!({ "path": a.path, "entries": names })))
-            }
-        },
-    ))
-    .unwrap();
-    let r = root.to_path_buf();
-    set.register(tool_fn(
-        "fs_read",
-        "Reads a text file under the root.",
-        move |a: PathArgs, _cx: ToolContext| {
-            let r = r.clone();
-            async move {
-                let file = inside(&r, &a.path)?;
-                std::fs::read_to_string(&file).map_err(|e| ToolError::model(format!("cannot read {}: {e}", a.path)))
-            }
-        },
-    ))
-    .unwrap();
-    let r = root.to_path_buf();
-    let write = tool_fn(
-        "fs_write",
-        "Writes a text file under the root.",
-        move |a: WriteArgs, _cx: ToolContext| {
-            let r = r.clone();
-            async move {
-                let file = inside(&r, &a.path)?;
-                std::fs::write(&file, a.content).map_err(|e| ToolError::model(e.to_string()))?;
-                Ok::<_, ToolError>("written")
-            }
-        },
-    );
-    set.register(GatedWrap::new(write)).unwrap();
+    for tool in agent_tools::fs_tools(agent_tools::FsPolicy::root(root)) {
+        set.register_arc(tool).unwrap();
+    }
     set.register(tool_fn(
         "snapshot",
         "Returns a tiny PNG.",
@@ -194,32 +129,6 @@ pub fn test_tools(root: &Path) -> TestTools {
 
 pub const TINY_PNG: &str =
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
-
-/// Wraps a tool and marks it gated.
-pub struct GatedWrap {
-    inner: Box<dyn Tool>,
-    spec: ToolSpec,
-}
-
-impl GatedWrap {
-    pub fn new(inner: impl Tool + 'static) -> Self {
-        let spec = inner.spec().clone().gated(true);
-        GatedWrap {
-            inner: Box::new(inner),
-            spec,
-        }
-    }
-}
-
-#[async_trait]
-impl Tool for GatedWrap {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-    async fn call(&self, args: serde_json::Value, cx: ToolContext) -> Result<ToolOutput, ToolError> {
-        self.inner.call(args, cx).await
-    }
-}
 
 struct WaitForCancel {
     spec: ToolSpec,

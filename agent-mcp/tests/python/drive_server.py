@@ -49,6 +49,7 @@ async def drive(read, write):
         report["fs_write_allowed"] = summarize(
             await session.call_tool("fs_write", {"path": "allowed.txt", "content": "from python"})
         )
+        report["shell_denied"] = summarize(await session.call_tool("shell_exec", {"command": "touch pwned"}))
         if "snapshot" in report["tools"]:
             report["snapshot"] = summarize(await session.call_tool("snapshot", {}))
         try:
