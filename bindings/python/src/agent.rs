@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use agent_core::{
-    Agent, AgentBuilder, AgentConfig, AgentEvent, DenialPolicy, Gate, Outcome, Provider, Run, RunEvents, Session, SessionId,
-    Store, Tool,
+    Agent, AgentBuilder, AgentConfig, AgentEvent, DenialPolicy, Gate, Outcome, Provider, Run, RunEvents, Session,
+    SessionId, Store, Tool,
 };
 use futures::StreamExt;
 use pyo3::prelude::*;
@@ -329,9 +329,7 @@ impl NativeSession {
     /// The messages the model would see on the next turn. Awaitable.
     fn model_history<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let session = self.session.clone();
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            Ok(Json(to_json(&session.model_history().await)))
-        })
+        pyo3_async_runtimes::tokio::future_into_py(py, async move { Ok(Json(to_json(&session.model_history().await))) })
     }
 }
 
@@ -436,4 +434,3 @@ impl NativeEvents {
         })
     }
 }
-

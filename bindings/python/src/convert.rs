@@ -73,13 +73,27 @@ pub fn py_to_json(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
         return Ok(Value::Object(map));
     }
     if let Ok(l) = obj.cast::<PyList>() {
-        return l.iter().map(|v| py_to_json(&v)).collect::<PyResult<Vec<_>>>().map(Value::Array);
+        return l
+            .iter()
+            .map(|v| py_to_json(&v))
+            .collect::<PyResult<Vec<_>>>()
+            .map(Value::Array);
     }
     if let Ok(t) = obj.cast::<PyTuple>() {
-        return t.iter().map(|v| py_to_json(&v)).collect::<PyResult<Vec<_>>>().map(Value::Array);
+        return t
+            .iter()
+            .map(|v| py_to_json(&v))
+            .collect::<PyResult<Vec<_>>>()
+            .map(Value::Array);
     }
-    let type_name = obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into());
-    Err(PyTypeError::new_err(format!("value of type {type_name} is not JSON-serializable")))
+    let type_name = obj
+        .get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "?".into());
+    Err(PyTypeError::new_err(format!(
+        "value of type {type_name} is not JSON-serializable"
+    )))
 }
 
 /// A JSON value handed to Python as plain objects when a future resolves.

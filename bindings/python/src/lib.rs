@@ -3,6 +3,7 @@
 //! The public, documented API is the pure-Python package `agent_core` (see
 //! `bindings/python/python/agent_core`); this module holds the handles it wraps.
 
+mod adapters;
 mod agent;
 mod convert;
 mod errors;
@@ -28,6 +29,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<store::NativeKeyStore>()?;
     m.add_class::<tabs::NativeTabHub>()?;
     m.add_class::<tabs::NativeTabEvents>()?;
+    m.add_function(wrap_pyfunction!(adapters::filesystem_tools, m)?)?;
+    m.add_function(wrap_pyfunction!(adapters::provider_configured, m)?)?;
+    m.add_function(wrap_pyfunction!(adapters::provider_from_env, m)?)?;
+    m.add_function(wrap_pyfunction!(adapters::provider_fallback, m)?)?;
     m.add("CORE_VERSION", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

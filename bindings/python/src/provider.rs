@@ -3,7 +3,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_core::{MemoryStore, Tool, ModelRequest, Provider, ProviderError, ScriptStep, ScriptedProvider, ScriptedReply, Store, Usage};
+use agent_core::{
+    MemoryStore, ModelRequest, Provider, ProviderError, ScriptStep, ScriptedProvider, ScriptedReply, Store, Tool, Usage,
+};
 use pyo3::prelude::*;
 use serde_json::Value;
 
@@ -29,7 +31,10 @@ impl NativeProvider {
     /// A scripted provider replaying `steps` (dicts, see `agent_core.provider`), one per model call.
     #[staticmethod]
     fn scripted(steps: Vec<Bound<'_, PyAny>>, record_requests: bool) -> PyResult<Self> {
-        let steps = steps.iter().map(|s| parse_step(&py_to_json(s)?)).collect::<PyResult<Vec<_>>>()?;
+        let steps = steps
+            .iter()
+            .map(|s| parse_step(&py_to_json(s)?))
+            .collect::<PyResult<Vec<_>>>()?;
         let mut provider = ScriptedProvider::new(steps);
         if record_requests {
             provider = provider.record_requests();
@@ -146,9 +151,8 @@ fn parse_reply(v: &Value) -> PyResult<ScriptedReply> {
         };
     }
     if let Some(u) = field(v, "usage") {
-        reply.usage = Some(
-            serde_json::from_value::<Usage>(u.clone()).map_err(|e| config_error(format!("invalid usage: {e}")))?,
-        );
+        reply.usage =
+            Some(serde_json::from_value::<Usage>(u.clone()).map_err(|e| config_error(format!("invalid usage: {e}")))?);
     }
     Ok(reply)
 }
@@ -158,7 +162,9 @@ fn parse_error(v: &Value) -> PyResult<ProviderError> {
     let status = field(v, "status").and_then(Value::as_u64).unwrap_or(500) as u16;
     Ok(match field(v, "error").and_then(Value::as_str).unwrap_or("server") {
         "rate_limited" => ProviderError::RateLimited {
-            retry_after: field(v, "retry_after").and_then(Value::as_f64).map(Duration::from_secs_f64),
+            retry_after: field(v, "retry_after")
+                .and_then(Value::as_f64)
+                .map(Duration::from_secs_f64),
             message,
         },
         "timeout" => ProviderError::Timeout(message),

@@ -76,13 +76,7 @@ impl Callback {
     /// Calls the callable with the arguments `make_args` builds, awaits its result on the
     /// session's asyncio loop when it is a coroutine function, and hands the result (or the
     /// exception) to `finish`. Both closures run with the GIL on the blocking pool.
-    pub async fn call<T, F, G>(
-        &self,
-        loops: &Loops,
-        session: &SessionId,
-        make_args: F,
-        finish: G,
-    ) -> Result<T, String>
+    pub async fn call<T, F, G>(&self, loops: &Loops, session: &SessionId, make_args: F, finish: G) -> Result<T, String>
     where
         T: Send + 'static,
         F: for<'py> FnOnce(Python<'py>) -> PyResult<Bound<'py, PyTuple>> + Send + 'static,

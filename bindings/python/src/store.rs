@@ -27,7 +27,11 @@ impl NativeSqlite {
         options.durability = match durability {
             "normal" => Durability::Normal,
             "full" => Durability::Full,
-            other => return Err(config_error(format!("durability must be \"normal\" or \"full\", not {other:?}"))),
+            other => {
+                return Err(config_error(format!(
+                    "durability must be \"normal\" or \"full\", not {other:?}"
+                )));
+            }
         };
         if let Some(t) = busy_timeout {
             options.busy_timeout = crate::tool::seconds(t)?;
@@ -157,9 +161,9 @@ impl NativeKeyStore {
     ) -> PyResult<Self> {
         let crypt: Arc<dyn Crypt> = match (crypt, key_file) {
             (Some(c), None) => Arc::new(PyCrypt(c)),
-            (None, Some(path)) => Arc::new(
-                FileKeyCrypt::open(path).map_err(|e| new_error("CryptError", e.to_string(), None))?,
-            ),
+            (None, Some(path)) => {
+                Arc::new(FileKeyCrypt::open(path).map_err(|e| new_error("CryptError", e.to_string(), None))?)
+            }
             _ => return Err(config_error("give exactly one of crypt= or key_file=")),
         };
         let mut inner = KeyStore::new(store.inner.clone(), crypt);
@@ -172,9 +176,10 @@ impl NativeKeyStore {
     /// Stores a provider's key, encrypted. Awaitable.
     fn set_key<'py>(&self, py: Python<'py>, provider: String, key: String) -> PyResult<Bound<'py, PyAny>> {
         let ks = self.inner.clone();
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            ks.set_key(&provider, &key).await.map_err(key_error)
-        })
+        pyo3_async_runtimes::tokio::future_into_py(
+            py,
+            async move { ks.set_key(&provider, &key).await.map_err(key_error) },
+        )
     }
 
     /// A provider's key, or None (also when it cannot be decrypted here). Awaitable.

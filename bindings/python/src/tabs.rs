@@ -143,17 +143,15 @@ impl NativeTabHub {
     /// Delivers a message: starts a turn in an idle tab, queues it for a busy one. Returns a
     /// dict (`status`, `queue_len`, `auto_wake_budget`, `awaiting_user`, `run`). Awaitable.
     #[pyo3(signature = (tab, message, origin="human"))]
-    fn deliver<'py>(
-        &self,
-        py: Python<'py>,
-        tab: String,
-        message: String,
-        origin: &str,
-    ) -> PyResult<Bound<'py, PyAny>> {
+    fn deliver<'py>(&self, py: Python<'py>, tab: String, message: String, origin: &str) -> PyResult<Bound<'py, PyAny>> {
         let origin = match origin {
             "human" => Origin::Human,
             "agent" => Origin::Agent,
-            other => return Err(config_error(format!("origin must be \"human\" or \"agent\", not {other:?}"))),
+            other => {
+                return Err(config_error(format!(
+                    "origin must be \"human\" or \"agent\", not {other:?}"
+                )));
+            }
         };
         self.loops.remember_current(py);
         let hub = self.hub.clone();
@@ -177,7 +175,11 @@ impl NativeTabHub {
 
     /// `(tab id, handle)` of every open tab.
     fn handles(&self) -> Vec<(String, String)> {
-        self.hub.handles().into_iter().map(|(t, h)| (t.to_string(), h)).collect()
+        self.hub
+            .handles()
+            .into_iter()
+            .map(|(t, h)| (t.to_string(), h))
+            .collect()
     }
 
     /// A tab's info dict (None when unknown).
@@ -200,9 +202,10 @@ impl NativeTabHub {
         let hub = self.hub.clone();
         let tab = tab_id(&tab)?;
         let p = self::permissions(Some(&permissions))?.unwrap_or_default();
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            hub.set_permissions(&tab, p).await.map_err(tab_error)
-        })
+        pyo3_async_runtimes::tokio::future_into_py(
+            py,
+            async move { hub.set_permissions(&tab, p).await.map_err(tab_error) },
+        )
     }
 
     /// What `read_tab` sees of a tab (a dict). Awaitable.

@@ -114,7 +114,11 @@ pub fn tool_error(py: Python<'_>, err: PyErr) -> ToolError {
             .map(|n| n.to_string())
             .unwrap_or_else(|_| "Exception".into());
         ToolError::ForModel {
-            message: if text.is_empty() { type_name } else { format!("{type_name}: {text}") },
+            message: if text.is_empty() {
+                type_name
+            } else {
+                format!("{type_name}: {text}")
+            },
             retryable: false,
         }
     }

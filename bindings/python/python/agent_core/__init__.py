@@ -45,14 +45,35 @@ from .errors import (
     TabNotFoundError,
     ToolError,
 )
-from .providers import Delay, FailAfter, Hang, Provider, ProviderFailure, Reply, ScriptedProvider, ToolCallStep
+from .providers import (
+    Anthropic,
+    Delay,
+    FailAfter,
+    FallbackRouter,
+    Gemini,
+    Hang,
+    OpenAICompatible,
+    Provider,
+    ProviderFailure,
+    Reply,
+    ScriptedProvider,
+    ToolCallStep,
+    provider_from_env,
+)
 from .stores import Crypt, KeyStore, MemoryStore, SqliteStore, Store
 from .tabs import Delivery, TabHub, TabPermissions
-from .tools import Tool, ToolContext, tool
+from .tools import NativeTools, Tool, ToolContext, fs_tools, tool
 
 __version__: str = _native.CORE_VERSION
 
 __all__ = [
+    "fs_tools",
+    "NativeTools",
+    "provider_from_env",
+    "OpenAICompatible",
+    "Gemini",
+    "FallbackRouter",
+    "Anthropic",
     "TabPermissions",
     "TabNotFoundError",
     "TabHub",

@@ -19,6 +19,11 @@ __all__ = [
     "Delay",
     "Hang",
     "Step",
+    "OpenAICompatible",
+    "Anthropic",
+    "Gemini",
+    "FallbackRouter",
+    "provider_from_env",
 ]
 
 
@@ -193,3 +198,71 @@ def tool_results(request: Mapping[str, Any]) -> List[Dict[str, Any]]:
     return out
 
 
+
+
+class _Configured(Provider):
+    _kind = ""
+
+    def __init__(
+        self,
+        model: str,
+        api_key: str = "",
+        *,
+        base_url: Optional[str] = None,
+        streaming: bool = True,
+        max_input_tokens: Optional[int] = None,
+        headers: Optional[Mapping[str, str]] = None,
+        http: Optional[Mapping[str, Any]] = None,
+    ) -> None:
+        super().__init__(
+            _native.provider_configured(
+                self._kind,
+                model,
+                api_key,
+                base_url,
+                streaming,
+                max_input_tokens,
+                list((headers or {}).items()),
+                dict(http) if http else None,
+            )
+        )
+
+
+class OpenAICompatible(_Configured):
+    """OpenAI Chat Completions and servers that copy it (OpenAI, OpenRouter, Ollama, LM Studio,
+    Groq, DeepSeek, LiteLLM, vLLM). ``base_url`` defaults to ``https://api.openai.com/v1``; an
+    empty ``api_key`` sends no authentication header (local servers).
+
+    ``http`` sets timeouts (seconds) and retries: ``connect_timeout``, ``read_timeout``,
+    ``idle_timeout``, ``call_timeout``, ``max_attempts``, ``backoff_base``, ``backoff_max``,
+    ``max_retry_after``, ``user_agent``.
+    """
+
+    _kind = "openai-compatible"
+
+
+class Anthropic(_Configured):
+    """Anthropic Messages (streaming, tool use, thinking)."""
+
+    _kind = "anthropic"
+
+
+class Gemini(_Configured):
+    """Google Gemini generateContent (``base_url`` is ignored)."""
+
+    _kind = "gemini"
+
+
+def provider_from_env() -> Provider:
+    """The provider ``LLM_PROVIDER`` (``openai-compatible`` | ``anthropic`` | ``gemini``),
+    ``LLM_MODEL``, ``LLM_API_KEY`` and ``LLM_BASE_URL`` describe. A missing variable raises
+    :class:`ConfigError` naming it; an unknown provider raises ``Unknown LLM provider: <name>``."""
+    return Provider(_native.provider_from_env())
+
+
+class FallbackRouter(Provider):
+    """Tries ``primary``, then each fallback in order on retryable errors (429, 5xx,
+    timeouts, transport), only before the first streamed content."""
+
+    def __init__(self, primary: Provider, *fallbacks: Provider) -> None:
+        super().__init__(_native.provider_fallback(primary._native, [f._native for f in fallbacks]))

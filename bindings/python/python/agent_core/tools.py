@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import inspect
+import os
 import re
 import typing
 from typing import Any, Callable, Dict, List, Optional, TypeVar, Union, overload
 
 from ._schema import converter, function_schema, to_jsonable
 
-__all__ = ["Tool", "ToolContext", "tool"]
+__all__ = ["Tool", "ToolContext", "tool", "NativeTools", "fs_tools"]
 
 _NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
@@ -179,3 +180,46 @@ def tool(
     return wrap
 
 
+
+
+class NativeTools:
+    """Tools implemented in Rust (filesystem and shell, page tools, ...). Pass the object in
+    ``Agent(tools=[...])`` next to Python tools."""
+
+    def __init__(self, tools: List[Any]) -> None:
+        self._tools = list(tools)
+
+    def _native_tools(self) -> List[Any]:
+        return self._tools
+
+    @property
+    def names(self) -> List[str]:
+        """The tools' names."""
+        return [t.name for t in self._tools]
+
+    def specs(self) -> List[Dict[str, Any]]:
+        """The tools' specs."""
+        return [t.spec() for t in self._tools]
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __repr__(self) -> str:
+        return f"NativeTools({self.names})"
+
+
+def fs_tools(
+    root: "Optional[Union[str, os.PathLike[str]]]" = None,
+    *,
+    unrestricted: bool = False,
+    gated: Optional[Dict[str, bool]] = None,
+) -> NativeTools:
+    """fs_read, fs_write, fs_list, fs_mkdir, fs_delete and shell_exec (Rust), confined to
+    ``root``: paths that resolve outside it (``..``, absolute paths, symlinks) are refused.
+    ``unrestricted=True`` (and no root) lifts the confinement explicitly. fs_write, fs_delete
+    and shell_exec are gated by default; ``gated={"shell_exec": False}`` overrides per tool."""
+    from . import _native
+
+    return NativeTools(
+        _native.filesystem_tools(os.fspath(root) if root is not None else None, unrestricted, gated)
+    )
