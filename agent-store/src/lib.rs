@@ -15,6 +15,7 @@ mod keys;
 pub mod migrations;
 mod rows;
 mod sqlite;
+mod tabs;
 
 pub use crypt::{Crypt, CryptError, FileKeyCrypt};
 pub use keys::{DEFAULT_PROVIDERS, KeyStatus, KeyStore, KeyStoreError};

@@ -102,7 +102,7 @@ CREATE TABLE runs (
 };
 
 /// Every migration, oldest first. The schema version is the length of this list.
-pub const MIGRATIONS: &[Migration] = &[V1_CORE, V2_LOOP_STATE];
+pub const MIGRATIONS: &[Migration] = &[V1_CORE, V2_LOOP_STATE, crate::tabs::V3_TABS];
 
 /// The schema version this code writes.
 pub fn latest_version() -> i64 {

@@ -141,7 +141,7 @@ pub enum TabEventKind {
     /// was queued.
     Agent {
         /// The event.
-        event: AgentEvent,
+        event: Box<AgentEvent>,
     },
     /// Something the person should know, such as agent messages held because the auto-wake
     /// budget is spent (`code` = `auto_wake_budget_spent`), held while a question to the person
@@ -765,13 +765,13 @@ impl HubInner {
         self.emit(
             &st.record.id,
             TabEventKind::Agent {
-                event: AgentEvent {
+                event: Box::new(AgentEvent {
                     session_id: st.record.session_id.clone(),
                     kind: EventKind::MessageQueued {
                         queue_len: st.record.queue.len(),
                         origin: origin.as_str().to_owned(),
                     },
-                },
+                }),
             },
         );
     }
@@ -902,7 +902,7 @@ impl HubInner {
 /// Forwards a turn's events to the hub's subscribers, then hands its outcome to the hub.
 async fn watch_run(inner: Arc<HubInner>, slot: Arc<Slot>, run: Arc<Run>, mut events: RunEvents) {
     while let Some(event) = events.next().await {
-        inner.emit(&slot.id, TabEventKind::Agent { event });
+        inner.emit(&slot.id, TabEventKind::Agent { event: Box::new(event) });
     }
     let outcome = run.outcome().await;
     inner.turn_ended(&slot, &run, outcome).await;
