@@ -109,7 +109,13 @@ fn ask_tty(request: &GateRequest) -> GateDecision {
         Err(e) => return GateDecision::deny(format!("no terminal to ask for consent ({e})")),
     };
     let args = serde_json::to_string_pretty(&request.arguments).unwrap_or_default();
-    if write!(out, "\nMCP client wants to run {} with\n{args}\nAllow? [y/N] ", request.tool).is_err() {
+    if write!(
+        out,
+        "\nMCP client wants to run {} with\n{args}\nAllow? [y/N] ",
+        request.tool
+    )
+    .is_err()
+    {
         return GateDecision::deny("the terminal could not be written");
     }
     let _ = out.flush();
