@@ -37,6 +37,7 @@
 //! ```
 
 pub mod agent;
+pub mod compaction;
 pub mod compress;
 pub mod event;
 pub mod gate;
@@ -52,6 +53,7 @@ pub use agent::{
     ClarificationKind, DenialPolicy, EventObserver, Outcome, OutcomeStatus, Run, RunEvents, RunState, RunStatus,
     Session,
 };
+pub use compaction::{CompactionConfig, TokenEstimator, TrimReport, trim_to_fit};
 pub use compress::{CompressionConfig, compress_json};
 pub use event::{AgentEvent, EventKind};
 pub use gate::{AllowAll, Gate, GateDecision, GateRequest, gate_fn};

@@ -45,6 +45,8 @@ pub struct AgentConfig {
     pub temperature: Option<f32>,
     /// How long a clarification question waits for an answer (default 30 min).
     pub clarification_ttl: Duration,
+    /// When and how older turns are compacted to fit the model's context window.
+    pub compaction: crate::compaction::CompactionConfig,
 }
 
 impl Default for AgentConfig {
@@ -62,6 +64,7 @@ impl Default for AgentConfig {
             max_output_tokens: None,
             temperature: None,
             clarification_ttl: Duration::from_secs(30 * 60),
+            compaction: crate::compaction::CompactionConfig::default(),
         }
     }
 }

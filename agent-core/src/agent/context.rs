@@ -1,30 +1,197 @@
 //! Keeping each request within the model's context budget (compaction).
+//!
+//! See [`crate::compaction`] for the rules. Here they meet the loop: the provider that
+//! summarises, the store that records the cursor, and the events.
+
+use tokio_util::sync::CancellationToken;
 
 use super::AgentInner;
 use super::emit::Emitter;
 use super::history::History;
-use crate::provider::ModelRequest;
+use crate::compaction::{choose_cut, render_transcript, summary_request, trim_to_fit};
+use crate::event::EventKind;
+use crate::provider::{ModelRequest, Usage};
 use crate::session::SessionId;
+use crate::store::{Compaction, now_millis};
 
-/// Called before every model call with the request about to be sent. Compaction (a summary of
-/// older turns, then a deterministic trim) plugs in here; it may rewrite `request.messages`
-/// and record what it did in `history` and the store.
-pub(crate) async fn fit_request(
-    _agent: &AgentInner,
-    _session: &SessionId,
-    _history: &mut History,
-    _request: &mut ModelRequest,
-    _emitter: &Emitter,
-) {
+/// Share of the budget that the kept (not summarised) messages may use, so that the summary
+/// and the next answers have room.
+const KEEP_SHARE: f64 = 0.6;
+
+/// The input-token limit in force: the configured or provider-reported window, tightened by
+/// what a `ContextOverflow` taught.
+fn input_limit(agent: &AgentInner, history: &History) -> Option<u64> {
+    let configured = agent
+        .config
+        .compaction
+        .max_input_tokens
+        .or_else(|| agent.provider.max_input_tokens());
+    match (configured, history.overflow_limit) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
 }
 
-/// Called once when the provider answers `ContextOverflow`. Returns whether the history was
-/// shrunk, in which case the call is retried.
-pub(crate) async fn after_overflow(
-    _agent: &AgentInner,
-    _session: &SessionId,
-    _history: &mut History,
-    _emitter: &Emitter,
+/// Called before every model call with the request about to be sent. When the estimate
+/// exceeds `ratio × max_input_tokens`, older turns are summarised (recording the cursor in
+/// the store) and, if that fails or is not enough, the request is trimmed deterministically.
+pub(crate) async fn fit_request(
+    agent: &AgentInner,
+    session: &SessionId,
+    history: &mut History,
+    request: &mut ModelRequest,
+    emitter: &Emitter,
+) {
+    let config = &agent.config.compaction;
+    history.last_raw_estimate = Some(history.estimator.raw_request(request));
+    if !config.enabled {
+        return;
+    }
+    let Some(limit) = input_limit(agent, history) else {
+        return;
+    };
+    let budget = ((limit as f64) * config.ratio.clamp(0.05, 1.0)) as u64;
+    let estimated = history.estimator.request(request);
+    if estimated <= budget {
+        return;
+    }
+    emitter.emit(EventKind::CompactionRunning {
+        estimated_tokens: estimated,
+        budget_tokens: budget,
+    });
+    let mut method = "trim";
+    if summarise(agent, session, history, request, budget, limit).await {
+        *request = ModelRequest {
+            messages: history.model_view(),
+            ..request.clone()
+        };
+        method = "summary";
+    }
+    if history.estimator.request(request) > budget {
+        let report = trim_to_fit(request, budget, &history.estimator);
+        if !report.fits {
+            tracing::warn!(
+                estimated = report.estimated_tokens,
+                budget,
+                "the system prompt and tool schemas alone exceed the context budget"
+            );
+        }
+        method = "trim";
+    }
+    history.last_raw_estimate = Some(history.estimator.raw_request(request));
+    emitter.emit(EventKind::CompactionCompleted {
+        estimated_tokens: history.estimator.request(request),
+        method: method.to_owned(),
+    });
+}
+
+/// Summarises older messages with the model, at most `max_attempts` times. Returns whether a
+/// summary was recorded (in the store, when there is one, and in `history`).
+async fn summarise(
+    agent: &AgentInner,
+    session: &SessionId,
+    history: &mut History,
+    request: &ModelRequest,
+    budget: u64,
+    limit: u64,
 ) -> bool {
-    false
+    let config = &agent.config.compaction;
+    if history.summary_failed_turn == Some(history.turn_start) {
+        return false;
+    }
+    let fixed = history.estimator.calibrated(history.estimator.raw_fixed(request));
+    let keep_budget = ((budget.saturating_sub(fixed)) as f64 * KEEP_SHARE) as u64;
+    let Some(cut) = choose_cut(
+        &history.messages,
+        history.compacted,
+        history.turn_start,
+        keep_budget,
+        &history.estimator,
+    ) else {
+        return false;
+    };
+    let transcript = render_transcript(history.summary.as_deref(), &history.messages[history.compacted..cut]);
+    let summary_req = summary_request(transcript, config.summary_max_tokens);
+    let raw = history.estimator.raw_request(&summary_req);
+    if history.estimator.calibrated(raw) + u64::from(config.summary_max_tokens) > limit {
+        tracing::info!("the summary request would not fit the context window; trimming instead");
+        history.summary_failed_turn = Some(history.turn_start);
+        return false;
+    }
+    let mut summary = None;
+    for attempt in 1..=config.max_attempts.max(1) {
+        let call = agent.provider.complete(&summary_req, CancellationToken::new());
+        match tokio::time::timeout(agent.config.model_timeout, call).await {
+            Ok(Ok(response)) => {
+                if let Some(usage) = &response.usage {
+                    history.estimator.observe(raw, usage.input_tokens);
+                }
+                let text = response.message.text();
+                if !text.trim().is_empty() {
+                    summary = Some(text.trim().to_owned());
+                    break;
+                }
+                tracing::warn!(attempt, "the summary came back empty");
+            }
+            Ok(Err(e)) => tracing::warn!(attempt, error = %e, "summarising for compaction failed"),
+            Err(_) => tracing::warn!(attempt, "summarising for compaction timed out"),
+        }
+    }
+    let Some(summary) = summary else {
+        history.summary_failed_turn = Some(history.turn_start);
+        return false;
+    };
+    if let Some(store) = &agent.store {
+        let record = Compaction {
+            session_id: session.clone(),
+            cursor: history.seq_of(cut - 1),
+            summary: summary.clone(),
+            created_at_ms: now_millis(),
+        };
+        if let Err(e) = store.add_compaction(&record).await {
+            // The summary still applies in this process; a reload sends the full history
+            // again and compacts anew.
+            tracing::warn!(error = %e, "could not record the compaction");
+        }
+    }
+    history.summary = Some(summary);
+    history.compacted = cut;
+    true
+}
+
+/// Called once when the provider answers `ContextOverflow`. Learns that the window is
+/// smaller than believed (the next requests aim at 70% of the refused request's size) and
+/// returns true, so the call is retried; [`fit_request`] then compacts or trims to the new
+/// limit. Returns false when there is nothing left to shrink.
+pub(crate) async fn after_overflow(
+    agent: &AgentInner,
+    _session: &SessionId,
+    history: &mut History,
+    emitter: &Emitter,
+) -> bool {
+    let _ = emitter;
+    let Some(raw) = history.last_raw_estimate else {
+        return false;
+    };
+    let refused = history.estimator.calibrated(raw);
+    if refused < 64 {
+        return false;
+    }
+    history.estimator.underestimated();
+    let ratio = agent.config.compaction.ratio.clamp(0.05, 1.0);
+    // With budget = ratio × limit, the next request aims at 70% of the refused one.
+    let limit = ((refused as f64) * 0.7 / ratio) as u64;
+    history.overflow_limit = Some(history.overflow_limit.map_or(limit, |l| l.min(limit)));
+    // Let summarising be tried again under the new limit.
+    history.summary_failed_turn = None;
+    true
+}
+
+/// Calibrates the token estimate from a model call's reported usage. The loop calls it after
+/// every model call that reported usage.
+#[allow(dead_code)]
+pub(crate) fn observe_usage(history: &mut History, usage: Option<&Usage>) {
+    if let (Some(raw), Some(usage)) = (history.last_raw_estimate, usage) {
+        history.estimator.observe(raw, usage.input_tokens);
+    }
 }

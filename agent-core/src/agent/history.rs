@@ -1,33 +1,64 @@
 use std::sync::Arc;
 
+use crate::compaction::{TokenEstimator, summary_message};
 use crate::message::{ContentPart, Message, Role};
 use crate::session::SessionId;
 use crate::store::{Store, StoreError};
 
-/// A session's conversation as the loop holds it: every message (the authoritative in-process
-/// copy), written through to the store as it is produced.
+/// A session's conversation as the loop holds it, written through to the store as it is
+/// produced.
+///
+/// Without a store `messages` is the whole conversation; a session loaded from a store starts
+/// at its latest compaction's cursor (the store keeps everything before it, and the person
+/// sees it through `Session::messages`). The model sees the compaction summary, then the
+/// messages after it.
 #[derive(Debug, Default)]
 pub(crate) struct History {
     pub messages: Vec<Message>,
-    /// The store's sequence number of the last message (equals `messages.len()` when the
-    /// whole session is loaded).
+    /// The store's sequence number of the last message of `messages`.
     pub last_seq: u64,
     /// Index of the first message of the current turn; tool results before it are replayed in
     /// their compressed form.
     pub turn_start: usize,
+    /// The latest compaction summary, sent to the model before the messages it did not cover.
+    pub summary: Option<String>,
+    /// How many leading entries of `messages` the summary covers (kept, but not sent).
+    pub compacted: usize,
+    /// Token estimates, calibrated from reported usage.
+    pub estimator: TokenEstimator,
+    /// A tighter input limit learnt from a `ContextOverflow` answer.
+    pub overflow_limit: Option<u64>,
+    /// The uncalibrated estimate of the last request sent (for calibration).
+    pub last_raw_estimate: Option<u64>,
+    /// The turn (its `turn_start`) in which summarising failed, so it is not retried on every
+    /// model call of that turn.
+    pub summary_failed_turn: Option<usize>,
 }
 
 impl History {
-    /// Loads a stored session's messages.
+    /// Loads a stored session: the latest compaction summary and the messages after its
+    /// cursor (the whole session when it was never compacted).
     pub async fn load(store: &dyn Store, session: &SessionId) -> Result<Self, StoreError> {
-        let stored = store.load_messages(session, 0).await?;
-        let last_seq = stored.last().map_or(0, |m| m.seq);
+        let compaction = store.latest_compaction(session).await?;
+        let cursor = compaction.as_ref().map_or(0, |c| c.cursor);
+        let stored = store.load_messages(session, cursor).await?;
+        let last_seq = match stored.last() {
+            Some(m) => m.seq,
+            None => store.last_seq(session).await?,
+        };
         let messages: Vec<Message> = stored.into_iter().map(|m| m.message).collect();
         Ok(History {
             turn_start: messages.len(),
             messages,
             last_seq,
+            summary: compaction.map(|c| c.summary),
+            ..History::default()
         })
+    }
+
+    /// The store's sequence number of `messages[index]`.
+    pub fn seq_of(&self, index: usize) -> u64 {
+        (self.last_seq + 1 + index as u64).saturating_sub(self.messages.len() as u64)
     }
 
     /// Appends messages in memory and writes them through to the store (if any).
@@ -48,15 +79,30 @@ impl History {
         Ok(())
     }
 
-    /// What the model may see: visible messages, with tool results of earlier turns replaced
-    /// by their compressed form.
+    /// What the model may see: the compaction summary, then the visible messages after it,
+    /// with tool results of earlier turns replaced by their compressed form.
     pub fn model_view(&self) -> Vec<Message> {
-        let mut view = Vec::with_capacity(self.messages.len());
-        for (i, m) in self.messages.iter().enumerate() {
+        self.view_with_turn_start(self.turn_start)
+    }
+
+    /// What the model would see on the next turn (every tool result so far is from an earlier
+    /// turn by then). `Session::model_history` should use this: it keeps the summary.
+    #[allow(dead_code)]
+    pub fn next_turn_view(&self) -> Vec<Message> {
+        self.view_with_turn_start(self.messages.len())
+    }
+
+    fn view_with_turn_start(&self, turn_start: usize) -> Vec<Message> {
+        let from = self.compacted.min(self.messages.len());
+        let mut view = Vec::with_capacity(self.messages.len() - from + 1);
+        if let Some(summary) = &self.summary {
+            view.push(summary_message(summary));
+        }
+        for (i, m) in self.messages.iter().enumerate().skip(from) {
             if !m.visibility.model {
                 continue;
             }
-            match (&m.compressed, i < self.turn_start && m.role == Role::Tool) {
+            match (&m.compressed, i < turn_start && m.role == Role::Tool) {
                 (Some(compressed), true) => {
                     let mut replay = m.clone();
                     replay.content = vec![ContentPart::text(compressed.clone())];
