@@ -545,9 +545,10 @@ impl Inner {
                     Transport::Http { .. } => "disconnected",
                 };
                 let mut message = format!(
-                    "MCP server {:?} {what} during the call to {remote} ({e}); the call may not have finished. \
+                    "MCP server {:?} {what} during the call to {remote} ({}); the call may not have finished. \
                      The server will be restarted or reconnected on the next call",
-                    self.alias()
+                    self.alias(),
+                    root_cause(&e)
                 );
                 if !tail.is_empty() {
                     message.push_str(&format!(". Its stderr ends with: {tail}"));
@@ -565,6 +566,16 @@ impl Inner {
             ))),
         }
     }
+}
+
+/// The innermost cause of an error ("Connection refused (os error 111)"), which reads better
+/// for a model than the transport's type names.
+fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut current = error;
+    while let Some(next) = current.source() {
+        current = next;
+    }
+    current.to_string()
 }
 
 /// One tool of an MCP server, callable as an agent tool.

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use agent_core::{SessionId, ToolContext, ToolError, ToolOutput};
 use agent_mcp::{McpClient, McpError, McpServerConfig};
-use common::everything_entry;
+use common::{EverythingHttp, everything_entry};
 use serde_json::json;
 
 fn cx() -> ToolContext {
@@ -179,4 +179,40 @@ async fn a_server_that_cannot_start_is_a_clear_error() {
         .await
         .unwrap_err();
     assert!(matches!(err, McpError::Config(_)), "{err:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_http_server_is_reconnected() {
+    let port = common::free_port();
+    let mut server = EverythingHttp::start_on(port).await;
+    let client = McpClient::connect(
+        McpServerConfig::http("web", &server.url).backoff(Duration::from_millis(200), Duration::from_secs(1)),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        call(&client, "web__echo", json!({"message": "1"}))
+            .await
+            .unwrap()
+            .text_content(),
+        "Echo: 1"
+    );
+
+    server.child.kill().await.unwrap();
+    let message = retryable_error(call(&client, "web__echo", json!({"message": "2"})).await);
+    assert!(message.contains("\"web\""), "{message}");
+
+    let _server = EverythingHttp::start_on(port).await;
+    // The next calls reconnect (a new MCP session) once the server answers again.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match call(&client, "web__echo", json!({"message": "3"})).await {
+            Ok(out) => {
+                assert_eq!(out.text_content(), "Echo: 3");
+                break;
+            }
+            Err(e) => assert!(Instant::now() < deadline, "never reconnected: {e}"),
+        }
+    }
+    client.close().await;
 }

@@ -52,7 +52,10 @@ pub struct EverythingHttp {
 
 impl EverythingHttp {
     pub async fn start() -> EverythingHttp {
-        let port = free_port();
+        Self::start_on(free_port()).await
+    }
+
+    pub async fn start_on(port: u16) -> EverythingHttp {
         let child = tokio::process::Command::new("node")
             .arg(everything_entry())
             .arg("streamableHttp")
