@@ -14,8 +14,16 @@
 //! Gated by default: fs_write, fs_delete, shell_exec, page_navigate, page_click, page_fill,
 //! page_select, tab_open and tab_close. [`with_gated`] changes a tool's gating.
 
+#[cfg(feature = "cdp")]
+pub mod cdp;
 pub mod fs;
 pub mod gating;
+pub mod host;
+pub mod page;
 
+#[cfg(feature = "cdp")]
+pub use cdp::{CLOSED_NETWORK_ARGS, CdpConfig, CdpHost};
 pub use fs::{FsPolicy, fs_tools};
 pub use gating::with_gated;
+pub use host::{BrowserHost, HostError, SETTLE_JS, TabInfo, settle_with_script};
+pub use page::{PAGE_JS, PageToolsConfig, page_tools, page_tools_with};

@@ -1,0 +1,550 @@
+//! A [`BrowserHost`] for Chromium over the DevTools protocol (feature `cdp`, chromiumoxide).
+//!
+//! [`CdpHost::launch`] starts Debian's `/usr/bin/chromium` headless with a fresh profile and
+//! every flag a closed network needs ([`CLOSED_NETWORK_ARGS`]); [`CdpHost::connect`] attaches to
+//! a running browser by its websocket (or `http://host:port`) address. A dead browser fails
+//! every call at once with [`HostError::Disconnected`], and every call has a timeout.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agent_core::async_trait;
+use chromiumoxide::cdp::browser_protocol::target::CreateTargetParams;
+use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
+use chromiumoxide::error::CdpError;
+use chromiumoxide::handler::HandlerConfig;
+use chromiumoxide::{Browser, Page};
+use futures::StreamExt;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio_util::sync::CancellationToken;
+
+use crate::host::{BrowserHost, HostError, TabInfo, settle_with_script};
+
+/// The flags every launch uses, so that the browser never reaches the network by itself
+/// (background services, component updates, autofill, optimization hints) and resolves only
+/// loopback names. Merged into one `--disable-features` switch (Chromium honours only the last).
+pub const CLOSED_NETWORK_ARGS: &[&str] = &[
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--no-startup-window",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--no-default-browser-check",
+    "--disable-extensions",
+    "--disable-default-apps",
+    "--disable-domain-reliability",
+    "--disable-breakpad",
+    "--disable-client-side-phishing-detection",
+    "--metrics-recording-only",
+    "--no-pings",
+    "--mute-audio",
+    "--hide-scrollbars",
+    "--password-store=basic",
+    "--use-mock-keychain",
+    "--disable-features=AutofillServerCommunication,OptimizationHints,OptimizationGuideModelDownloading,OptimizationHintsFetching,OptimizationTargetPrediction,NetworkTimeServiceQuerying,MediaRouter,DialMediaRouteProvider,Translate",
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE localhost , EXCLUDE 127.0.0.1",
+];
+
+/// How [`CdpHost::launch`] starts the browser.
+#[derive(Debug, Clone)]
+pub struct CdpConfig {
+    /// The browser binary (default `/usr/bin/chromium`, Debian's package).
+    pub executable: PathBuf,
+    /// Extra flags, added after [`CLOSED_NETWORK_ARGS`].
+    pub extra_args: Vec<String>,
+    /// Window size (also the viewport).
+    pub window_size: (u32, u32),
+    /// How long the browser may take to start.
+    pub launch_timeout: Duration,
+    /// The longest any single host call may take.
+    pub call_timeout: Duration,
+    /// Kill the browser when this process exits, even without a clean shutdown (a small
+    /// watchdog `sh` process polls this process's pid).
+    pub kill_on_parent_exit: bool,
+}
+
+impl Default for CdpConfig {
+    fn default() -> Self {
+        CdpConfig {
+            executable: PathBuf::from("/usr/bin/chromium"),
+            extra_args: Vec::new(),
+            window_size: (1280, 800),
+            launch_timeout: Duration::from_secs(30),
+            call_timeout: Duration::from_secs(30),
+            kill_on_parent_exit: true,
+        }
+    }
+}
+
+struct Tabs {
+    pages: Vec<Page>,
+    active: usize,
+}
+
+struct Owned {
+    child: tokio::process::Child,
+    watchdog: Option<tokio::process::Child>,
+    profile: PathBuf,
+}
+
+struct Inner {
+    browser: tokio::sync::Mutex<Browser>,
+    tabs: Mutex<Tabs>,
+    dead: CancellationToken,
+    call_timeout: Duration,
+    owned: Mutex<Option<Owned>>,
+    ws_url: String,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        if let Ok(mut owned) = self.owned.lock()
+            && let Some(mut o) = owned.take()
+        {
+            let _ = o.child.start_kill();
+            if let Some(w) = o.watchdog.as_mut() {
+                let _ = w.start_kill();
+            }
+            let _ = std::fs::remove_dir_all(&o.profile);
+        }
+    }
+}
+
+/// Chromium driven over CDP. Cheap to clone; clones share the browser.
+#[derive(Clone)]
+pub struct CdpHost {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for CdpHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CdpHost").field("ws_url", &self.inner.ws_url).finish()
+    }
+}
+
+fn cdp_err(e: CdpError) -> HostError {
+    match e {
+        CdpError::Ws(e) => HostError::Disconnected(e.to_string()),
+        CdpError::Timeout => HostError::Timeout("CDP request timed out".into()),
+        CdpError::JavascriptException(ex) => {
+            let text = ex
+                .exception
+                .as_ref()
+                .and_then(|o| o.description.clone())
+                .unwrap_or_else(|| ex.text.clone());
+            HostError::Script(text)
+        }
+        CdpError::ChannelSendError(e) => HostError::Disconnected(e.to_string()),
+        CdpError::NoResponse => HostError::Disconnected("no response from the browser".into()),
+        other => HostError::Other(other.to_string()),
+    }
+}
+
+fn fresh_profile_dir() -> PathBuf {
+    use rand::Rng;
+    let tag: String = (0..12)
+        .map(|_| format!("{:x}", rand::rng().random_range(0..16u8)))
+        .collect();
+    std::env::temp_dir().join(format!("agent-tools-chromium-{}-{tag}", std::process::id()))
+}
+
+impl CdpHost {
+    /// Launches `/usr/bin/chromium` headless with the default [`CdpConfig`].
+    pub async fn launch_default() -> Result<CdpHost, HostError> {
+        Self::launch(CdpConfig::default()).await
+    }
+
+    /// Launches the browser headless with a fresh profile directory (removed on drop) and the
+    /// closed-network flags, and opens one blank tab.
+    pub async fn launch(config: CdpConfig) -> Result<CdpHost, HostError> {
+        if !config.executable.exists() {
+            return Err(HostError::Other(format!(
+                "Chromium not found at {}: install it (Debian: `apt-get install chromium`, or run scripts/lib/ensure-chromium.sh)",
+                config.executable.display()
+            )));
+        }
+        let profile = fresh_profile_dir();
+        std::fs::create_dir_all(&profile)
+            .map_err(|e| HostError::Other(format!("cannot create the profile directory: {e}")))?;
+        let mut cmd = tokio::process::Command::new(&config.executable);
+        cmd.args(CLOSED_NETWORK_ARGS)
+            .arg(format!("--user-data-dir={}", profile.display()))
+            .arg(format!(
+                "--window-size={},{}",
+                config.window_size.0, config.window_size.1
+            ))
+            .arg("--remote-debugging-port=0")
+            .args(&config.extra_args)
+            .arg("about:blank")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| HostError::Other(format!("cannot start {}: {e}", config.executable.display())))?;
+        let pid = child.id().unwrap_or(0);
+        let watchdog = if config.kill_on_parent_exit && pid > 0 {
+            // Polls this process; when it is gone, kills the browser's whole process group.
+            let script = format!(
+                "while kill -0 {} 2>/dev/null; do sleep 1; done; kill -KILL -{pid} 2>/dev/null",
+                std::process::id()
+            );
+            tokio::process::Command::new("sh")
+                .arg("-c")
+                .arg(script)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .process_group(0)
+                .spawn()
+                .ok()
+        } else {
+            None
+        };
+        let Some(stderr) = child.stderr.take() else {
+            return Err(HostError::Other("no stderr from the browser".into()));
+        };
+        let mut lines = BufReader::new(stderr).lines();
+        let mut seen = Vec::new();
+        let find_ws = async {
+            while let Ok(Some(line)) = lines.next_line().await {
+                if let Some(i) = line.find("ws://") {
+                    return Some(line[i..].trim().to_string());
+                }
+                if seen.len() < 20 {
+                    seen.push(line);
+                }
+            }
+            None
+        };
+        let ws = tokio::time::timeout(config.launch_timeout, find_ws).await;
+        let ws = match ws {
+            Ok(Some(ws)) => ws,
+            other => {
+                let _ = child.start_kill();
+                let _ = std::fs::remove_dir_all(&profile);
+                let why = if other.is_err() { "timed out" } else { "exited" };
+                return Err(HostError::Other(format!(
+                    "the browser {why} before it was ready; stderr: {}",
+                    seen.join(" | ")
+                )));
+            }
+        };
+        // Keep draining stderr, or the browser blocks on a full pipe.
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = lines.next_line().await {
+                tracing::trace!(target: "agent_tools::cdp", "chromium: {line}");
+            }
+        });
+        let owned = Owned {
+            child,
+            watchdog,
+            profile,
+        };
+        Self::attach(ws, Some(owned), config.call_timeout, true).await
+    }
+
+    /// Connects to a running browser by its `ws://` address (or `http://host:port`, which is
+    /// looked up at `/json/version`). Existing pages become tabs.
+    pub async fn connect(url: &str, call_timeout: Duration) -> Result<CdpHost, HostError> {
+        Self::attach(url.to_string(), None, call_timeout, false).await
+    }
+
+    async fn attach(
+        ws: String,
+        owned: Option<Owned>,
+        call_timeout: Duration,
+        launched: bool,
+    ) -> Result<CdpHost, HostError> {
+        let cfg = HandlerConfig {
+            viewport: None,
+            request_timeout: call_timeout,
+            ..HandlerConfig::default()
+        };
+        let connect = Browser::connect_with_config(ws.clone(), cfg);
+        let (mut browser, mut handler) = match tokio::time::timeout(call_timeout, connect).await {
+            Ok(Ok(pair)) => pair,
+            Ok(Err(e)) => return Err(HostError::Disconnected(format!("cannot connect to {ws}: {e}"))),
+            Err(_) => return Err(HostError::Timeout(format!("connecting to {ws}"))),
+        };
+        let dead = CancellationToken::new();
+        {
+            let dead = dead.clone();
+            tokio::spawn(async move {
+                while let Some(event) = handler.next().await {
+                    // A websocket error means the browser is gone: stop, so calls fail at once.
+                    if let Err(CdpError::Ws(e)) = event {
+                        tracing::debug!(target: "agent_tools::cdp", "browser connection lost: {e}");
+                        break;
+                    }
+                }
+                dead.cancel();
+            });
+        }
+        let timed = |what: &'static str| move |_| HostError::Timeout(what.into());
+        let _ = tokio::time::timeout(call_timeout, browser.fetch_targets())
+            .await
+            .map_err(timed("listing targets"))?;
+        // Give fetched targets a moment to attach.
+        if !launched {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let mut pages = tokio::time::timeout(call_timeout, browser.pages())
+            .await
+            .map_err(timed("listing pages"))?
+            .map_err(cdp_err)?;
+        if pages.is_empty() {
+            let page = tokio::time::timeout(call_timeout, browser.new_page("about:blank"))
+                .await
+                .map_err(timed("opening a tab"))?
+                .map_err(cdp_err)?;
+            pages.push(page);
+        }
+        Ok(CdpHost {
+            inner: Arc::new(Inner {
+                browser: tokio::sync::Mutex::new(browser),
+                tabs: Mutex::new(Tabs { pages, active: 0 }),
+                dead,
+                call_timeout,
+                owned: Mutex::new(owned),
+                ws_url: ws,
+            }),
+        })
+    }
+
+    /// The browser's DevTools websocket address (another client can connect to it).
+    pub fn ws_url(&self) -> &str {
+        &self.inner.ws_url
+    }
+
+    /// The browser's process id, when this host launched it.
+    pub fn pid(&self) -> Option<u32> {
+        self.inner
+            .owned
+            .lock()
+            .ok()
+            .and_then(|o| o.as_ref().and_then(|o| o.child.id()))
+    }
+
+    /// Whether the browser is still reachable as far as this host knows.
+    pub fn is_alive(&self) -> bool {
+        !self.check_dead()
+    }
+
+    fn check_dead(&self) -> bool {
+        if self.inner.dead.is_cancelled() {
+            return true;
+        }
+        if let Ok(mut owned) = self.inner.owned.lock()
+            && let Some(o) = owned.as_mut()
+            && let Ok(Some(_)) = o.child.try_wait()
+        {
+            self.inner.dead.cancel();
+            return true;
+        }
+        false
+    }
+
+    /// Closes the browser (when this host launched it) and removes its profile directory.
+    pub async fn close(&self) -> Result<(), HostError> {
+        if !self.check_dead() {
+            let mut b = self.inner.browser.lock().await;
+            let _ = tokio::time::timeout(Duration::from_secs(5), b.close()).await;
+        }
+        let owned = self.inner.owned.lock().ok().and_then(|mut o| o.take());
+        if let Some(mut o) = owned {
+            if tokio::time::timeout(Duration::from_secs(5), o.child.wait())
+                .await
+                .is_err()
+            {
+                let _ = o.child.kill().await;
+            }
+            if let Some(mut w) = o.watchdog {
+                let _ = w.kill().await;
+            }
+            let _ = std::fs::remove_dir_all(&o.profile);
+        }
+        self.inner.dead.cancel();
+        Ok(())
+    }
+
+    /// Runs a browser call with the dead check and the call timeout.
+    async fn call<T>(&self, what: &str, fut: impl Future<Output = Result<T, CdpError>>) -> Result<T, HostError> {
+        if self.check_dead() {
+            return Err(HostError::Disconnected(
+                "the browser has exited or the connection was lost".into(),
+            ));
+        }
+        tokio::select! {
+            r = fut => r.map_err(|e| {
+                let e = cdp_err(e);
+                if matches!(e, HostError::Disconnected(_)) { self.inner.dead.cancel(); }
+                e
+            }),
+            _ = self.inner.dead.cancelled() => Err(HostError::Disconnected(format!("the browser went away during {what}"))),
+            _ = tokio::time::sleep(self.inner.call_timeout) => {
+                if self.check_dead() {
+                    Err(HostError::Disconnected(format!("the browser went away during {what}")))
+                } else {
+                    Err(HostError::Timeout(what.to_string()))
+                }
+            }
+        }
+    }
+
+    fn page(&self, tab: Option<&str>) -> Result<Page, HostError> {
+        let tabs = self
+            .inner
+            .tabs
+            .lock()
+            .map_err(|_| HostError::Other("tab registry poisoned".into()))?;
+        match tab {
+            None => tabs
+                .pages
+                .get(tabs.active)
+                .cloned()
+                .ok_or_else(|| HostError::Other("no tab is open".into())),
+            Some(id) => tabs
+                .pages
+                .iter()
+                .find(|p| p.target_id().as_ref() == id)
+                .cloned()
+                .ok_or_else(|| HostError::NoSuchTab(id.to_string())),
+        }
+    }
+
+    async fn info(&self, page: &Page, active: bool) -> TabInfo {
+        let url = self
+            .call("reading a tab's url", page.url())
+            .await
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        let title = self
+            .call("reading a tab's title", page.get_title())
+            .await
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        TabInfo {
+            id: page.target_id().as_ref().to_string(),
+            url,
+            title,
+            active,
+        }
+    }
+}
+
+#[async_trait]
+impl BrowserHost for CdpHost {
+    async fn evaluate(&self, tab: Option<&str>, expression: &str) -> Result<serde_json::Value, HostError> {
+        let page = self.page(tab)?;
+        let mut params = EvaluateParams::new(expression);
+        params.await_promise = Some(true);
+        params.return_by_value = Some(true);
+        let result = self.call("evaluate", page.evaluate_expression(params)).await?;
+        Ok(result.value().cloned().unwrap_or(serde_json::Value::Null))
+    }
+
+    async fn navigate(&self, tab: Option<&str>, url: &str) -> Result<(), HostError> {
+        let page = self.page(tab)?;
+        match self.call("navigate", page.goto(url)).await {
+            Ok(_) => Ok(()),
+            Err(HostError::Other(msg)) | Err(HostError::Script(msg)) => {
+                Err(HostError::Navigation(format!("{url}: {msg}")))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn wait_settled(&self, tab: Option<&str>, timeout: Duration) -> Result<(), HostError> {
+        settle_with_script(self, tab, timeout).await
+    }
+
+    async fn tabs(&self) -> Result<Vec<TabInfo>, HostError> {
+        if self.check_dead() {
+            return Err(HostError::Disconnected(
+                "the browser has exited or the connection was lost".into(),
+            ));
+        }
+        let (pages, active) = {
+            let t = self
+                .inner
+                .tabs
+                .lock()
+                .map_err(|_| HostError::Other("tab registry poisoned".into()))?;
+            (t.pages.clone(), t.active)
+        };
+        let mut out = Vec::with_capacity(pages.len());
+        for (i, p) in pages.iter().enumerate() {
+            out.push(self.info(p, i == active).await);
+        }
+        Ok(out)
+    }
+
+    async fn open_tab(&self, url: Option<&str>) -> Result<TabInfo, HostError> {
+        let target = CreateTargetParams::new(url.unwrap_or("about:blank"));
+        let page = {
+            let browser = self.inner.browser.lock().await;
+            self.call("opening a tab", browser.new_page(target)).await?
+        };
+        let _ = self.call("activating a tab", page.activate()).await;
+        {
+            let mut t = self
+                .inner
+                .tabs
+                .lock()
+                .map_err(|_| HostError::Other("tab registry poisoned".into()))?;
+            t.pages.push(page.clone());
+            t.active = t.pages.len() - 1;
+        }
+        Ok(self.info(&page, true).await)
+    }
+
+    async fn close_tab(&self, tab: &str) -> Result<(), HostError> {
+        let page = self.page(Some(tab))?;
+        {
+            let mut t = self
+                .inner
+                .tabs
+                .lock()
+                .map_err(|_| HostError::Other("tab registry poisoned".into()))?;
+            if t.pages.len() <= 1 {
+                return Err(HostError::Other("refused: this is the last open tab".into()));
+            }
+            let Some(idx) = t.pages.iter().position(|p| p.target_id().as_ref() == tab) else {
+                return Err(HostError::NoSuchTab(tab.to_string()));
+            };
+            t.pages.remove(idx);
+            if t.active >= idx && t.active > 0 {
+                t.active -= 1;
+            }
+        }
+        self.call("closing a tab", page.close()).await?;
+        let next = self.page(None)?;
+        let _ = self.call("activating a tab", next.activate()).await;
+        Ok(())
+    }
+
+    async fn activate_tab(&self, tab: &str) -> Result<(), HostError> {
+        let page = self.page(Some(tab))?;
+        self.call("activating a tab", page.activate()).await?;
+        let mut t = self
+            .inner
+            .tabs
+            .lock()
+            .map_err(|_| HostError::Other("tab registry poisoned".into()))?;
+        if let Some(idx) = t.pages.iter().position(|p| p.target_id().as_ref() == tab) {
+            t.active = idx;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,132 @@
+//! The [`BrowserHost`] trait: what a browser supplies so the page tools can work in its tabs.
+
+use std::time::Duration;
+
+use agent_core::ToolError;
+use agent_core::async_trait;
+use serde::{Deserialize, Serialize};
+
+/// One tab as a host reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TabInfo {
+    /// The host's id for the tab (opaque to the tools).
+    pub id: String,
+    /// The tab's address.
+    pub url: String,
+    /// The tab's title.
+    pub title: String,
+    /// Whether it is the active tab (the one page tools act on).
+    pub active: bool,
+}
+
+/// Why a host call failed.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum HostError {
+    /// The browser is gone (crashed, closed, connection dropped). Ends the turn.
+    #[error("the browser is not reachable: {0}")]
+    Disconnected(String),
+    /// The call did not finish in time.
+    #[error("the browser did not answer in time: {0}")]
+    Timeout(String),
+    /// The page's script threw.
+    #[error("script error in the page: {0}")]
+    Script(String),
+    /// A navigation failed (DNS, connection refused, aborted).
+    #[error("navigation failed: {0}")]
+    Navigation(String),
+    /// No tab with that id.
+    #[error("no tab with id {0:?}; tabs_list shows the open tabs")]
+    NoSuchTab(String),
+    /// Anything else.
+    #[error("{0}")]
+    Other(String),
+}
+
+impl From<HostError> for ToolError {
+    fn from(e: HostError) -> Self {
+        match e {
+            HostError::Disconnected(_) => ToolError::fatal(e.to_string()),
+            HostError::Timeout(_) => ToolError::retryable(e.to_string()),
+            _ => ToolError::model(e.to_string()),
+        }
+    }
+}
+
+/// What a browser supplies so that the page tools work in its tabs. Small and JSON-shaped, so
+/// that Python and Node hosts can implement it too.
+///
+/// `tab` is a host tab id from [`BrowserHost::tabs`]; `None` means the active tab.
+#[async_trait]
+pub trait BrowserHost: Send + Sync {
+    /// Evaluates a JavaScript expression in the tab's main frame and returns its value as JSON.
+    /// A promise is awaited. A thrown exception is [`HostError::Script`].
+    async fn evaluate(&self, tab: Option<&str>, expression: &str) -> Result<serde_json::Value, HostError>;
+
+    /// Starts loading `url` in the tab and waits for the load to finish (or fail).
+    async fn navigate(&self, tab: Option<&str>, url: &str) -> Result<(), HostError>;
+
+    /// Waits until the page settles: loaded, and no DOM changes for a short while, within
+    /// `timeout`. Hosts without their own notion can use [`settle_with_script`].
+    async fn wait_settled(&self, tab: Option<&str>, timeout: Duration) -> Result<(), HostError>;
+
+    /// The open tabs.
+    async fn tabs(&self) -> Result<Vec<TabInfo>, HostError>;
+
+    /// Opens a tab (at `url`, or a blank page) and makes it active.
+    async fn open_tab(&self, url: Option<&str>) -> Result<TabInfo, HostError>;
+
+    /// Closes a tab. When it was active, another one becomes active.
+    async fn close_tab(&self, tab: &str) -> Result<(), HostError>;
+
+    /// Makes a tab the active one.
+    async fn activate_tab(&self, tab: &str) -> Result<(), HostError>;
+
+    /// The host's own address-bar resolver: turns what a person would type (an address or a
+    /// search phrase) into a URL. `Ok(None)` (the default) uses the built-in resolver.
+    async fn resolve_address(&self, input: &str) -> Result<Option<String>, HostError> {
+        let _ = input;
+        Ok(None)
+    }
+}
+
+/// The script [`settle_with_script`] runs: waits for `readyState == "complete"`, then for a
+/// quiet period without DOM mutations (at most the given milliseconds in all).
+pub const SETTLE_JS: &str = r#"(async (quietMs, maxMs) => {
+  const start = performance.now();
+  const left = () => Math.max(0, maxMs - (performance.now() - start));
+  while (document.readyState !== 'complete' && left() > 0) await new Promise(r => setTimeout(r, 25));
+  await new Promise((resolve) => {
+    let timer;
+    const done = () => { obs.disconnect(); clearTimeout(timer); clearTimeout(cap); resolve(); };
+    const obs = new MutationObserver(() => { clearTimeout(timer); timer = setTimeout(done, quietMs); });
+    obs.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+    timer = setTimeout(done, quietMs);
+    const cap = setTimeout(done, left());
+  });
+  return document.readyState;
+})"#;
+
+/// Settles a tab by evaluating [`SETTLE_JS`], retrying while a navigation replaces the
+/// document (its script context goes away mid-call).
+pub async fn settle_with_script<H: BrowserHost + ?Sized>(
+    host: &H,
+    tab: Option<&str>,
+    timeout: Duration,
+) -> Result<(), HostError> {
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        if left.is_zero() {
+            return Ok(());
+        }
+        let expr = format!("{SETTLE_JS}(120, {})", left.as_millis().min(30_000));
+        match tokio::time::timeout(left + Duration::from_millis(500), host.evaluate(tab, &expr)).await {
+            Ok(Ok(_)) => return Ok(()),
+            Ok(Err(HostError::Script(_))) | Ok(Err(HostError::Other(_))) | Ok(Err(HostError::Timeout(_))) => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Ok(Err(e)) => return Err(e),
+            Err(_) => return Ok(()),
+        }
+    }
+}

@@ -1,0 +1,591 @@
+// agent-tools page logic. Evaluated as `(<this function>)(op, args)` in the page's main frame
+// by every BrowserHost; returns JSON. State (element refs) lives on a non-enumerable window
+// property so refs stay stable across reads of the same document.
+async (op, args) => {
+  'use strict';
+  const W = window;
+  const KEY = '__agentToolsState';
+  let S = W[KEY];
+  if (!S || typeof S !== 'object' || !(S.byRef instanceof Map)) {
+    S = { next: 1, byRef: new Map(), byEl: new WeakMap() };
+    try {
+      Object.defineProperty(W, KEY, { value: S, enumerable: false, configurable: true, writable: false });
+    } catch (_) { /* a page that froze window still gets fresh refs per call */ }
+  }
+  // New refs are always numbered above every ref issued so far in any document, so a ref
+  // from an older page version or another tab is never mistaken for one of this page.
+  if (typeof args.base === 'number' && args.base > S.next) S.next = args.base;
+
+  const COMMIT = /\b(submit|commit|place\s+(an\s+)?order|check\s*out|pay|purchase|buy\s+now|send|confirm|delete|publish)\b/i;
+  const TEXT_TYPES = new Set(['', 'text', 'search', 'email', 'url', 'tel', 'number']);
+  const MAX_NAME = 80;
+
+  const clean = (s) => String(s == null ? '' : s).replace(/\s+/g, ' ').trim();
+  const cut = (s, n) => (s.length > n ? s.slice(0, n - 1) + '…' : s);
+
+  function refOf(el) {
+    let n = S.byEl.get(el);
+    if (n === undefined) {
+      n = S.next++;
+      S.byEl.set(el, n);
+      S.byRef.set(n, new WeakRef(el));
+    }
+    return 'e' + n;
+  }
+
+  // ---- traversal: the document, open shadow roots, same-origin iframes ----
+  function walk(root, offset, cb) {
+    const all = root.querySelectorAll('*');
+    for (const el of all) {
+      cb(el, offset);
+      if (el.shadowRoot) walk(el.shadowRoot, offset, cb);
+      if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') {
+        let doc = null;
+        try { doc = el.contentDocument; } catch (_) { doc = null; }
+        if (doc && doc.documentElement) {
+          const r = el.getBoundingClientRect();
+          walk(doc, { x: offset.x + r.left + el.clientLeft, y: offset.y + r.top + el.clientTop }, cb);
+        }
+      }
+    }
+  }
+
+  function frameOffset(el) {
+    let x = 0, y = 0;
+    let win = el.ownerDocument.defaultView;
+    while (win && win !== W && win.frameElement) {
+      const fe = win.frameElement;
+      const r = fe.getBoundingClientRect();
+      x += r.left + fe.clientLeft;
+      y += r.top + fe.clientTop;
+      win = fe.ownerDocument.defaultView;
+    }
+    return { x, y };
+  }
+
+  // ---- roles, names, states ----
+  function tag(el) { return el.tagName.toLowerCase(); }
+
+  function roleOf(el) {
+    const explicit = clean(el.getAttribute('role')).split(' ')[0];
+    if (explicit) return explicit;
+    const t = tag(el);
+    if (t === 'a' || t === 'area') return el.hasAttribute('href') ? 'link' : 'generic';
+    if (t === 'button') return 'button';
+    if (t === 'summary') return 'button';
+    if (t === 'textarea') return 'textbox';
+    if (t === 'select') return el.multiple || el.size > 1 ? 'listbox' : 'combobox';
+    if (t === 'input') {
+      const ty = (el.getAttribute('type') || 'text').toLowerCase();
+      if (ty === 'checkbox') return 'checkbox';
+      if (ty === 'radio') return 'radio';
+      if (['submit', 'button', 'reset', 'image'].includes(ty)) return 'button';
+      if (ty === 'range') return 'slider';
+      if (ty === 'number') return 'spinbutton';
+      if (ty === 'search') return 'searchbox';
+      if (ty === 'password') return 'password';
+      if (ty === 'file') return 'file';
+      if (['date', 'time', 'datetime-local', 'month', 'week', 'color'].includes(ty)) return ty;
+      return 'textbox';
+    }
+    if (el.isContentEditable) return 'textbox';
+    if (/^h[1-6]$/.test(t)) return 'heading';
+    return 'generic';
+  }
+
+  const WIDGET_ROLES = new Set(['button', 'link', 'checkbox', 'radio', 'tab', 'menuitem', 'menuitemcheckbox',
+    'menuitemradio', 'switch', 'option', 'combobox', 'textbox', 'searchbox', 'slider', 'spinbutton', 'treeitem',
+    'listbox']);
+
+  function isInteractive(el) {
+    const t = tag(el);
+    if (t === 'a' || t === 'area') return el.hasAttribute('href');
+    if (t === 'button' || t === 'select' || t === 'textarea' || t === 'summary') return true;
+    if (t === 'input') return (el.getAttribute('type') || '').toLowerCase() !== 'hidden';
+    if (el.isContentEditable && (el.parentElement == null || !el.parentElement.isContentEditable)) return true;
+    const role = clean(el.getAttribute('role')).split(' ')[0];
+    if (role && WIDGET_ROLES.has(role)) return true;
+    return false;
+  }
+
+  function textOf(el) {
+    // innerText for rendered text; textContent inside closed/hidden subtrees.
+    const s = el.innerText !== undefined && el.innerText !== '' ? el.innerText : el.textContent;
+    return clean(s);
+  }
+
+  // A label's own text, without the text of the controls inside it (a select's options).
+  function labelText(label) {
+    let out = '';
+    const visit = (node) => {
+      for (const c of node.childNodes) {
+        if (c.nodeType === 3) out += c.nodeValue + ' ';
+        else if (c.nodeType === 1 && !['INPUT', 'SELECT', 'TEXTAREA', 'BUTTON', 'SCRIPT', 'STYLE'].includes(c.tagName)) visit(c);
+      }
+    };
+    visit(label);
+    return clean(out);
+  }
+
+  function byIds(el, attr) {
+    const ids = clean(el.getAttribute(attr)).split(' ').filter(Boolean);
+    if (!ids.length) return '';
+    const root = el.getRootNode();
+    return clean(ids.map((id) => {
+      const n = root.getElementById ? root.getElementById(id) : el.ownerDocument.getElementById(id);
+      return n ? textOf(n) : '';
+    }).join(' '));
+  }
+
+  function nameOf(el) {
+    let n = byIds(el, 'aria-labelledby') || clean(el.getAttribute('aria-label'));
+    const t = tag(el);
+    if (!n && el.labels && el.labels.length) n = clean(Array.from(el.labels).map(labelText).join(' '));
+    if (!n && t === 'input') {
+      const ty = (el.getAttribute('type') || '').toLowerCase();
+      if (['submit', 'button', 'reset'].includes(ty)) n = clean(el.value || (ty === 'submit' ? 'Submit' : ty));
+      if (ty === 'image') n = clean(el.alt);
+    }
+    if (!n && !['input', 'select', 'textarea'].includes(t)) n = textOf(el);
+    if (!n) {
+      const img = el.querySelector && el.querySelector('img[alt]');
+      if (img) n = clean(img.alt);
+    }
+    if (!n) n = clean(el.getAttribute('title')) || clean(el.getAttribute('placeholder'));
+    return cut(n, MAX_NAME);
+  }
+
+  function isDisabled(el) {
+    try { if (el.matches(':disabled')) return true; } catch (_) { /* not a form control */ }
+    return el.getAttribute('aria-disabled') === 'true' || !!el.closest('[aria-disabled="true"]');
+  }
+
+  function isPassword(el) {
+    return tag(el) === 'input' && (el.getAttribute('type') || '').toLowerCase() === 'password';
+  }
+
+  function submitsForm(el) {
+    const t = tag(el);
+    if (t === 'button') return (el.type || 'submit') === 'submit' && !!el.form;
+    if (t === 'input') {
+      const ty = (el.getAttribute('type') || '').toLowerCase();
+      return (ty === 'submit' || ty === 'image') && !!el.form;
+    }
+    return false;
+  }
+
+  function isReadOnly(el) {
+    if (el.readOnly) return true;
+    return el.getAttribute('aria-readonly') === 'true';
+  }
+
+  function statesOf(el) {
+    const s = [];
+    if (isDisabled(el)) s.push('disabled');
+    const t = tag(el);
+    const ty = (el.getAttribute('type') || '').toLowerCase();
+    if ((t === 'input' && (ty === 'checkbox' || ty === 'radio')) ? el.checked : el.getAttribute('aria-checked') === 'true') s.push('checked');
+    const exp = el.getAttribute('aria-expanded');
+    if (exp === 'true') s.push('expanded');
+    else if (exp === 'false') s.push('collapsed');
+    if (t === 'summary' && el.parentElement && tag(el.parentElement) === 'details') s.push(el.parentElement.open ? 'expanded' : 'collapsed');
+    if (el.required || el.getAttribute('aria-required') === 'true') s.push('required');
+    if (['input', 'textarea'].includes(t) && isReadOnly(el) && !['checkbox', 'radio', 'submit', 'button', 'reset', 'image'].includes(ty)) s.push('readonly');
+    if (el.getAttribute('aria-selected') === 'true') s.push('selected');
+    if (submitsForm(el)) s.push('submits-form');
+    if (el.maxLength > 0 && ['input', 'textarea'].includes(t)) s.push('maxlength=' + el.maxLength);
+    return s;
+  }
+
+  function valueOf(el) {
+    const t = tag(el);
+    if (isPassword(el)) return { hidden: true };
+    if (t === 'select') {
+      const o = Array.from(el.selectedOptions || []).map((x) => clean(x.label || x.text));
+      return { v: cut(o.join(', '), MAX_NAME) };
+    }
+    if (t === 'textarea') return { v: cut(String(el.value), MAX_NAME) };
+    if (t === 'input') {
+      const ty = (el.getAttribute('type') || 'text').toLowerCase();
+      if (['checkbox', 'radio', 'submit', 'button', 'reset', 'image', 'file'].includes(ty)) return null;
+      return { v: cut(String(el.value), MAX_NAME) };
+    }
+    if (el.isContentEditable) return { v: cut(textOf(el), MAX_NAME) };
+    return null;
+  }
+
+  function hrefOf(el) {
+    if (!el.hasAttribute('href')) return null;
+    const raw = el.getAttribute('href');
+    try { return new URL(raw, el.baseURI).href; } catch (_) { return raw; }
+  }
+
+  function visible(el) {
+    if (typeof el.checkVisibility === 'function') {
+      if (!el.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true })) return false;
+    } else {
+      const cs = el.ownerDocument.defaultView.getComputedStyle(el);
+      if (cs.display === 'none' || cs.visibility === 'hidden' || cs.opacity === '0') return false;
+    }
+    return true;
+  }
+
+  function rectOf(el) {
+    const r = el.getBoundingClientRect();
+    const o = frameOffset(el);
+    return { x: r.left + o.x, y: r.top + o.y, w: r.width, h: r.height };
+  }
+
+  function describe(el) {
+    const v = valueOf(el);
+    const out = { ref: refOf(el), role: roleOf(el), name: nameOf(el) };
+    if (v && v.hidden) out.valueHidden = true; else if (v) out.value = v.v;
+    const st = statesOf(el);
+    if (st.length) out.states = st;
+    if (out.role === 'link') out.href = hrefOf(el);
+    return out;
+  }
+
+  // ---- page facts and the element list ----
+  function read() {
+    const vw = W.innerWidth, vh = W.innerHeight;
+    const items = [];
+    const counts = { links: 0, images: 0, headings: 0, forms: 0, fields: 0, iframes: 0, shadowRoots: 0, hiddenInteractive: 0 };
+    let total = 0;
+    const LIMIT = args.maxItems || 3000;
+    walk(document, { x: 0, y: 0 }, (el) => {
+      const t = tag(el);
+      if (el.shadowRoot) counts.shadowRoots++;
+      if (t === 'iframe') counts.iframes++;
+      if (t === 'img') counts.images++;
+      if (t === 'form') counts.forms++;
+      if (t === 'a' && el.hasAttribute('href')) counts.links++;
+      const heading = /^h[1-6]$/.test(t) || el.getAttribute('role') === 'heading';
+      if (heading) counts.headings++;
+      const inter = isInteractive(el);
+      if (inter && ['input', 'select', 'textarea'].includes(t)) counts.fields++;
+      const landmark = ['nav', 'main', 'form', 'dialog', 'aside', 'header', 'footer'].includes(t) ||
+        ['navigation', 'main', 'form', 'dialog', 'search', 'banner', 'contentinfo', 'complementary'].includes(el.getAttribute('role') || '');
+      if (!inter && !heading && !landmark) return;
+      const r = el.getBoundingClientRect();
+      if (r.width === 0 || r.height === 0 || !visible(el)) {
+        if (inter) counts.hiddenInteractive++;
+        return;
+      }
+      if (items.length >= LIMIT) { total++; return; }
+      total++;
+      const o = frameOffset(el);
+      const y = r.top + o.y, x = r.left + o.x;
+      const inView = y < vh && y + r.height > 0 && x < vw && x + r.width > 0;
+      if (inter) {
+        const d = describe(el);
+        d.k = 'e';
+        d.inView = inView;
+        items.push(d);
+      } else if (heading) {
+        const text = cut(textOf(el), MAX_NAME);
+        if (text) items.push({ k: 'h', level: Number((t.match(/^h([1-6])$/) || [0, 2])[1]), name: text, inView });
+      } else {
+        const role = el.getAttribute('role') || ({ nav: 'navigation', aside: 'complementary', header: 'banner', footer: 'contentinfo' }[t] || t);
+        items.push({ k: 'l', role, name: cut(clean(el.getAttribute('aria-label')) || byIds(el, 'aria-labelledby'), 40), inView });
+      }
+    });
+    const body = document.body;
+    const fullText = body ? clean(body.innerText) : '';
+    return {
+      url: location.href,
+      title: document.title,
+      readyState: document.readyState,
+      counts: Object.assign(counts, { chars: fullText.length }),
+      textPreview: fullText.slice(0, 4000),
+      items,
+      omittedItems: Math.max(0, total - items.length),
+      scroll: { y: Math.round(W.scrollY), height: Math.round(document.documentElement.scrollHeight), viewport: vh },
+    };
+  }
+
+  // ---- targets: a ref or a selector (with >>> hops into shadow roots and iframes) ----
+  function refusal(code, message, extra) {
+    return Object.assign({ refused: true, code, message }, extra || {});
+  }
+
+  function queryDeep(scopes, selector) {
+    const hops = selector.split('>>>').map((s) => s.trim());
+    if (hops.some((h) => !h)) throw refusal('bad_selector', `selector ${JSON.stringify(selector)} has an empty part around ">>>"`);
+    let current = scopes;
+    for (let i = 0; i < hops.length; i++) {
+      const found = [];
+      for (const scope of current) {
+        let list;
+        try { list = scope.querySelectorAll(hops[i]); } catch (e) {
+          throw refusal('bad_selector', `selector ${JSON.stringify(hops[i])} does not compile: ${clean(e && e.message)}`);
+        }
+        for (const el of list) if (!found.includes(el)) found.push(el);
+      }
+      if (i === hops.length - 1) return found;
+      current = [];
+      for (const el of found) {
+        if (el.shadowRoot) current.push(el.shadowRoot);
+        let doc = null;
+        try { doc = el.contentDocument; } catch (_) { doc = null; }
+        if (doc) current.push(doc);
+      }
+    }
+    return [];
+  }
+
+  function candidates(list) {
+    return list.slice(0, 5).map(describe);
+  }
+
+  function resolveTarget(t) {
+    const ref = clean(t.ref), sel = t.selector == null ? '' : String(t.selector);
+    if (ref && sel.trim()) throw refusal('bad_target', 'give either a ref or a selector, not both');
+    if (ref) {
+      const m = /^e(\d+)$/.exec(ref);
+      if (!m) throw refusal('bad_ref', `${JSON.stringify(ref)} is not a ref; refs look like e12 and come from page_read`);
+      const n = Number(m[1]);
+      const weak = S.byRef.get(n);
+      const el = weak && weak.deref();
+      if (!el) {
+        if (n >= S.next) throw refusal('unknown_ref', `no element ${ref} was ever listed; use a ref from page_read`);
+        throw refusal('stale_ref', `${ref} is stale: it is not on the current page (the page navigated or re-rendered since it was read, or it belongs to another tab). Call page_read again.`);
+      }
+      if (!el.isConnected) {
+        throw refusal('stale_ref', `${ref} is stale: the element was removed by a re-render or navigation since page_read. Call page_read again.`);
+      }
+      return el;
+    }
+    if (!sel.trim()) throw refusal('empty_selector', 'the selector is empty; give a ref from page_read or a CSS selector');
+    let scopes = [document];
+    if (t.within != null && String(t.within).trim()) {
+      const boxes = queryDeep([document], String(t.within));
+      if (boxes.length === 0) throw refusal('within_missing', `the within container ${JSON.stringify(t.within)} matches nothing`);
+      if (boxes.length > 1) throw refusal('within_ambiguous', `the within container ${JSON.stringify(t.within)} matches ${boxes.length} elements`, { candidates: candidates(boxes) });
+      scopes = [boxes[0].shadowRoot || boxes[0]];
+      if (boxes[0].shadowRoot) scopes.push(boxes[0]);
+    }
+    const found = queryDeep(scopes, sel);
+    if (found.length === 0) {
+      // Help: the same selector inside shadow roots or frames.
+      const deep = [];
+      walk(document, { x: 0, y: 0 }, (el) => {
+        if (deep.length < 5 && el.matches && (() => { try { return el.matches(sel); } catch (_) { return false; } })()) deep.push(el);
+      });
+      const hint = deep.length ? ' (it matches inside a shadow root or frame: use the refs below, or cross with ">>>")' : '';
+      throw refusal('no_match', `no element matches ${JSON.stringify(sel)}${hint}`, deep.length ? { candidates: candidates(deep) } : {});
+    }
+    if (found.length > 1) {
+      throw refusal('ambiguous', `${JSON.stringify(sel)} matches ${found.length} elements; it must match exactly one. Use one of these refs or a more specific selector`, { candidates: candidates(found) });
+    }
+    return found[0];
+  }
+
+  // ---- inspection shared by click, fill and select ----
+  function deepHit(doc, x, y) {
+    let hit = doc.elementFromPoint(x, y);
+    while (hit && hit.shadowRoot) {
+      const inner = hit.shadowRoot.elementFromPoint(x, y);
+      if (!inner || inner === hit) break;
+      hit = inner;
+    }
+    return hit;
+  }
+
+  function composedContains(outer, node) {
+    for (let n = node; n; n = n.parentNode || n.host) {
+      if (n === outer) return true;
+    }
+    return false;
+  }
+
+  function coveredBy(el) {
+    el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+    const r = el.getBoundingClientRect();
+    const cx = r.left + r.width / 2, cy = r.top + r.height / 2;
+    const hit = deepHit(el.ownerDocument, cx, cy);
+    const labelFor = hit && tag(hit) === 'label' && hit.control === el;
+    if (!hit || (!composedContains(el, hit) && !labelFor)) return hit || el.ownerDocument.documentElement;
+    // Inside an iframe: the frame itself must not be covered in its parent.
+    const win = el.ownerDocument.defaultView;
+    if (win && win !== W && win.frameElement) {
+      const fe = win.frameElement;
+      const fr = fe.getBoundingClientRect();
+      const px = fr.left + fe.clientLeft + cx, py = fr.top + fe.clientTop + cy;
+      const phit = deepHit(fe.ownerDocument, px, py);
+      if (phit !== fe) return phit || fe.ownerDocument.documentElement;
+    }
+    return null;
+  }
+
+  function short(el) {
+    const id = el.id ? '#' + el.id : '';
+    const cls = typeof el.className === 'string' && el.className.trim() ? '.' + el.className.trim().split(/\s+/).slice(0, 2).join('.') : '';
+    const text = cut(textOf(el), 40);
+    return `<${tag(el)}${id}${cls}>${text ? ' "' + text + '"' : ''}`;
+  }
+
+  function inspectVisible(el, what) {
+    const d = describe(el);
+    if (!visible(el)) throw refusal('hidden', `${d.ref} (${d.role} "${d.name}") is hidden; a person could not ${what} it`, { target: d });
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0) throw refusal('zero_size', `${d.ref} (${d.role} "${d.name}") has no size on screen; a person could not ${what} it`, { target: d });
+    return d;
+  }
+
+  function inspectCovered(el, d, what) {
+    const cover = coveredBy(el);
+    if (cover) throw refusal('covered', `${d.ref} (${d.role} "${d.name}") is covered by ${short(cover)} at its centre; a person could not ${what} it`, { target: d });
+  }
+
+  // ---- the snapshot a click is judged by ----
+  function snapshot() {
+    const fields = [];
+    const expanded = [];
+    let visibleFields = 0;
+    walk(document, { x: 0, y: 0 }, (el) => {
+      const t = tag(el);
+      if (t === 'input' || t === 'textarea' || t === 'select') {
+        const r = el.getBoundingClientRect();
+        if (r.width > 0 && r.height > 0 && visible(el)) visibleFields++;
+        fields.push(t === 'input' && ['checkbox', 'radio'].includes(el.type) ? String(el.checked) : String(el.value));
+      }
+      const ae = el.getAttribute('aria-expanded');
+      if (ae !== null) expanded.push(ae);
+      if (t === 'details') expanded.push(String(el.open));
+      if (t === 'dialog') expanded.push(String(el.open));
+    });
+    // Text of the document, open shadow roots and same-origin frames, hashed (FNV-1a), so
+    // that a same-length change ("0" -> "1") counts.
+    let text = document.body ? document.body.innerText : '';
+    walk(document, { x: 0, y: 0 }, (el) => {
+      if (el.shadowRoot) text += '\u0002' + el.shadowRoot.textContent;
+      if (el.tagName === 'IFRAME') {
+        try { if (el.contentDocument && el.contentDocument.body) text += '\u0003' + el.contentDocument.body.innerText; } catch (_) { /* cross-origin */ }
+      }
+    });
+    let h = 0x811c9dc5;
+    for (let i = 0; i < text.length; i++) { h ^= text.charCodeAt(i); h = Math.imul(h, 0x01000193) >>> 0; }
+    const body = document.body;
+    return {
+      url: location.href,
+      title: document.title,
+      textHash: h,
+      visibleFields,
+      fields: fields.join('\u0001'),
+      expanded: expanded.join(','),
+      textLength: body ? body.innerText.length : 0,
+      elements: document.getElementsByTagName('*').length,
+    };
+  }
+
+  // ---- the operations ----
+  function doText() {
+    const el = resolveTarget(args);
+    const r = el.getBoundingClientRect();
+    return { target: describe(el), text: String(el.innerText !== undefined ? el.innerText : el.textContent), visible: visible(el) && r.width > 0 && r.height > 0 };
+  }
+
+  function doClick() {
+    const el = resolveTarget(args);
+    const d = describe(el);
+    if (isPassword(el)) throw refusal('password', `${d.ref} is a password field; the model does not click or fill passwords`, { target: d });
+    if (isDisabled(el)) throw refusal('disabled', `${d.ref} (${d.role} "${d.name}") is disabled`, { target: d });
+    inspectVisible(el, 'click');
+    const words = clean([d.name, textOf(el), el.getAttribute('aria-label'), el.value && typeof el.value === 'string' ? el.value : '', el.getAttribute('title')].join(' '));
+    const m = COMMIT.exec(words);
+    if (m) throw refusal('commit_action', `${d.ref} (${d.role} "${d.name}") reads like a commit action ("${m[0]}"); committing is left to the person`, { target: d });
+    if (submitsForm(el)) throw refusal('submits_form', `${d.ref} (${d.role} "${d.name}") would submit its form; submitting is left to the person`, { target: d });
+    inspectCovered(el, d, 'click');
+    const before = snapshot();
+    el.click();
+    return { target: d, before };
+  }
+
+  async function settleBriefly() {
+    await new Promise((res) => setTimeout(res, 30));
+    await new Promise((res) => requestAnimationFrame(() => res()));
+  }
+
+  async function doFill() {
+    const text = args.text == null ? '' : String(args.text);
+    const el = resolveTarget(args);
+    const d = describe(el);
+    if (text === '') throw refusal('empty_text', 'the text to fill is empty; page_fill does not clear fields', { target: d });
+    if (/[\u2013\u2014]/.test(text)) throw refusal('dash', 'the text contains an em dash or en dash; write it with plain hyphens', { target: d });
+    if (isPassword(el)) throw refusal('password', `${d.ref} is a password field; passwords are left to the person`, { target: d });
+    const t = tag(el);
+    const ty = (el.getAttribute('type') || '').toLowerCase();
+    const textInput = (t === 'input' && TEXT_TYPES.has(ty)) || t === 'textarea' || (el.isContentEditable && t !== 'input');
+    if (!textInput) throw refusal('not_text_input', `${d.ref} (${d.role} "${d.name}") is not a text field; use page_click or page_select for it`, { target: d });
+    if (isDisabled(el)) throw refusal('disabled', `${d.ref} (${d.role} "${d.name}") is disabled; a person could not type in it`, { target: d });
+    if ((t === 'input' || t === 'textarea') && isReadOnly(el)) throw refusal('read_only', `${d.ref} (${d.role} "${d.name}") is read-only; a person could not type in it`, { target: d });
+    if (el.isContentEditable === false && el.getAttribute('aria-readonly') === 'true') throw refusal('read_only', `${d.ref} is read-only`, { target: d });
+    if ((t === 'input' || t === 'textarea') && el.maxLength > 0 && text.length > el.maxLength) {
+      throw refusal('too_long', `the text is ${text.length} characters but ${d.ref} accepts at most ${el.maxLength}; shorten it rather than let the page cut it`, { target: d });
+    }
+    inspectVisible(el, 'type in');
+    inspectCovered(el, d, 'type in');
+    el.focus();
+    if (t === 'input' || t === 'textarea') {
+      const proto = t === 'input' ? HTMLInputElement.prototype : HTMLTextAreaElement.prototype;
+      const setter = Object.getOwnPropertyDescriptor(proto, 'value').set;
+      setter.call(el, text);
+    } else {
+      el.textContent = text;
+    }
+    el.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
+    el.dispatchEvent(new Event('change', { bubbles: true, composed: true }));
+    el.blur();
+    await settleBriefly();
+    const actual = t === 'input' || t === 'textarea' ? String(el.value) : textOf(el);
+    return { target: describe(el), expected: text, actual, ok: actual === text };
+  }
+
+  async function doSelect() {
+    const value = args.value == null ? '' : String(args.value);
+    const el = resolveTarget(args);
+    const d = describe(el);
+    if (!value.trim()) throw refusal('empty_value', 'the value to select is empty', { target: d });
+    if (tag(el) !== 'select') throw refusal('not_select', `${d.ref} (${d.role} "${d.name}") is not a <select>; use page_click or page_fill for it`, { target: d });
+    if (isDisabled(el)) throw refusal('disabled', `${d.ref} (${d.role} "${d.name}") is disabled`, { target: d });
+    inspectVisible(el, 'choose in');
+    inspectCovered(el, d, 'choose in');
+    const opts = Array.from(el.options);
+    const want = value.trim().toLowerCase();
+    let opt = opts.find((o) => o.value.toLowerCase() === want) || opts.find((o) => clean(o.label || o.text).toLowerCase() === want);
+    if (!opt) {
+      const list = opts.slice(0, 30).map((o) => `${JSON.stringify(clean(o.label || o.text))} (value ${JSON.stringify(o.value)})`);
+      throw refusal('no_option', `no option of ${d.ref} matches ${JSON.stringify(value)}; options: ${list.join(', ')}${opts.length > 30 ? `, and ${opts.length - 30} more` : ''}`, { target: d });
+    }
+    if (opt.disabled) throw refusal('option_disabled', `the option ${JSON.stringify(clean(opt.label || opt.text))} is disabled`, { target: d });
+    el.focus();
+    opt.selected = true;
+    el.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
+    el.dispatchEvent(new Event('change', { bubbles: true, composed: true }));
+    el.blur();
+    await settleBriefly();
+    const chosen = el.selectedOptions[0];
+    const actual = chosen ? clean(chosen.label || chosen.text) : '';
+    const expected = clean(opt.label || opt.text);
+    return { target: describe(el), expected, actual, ok: !!chosen && chosen === opt };
+  }
+
+  let result;
+  try {
+    switch (op) {
+      case 'read': result = read(); break;
+      case 'text': result = doText(); break;
+      case 'click': result = doClick(); break;
+      case 'fill': result = await doFill(); break;
+      case 'select': result = await doSelect(); break;
+      case 'snapshot': result = snapshot(); break;
+      default: result = refusal('bad_op', 'unknown operation ' + op);
+    }
+  } catch (e) {
+    if (e && e.refused) result = e;
+    else throw e;
+  }
+  result.issued = S.next;
+  return result;
+}
