@@ -9,6 +9,7 @@
 //! runs turns in a loop: each turn streams text slowly, calls a slow tool several times (two
 //! at once on the first step), and answers. After every append the store commits, it prints
 //! `committed <seq> <message JSON>` on stdout, so the test knows what was durably written.
+//! With `--turns N` it runs N turns and exits (the resume test's "first process").
 
 #![allow(clippy::print_stdout)]
 
@@ -123,7 +124,12 @@ fn step(request: &ModelRequest) -> ScriptStep {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let (Some(path), Some(id)) = (args.next(), args.next()) else {
-        return Err("usage: crash_child <database> <session-uuid>".into());
+        return Err("usage: crash_child <database> <session-uuid> [--turns N]".into());
+    };
+    // Without --turns it runs until killed.
+    let turns: Option<u64> = match (args.next().as_deref(), args.next()) {
+        (Some("--turns"), Some(n)) => Some(n.parse()?),
+        _ => None,
     };
     let id = SessionId::parse(&id)?;
     let store = Arc::new(Reporting(SqliteStore::open(&path).await?));
@@ -132,7 +138,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "Works for a while.",
         |args: SlowArgs, _cx: ToolContext| async move {
             tokio::time::sleep(Duration::from_millis(args.ms)).await;
-            Ok::<_, ToolError>(serde_json::json!({"worked_ms": args.ms, "items": [1, 2, 3, 4, 5, 6, 7]}))
+            let items: Vec<u64> = (0..40).collect();
+            Ok::<_, ToolError>(serde_json::json!({"worked_ms": args.ms, "items": items}))
         },
     );
     let agent = Agent::builder()
@@ -146,7 +153,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         agent.create_session_with_id(id).await?
     };
     report("ready");
-    for n in 0.. {
+    for n in 0..turns.unwrap_or(u64::MAX) {
         let outcome = session.send(format!("Please do piece of work number {n}.")).await;
         report(&format!("turn {n} {:?}", outcome.status));
     }
