@@ -3,7 +3,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use serde_json::Value;
+
 use crate::content::OutputCaps;
+use crate::error::McpError;
 
 /// How the client reaches the server.
 #[derive(Debug, Clone, PartialEq)]
@@ -193,6 +196,103 @@ impl McpServerConfig {
         self
     }
 
+    /// Reads one server entry of the `mcpServers` JSON that most MCP hosts use:
+    /// `{"command": "npx", "args": [...], "env": {...}, "cwd": "..."}` for stdio, or
+    /// `{"url": "http://...", "headers": {...}}` (also `"type": "http"` or `"streamable-http"`,
+    /// and AgentSphere's `serverUrl`/`serverType`) for streamable HTTP. Optional extras:
+    /// `callTimeoutMs`, `trustReadOnlyHints`, `roots`. The deprecated SSE transport is refused.
+    ///
+    /// ```
+    /// let config = agent_mcp::McpServerConfig::from_json(
+    ///     "everything",
+    ///     &serde_json::json!({"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"]}),
+    /// )
+    /// .unwrap();
+    /// assert_eq!(config.alias, "everything");
+    /// ```
+    pub fn from_json(alias: &str, entry: &Value) -> Result<Self, McpError> {
+        let bad = |what: &str| McpError::Config(format!("server {alias:?}: {what}"));
+        let obj = entry
+            .as_object()
+            .ok_or_else(|| bad("the entry must be a JSON object"))?;
+        let text = |key: &str| obj.get(key).and_then(Value::as_str);
+        let strings = |key: &str| -> Result<Vec<(String, String)>, McpError> {
+            match obj.get(key) {
+                None | Some(Value::Null) => Ok(Vec::new()),
+                Some(Value::Object(map)) => map
+                    .iter()
+                    .map(|(k, v)| match v {
+                        Value::String(v) => Ok((k.clone(), v.clone())),
+                        other => Ok((k.clone(), other.to_string())),
+                    })
+                    .collect(),
+                Some(_) => Err(bad(&format!("\"{key}\" must be an object of strings"))),
+            }
+        };
+        let kind = text("type")
+            .or_else(|| text("transport"))
+            .or_else(|| text("serverType"))
+            .map(str::to_ascii_lowercase);
+        let url = text("url").or_else(|| text("serverUrl"));
+        let mut config = match (kind.as_deref(), text("command"), url) {
+            (Some("sse"), ..) => {
+                return Err(bad(
+                    "the SSE transport is deprecated and not supported; use streamable HTTP",
+                ));
+            }
+            (Some("stdio") | None, Some(command), _) => {
+                let args = match obj.get("args") {
+                    None | Some(Value::Null) => Vec::new(),
+                    Some(Value::Array(items)) => items
+                        .iter()
+                        .map(|v| {
+                            v.as_str()
+                                .map(str::to_owned)
+                                .ok_or_else(|| bad("\"args\" must be strings"))
+                        })
+                        .collect::<Result<_, _>>()?,
+                    Some(_) => return Err(bad("\"args\" must be an array of strings")),
+                };
+                let mut config = McpServerConfig::stdio(alias, command).args(args);
+                for (k, v) in strings("env")? {
+                    config = config.env(k, v);
+                }
+                if let Some(cwd) = text("cwd") {
+                    config = config.cwd(cwd);
+                }
+                config
+            }
+            (Some("http" | "streamable-http" | "streamable_http" | "streamablehttp") | None, None, Some(url)) => {
+                let mut config = McpServerConfig::http(alias, url);
+                for (k, v) in strings("headers")? {
+                    config = config.header(k, v);
+                }
+                config
+            }
+            (Some(other), ..)
+                if !matches!(
+                    other,
+                    "stdio" | "http" | "streamable-http" | "streamable_http" | "streamablehttp"
+                ) =>
+            {
+                return Err(bad(&format!("unknown transport type {other:?}")));
+            }
+            _ => return Err(bad("give \"command\" (stdio) or \"url\" (streamable HTTP)")),
+        };
+        if let Some(ms) = obj.get("callTimeoutMs").and_then(Value::as_u64) {
+            config = config.call_timeout(Duration::from_millis(ms));
+        }
+        if let Some(trust) = obj.get("trustReadOnlyHints").and_then(Value::as_bool) {
+            config = config.trust_read_only_hints(trust);
+        }
+        if let Some(Value::Array(roots)) = obj.get("roots") {
+            for root in roots.iter().filter_map(Value::as_str) {
+                config = config.root(root);
+            }
+        }
+        Ok(config)
+    }
+
     /// The wait before the next attempt after `failures` failed attempts in a row.
     pub(crate) fn backoff_after(&self, failures: u32) -> Duration {
         if failures == 0 {
@@ -221,9 +321,69 @@ impl McpServerConfig {
     }
 }
 
+/// Reads every server of an `{"mcpServers": {"alias": {...}, ...}}` document (or of the bare
+/// map); see [`McpServerConfig::from_json`] for one entry.
+pub fn servers_from_json(doc: &Value) -> Result<Vec<McpServerConfig>, McpError> {
+    let map = doc
+        .get("mcpServers")
+        .unwrap_or(doc)
+        .as_object()
+        .ok_or_else(|| McpError::Config("expected {\"mcpServers\": {\"alias\": {...}}}".into()))?;
+    map.iter()
+        .map(|(alias, entry)| McpServerConfig::from_json(alias, entry))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn reads_the_common_mcp_servers_json() {
+        let doc = json!({"mcpServers": {
+            "files": {"command": "npx", "args": ["-y", "server-fs", "/data"], "env": {"A": "1"}, "cwd": "/tmp"},
+            "jira": {"type": "streamable-http", "url": "http://127.0.0.1:3100/mcp",
+                     "headers": {"Authorization": "Bearer t"}, "callTimeoutMs": 5000, "trustReadOnlyHints": true},
+            "sphere": {"serverUrl": "http://127.0.0.1:3200/mcp", "serverType": "streamable-http"}
+        }});
+        let servers = servers_from_json(&doc).unwrap();
+        assert_eq!(servers.len(), 3);
+        let files = servers.iter().find(|s| s.alias == "files").unwrap();
+        assert_eq!(
+            files.transport,
+            Transport::Stdio {
+                command: "npx".into(),
+                args: vec!["-y".into(), "server-fs".into(), "/data".into()],
+                env: vec![("A".into(), "1".into())],
+                cwd: Some("/tmp".into())
+            }
+        );
+        let jira = servers.iter().find(|s| s.alias == "jira").unwrap();
+        assert_eq!(jira.call_timeout, Duration::from_secs(5));
+        assert!(jira.trust_read_only_hints);
+        assert_eq!(
+            jira.transport,
+            Transport::Http {
+                url: "http://127.0.0.1:3100/mcp".into(),
+                headers: vec![("Authorization".into(), "Bearer t".into())]
+            }
+        );
+        assert!(matches!(
+            servers.iter().find(|s| s.alias == "sphere").unwrap().transport,
+            Transport::Http { .. }
+        ));
+    }
+
+    #[test]
+    fn refuses_what_it_cannot_run() {
+        assert!(McpServerConfig::from_json("a", &json!({"type": "sse", "url": "http://x"})).is_err());
+        assert!(McpServerConfig::from_json("a", &json!({"args": []})).is_err());
+        assert!(McpServerConfig::from_json("a", &json!({"command": "x", "args": [1]})).is_err());
+        assert!(McpServerConfig::from_json("a", &json!({"type": "carrier-pigeon", "url": "http://x"})).is_err());
+        assert!(servers_from_json(&json!([1])).is_err());
+    }
 
     #[test]
     fn backoff_doubles_up_to_the_cap() {

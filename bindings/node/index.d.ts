@@ -31,6 +31,8 @@ export declare class NativeAgentBuilder {
   provider(provider: NativeProvider): void
   /** Sets the store. */
   store(store: NativeStore): void
+  /** Adds every tool of a native tool set (fs, shell, page tools). */
+  toolSet(set: NativeToolSet): void
   /** Adds a JS tool. */
   tool(definition: ToolDefinition, invoke: (input: ToolCallInput) => ToolReply | Promise<ToolReply>): void
   /** Sets the function that aborts a JS tool invocation's AbortSignal. */
@@ -67,6 +69,13 @@ export declare class NativeProvider {
   get callCount(): number
   /** The requests the scripted provider received, as JSON text (empty array otherwise). */
   requestsJson(): string
+  /** A real provider adapter (OpenAI-compatible, Anthropic or Gemini). */
+  static connect(options: ProviderOptions): NativeProvider
+  /**
+   * The provider the `LLM_PROVIDER`, `LLM_MODEL`, `LLM_API_KEY` and `LLM_BASE_URL`
+   * environment variables describe.
+   */
+  static fromEnv(): NativeProvider
 }
 
 /** A handle to one turn running in the background. */
@@ -112,6 +121,14 @@ export declare class NativeStore {
   sessionIds(): Promise<Array<string>>
 }
 
+/** A group of native tools, added to an agent as a whole. */
+export declare class NativeToolSet {
+  /** The tools' specs (name, description, parameters, gated, parallelSafe), as JSON text. */
+  specsJson(): string
+  /** The same tools with `gated` overridden for the named ones. */
+  regated(names: Array<string>, gated: boolean): NativeToolSet
+}
+
 /** The loop's limits, from JS. Unset fields keep the defaults. */
 export interface AgentConfigInput {
   /** Model calls per turn before the turn ends `capped` (default 100). */
@@ -136,6 +153,26 @@ export interface AgentConfigInput {
   temperature?: number
 }
 
+/**
+ * fs_read, fs_write, fs_list, fs_mkdir, fs_delete and shell_exec (writes, deletes and the
+ * shell are gated).
+ */
+export declare function fsTools(options: FsToolsOptions): NativeToolSet
+
+/** Options of the filesystem and shell tools. */
+export interface FsToolsOptions {
+  /** Confine every path to this directory (relative paths only, no `..`, no symlinks). */
+  root?: string
+  /** No confinement at all (must be chosen explicitly when `root` is absent). */
+  unrestricted?: boolean
+  /** Cap on the text `fs_read` returns, in bytes. */
+  maxReadBytes?: number
+  /** Cap on the entries `fs_list` returns. */
+  maxListEntries?: number
+  /** Cap on each of shell_exec's stdout and stderr, in bytes. */
+  maxShellOutput?: number
+}
+
 /** What the JS gate receives. */
 export interface GateInput {
   /** The session asking. */
@@ -154,6 +191,68 @@ export interface GateReply {
   allow: boolean
   /** Why not, when denied. */
   reason?: string
+}
+
+/** One request to the JS BrowserHost. */
+export interface HostRequest {
+  /**
+   * `evaluate`, `navigate`, `waitSettled`, `tabs`, `openTab`, `closeTab`, `activateTab` or
+   * `resolveAddress`.
+   */
+  op: string
+  /** The tab (absent: the active tab). */
+  tab?: string
+  /** The expression (`evaluate`), URL (`navigate`, `openTab`) or text (`resolveAddress`). */
+  arg?: string
+  /** The timeout (`waitSettled`), in ms. */
+  timeoutMs?: number
+}
+
+/** Opens (or creates) a SQLite session store at `path`. */
+export declare function openSqliteStore(path: string): Promise<NativeStore>
+
+/**
+ * The page and tab tools (page_read, page_text, page_scrape, page_navigate, page_click,
+ * page_fill, page_select, tabs_list, tab_open, tab_activate, tab_close) over a JS host.
+ */
+export declare function pageTools(host: (request: HostRequest) => string | Promise<string>, options: PageToolsOptions): NativeToolSet
+
+/** Options of the page tools. */
+export interface PageToolsOptions {
+  /** Where a search phrase goes; `{}` is replaced by the encoded phrase. */
+  searchTemplate?: string
+  /** How long to wait for a page to settle after an action, in ms. */
+  settleTimeoutMs?: number
+  /** Cap on any result, in characters. */
+  maxChars?: number
+  /** Most element lines per page_read page. */
+  maxElements?: number
+  /** Let page_scrape fetch `http://` loopback addresses (tests, local development). */
+  scrapeLoopbackHttp?: boolean
+  /** Whether the JS host implements `waitSettled` (otherwise a settle script is evaluated). */
+  hostWaits?: boolean
+}
+
+/** How to reach a real model service. */
+export interface ProviderOptions {
+  /** `openai-compatible`, `anthropic` or `gemini`. */
+  kind: string
+  /** The model name. */
+  model: string
+  /** The API key (empty for local servers that need none). */
+  apiKey?: string
+  /** Overrides the default base URL (for example `http://127.0.0.1:8080/v1`). */
+  baseUrl?: string
+  /** Stream over SSE (default true). */
+  streaming?: boolean
+  /** The model's context window in tokens, when known. */
+  maxInputTokens?: number
+  /** Extra request headers. */
+  headers?: Record<string, string>
+  /** Attempts per call, retries included (default from the adapter). */
+  maxAttempts?: number
+  /** The whole call's timeout, in ms. */
+  callTimeoutMs?: number
 }
 
 /** What a JS tool receives for one call. */

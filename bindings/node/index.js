@@ -842,3 +842,7 @@ module.exports.NativeProvider = nativeBinding.NativeProvider
 module.exports.NativeRun = nativeBinding.NativeRun
 module.exports.NativeSession = nativeBinding.NativeSession
 module.exports.NativeStore = nativeBinding.NativeStore
+module.exports.NativeToolSet = nativeBinding.NativeToolSet
+module.exports.fsTools = nativeBinding.fsTools
+module.exports.openSqliteStore = nativeBinding.openSqliteStore
+module.exports.pageTools = nativeBinding.pageTools

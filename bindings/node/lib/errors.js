@@ -80,6 +80,21 @@ class FatalToolError extends AgentCoreError {
   }
 }
 
+/**
+ * Thrown by a JS BrowserHost. `code` is `disconnected` (ends the turn), `timeout` (the model
+ * may retry), `script`, `navigation`, `no_such_tab` or `other` (the model sees the message).
+ */
+class HostError extends AgentCoreError {
+  /**
+   * @param {string} message
+   * @param {'disconnected' | 'timeout' | 'script' | 'navigation' | 'no_such_tab' | 'other'} [code]
+   * @param {ErrorOptions} [options]
+   */
+  constructor(message, code = 'other', options) {
+    super(message, code, options)
+  }
+}
+
 const BY_CODE = {
   config: ConfigError,
   invalid_argument: ConfigError,
@@ -141,6 +156,7 @@ module.exports = {
   RunError,
   ToolError,
   FatalToolError,
+  HostError,
   translate,
   wrap,
 }

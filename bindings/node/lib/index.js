@@ -24,6 +24,7 @@ const {
   RunError,
   ToolError,
   FatalToolError,
+  HostError,
 } = errors
 
 /** Fatal tool errors kept for their outcome, at most this many per agent. */
@@ -52,6 +53,189 @@ class ScriptedProvider {
   requests() {
     return JSON.parse(this.native.requestsJson())
   }
+}
+
+/** Options shared by the real provider adapters. */
+function connect(kind, options) {
+  if (!options || typeof options.model !== 'string') {
+    throw new ConfigError(`${kind}: options.model is required`, 'config')
+  }
+  return wrap(() => native.NativeProvider.connect({ ...options, kind }))
+}
+
+/** A provider speaking OpenAI Chat Completions (OpenAI, OpenRouter, vLLM, llama.cpp, ...). */
+class OpenAICompatible {
+  /** @param {any} options `{ model, apiKey?, baseUrl?, streaming?, headers?, maxAttempts?, callTimeoutMs?, maxInputTokens? }` */
+  constructor(options) {
+    /** @internal */
+    this.native = connect('openai-compatible', options)
+  }
+  get id() {
+    return this.native.id
+  }
+  get model() {
+    return this.native.model
+  }
+}
+
+/** A provider speaking Anthropic Messages. */
+class Anthropic {
+  /** @param {any} options */
+  constructor(options) {
+    /** @internal */
+    this.native = connect('anthropic', options)
+  }
+  get id() {
+    return this.native.id
+  }
+  get model() {
+    return this.native.model
+  }
+}
+
+/** A provider speaking Google Gemini generateContent. */
+class Gemini {
+  /** @param {any} options */
+  constructor(options) {
+    /** @internal */
+    this.native = connect('gemini', options)
+  }
+  get id() {
+    return this.native.id
+  }
+  get model() {
+    return this.native.model
+  }
+}
+
+/** The provider `LLM_PROVIDER`, `LLM_MODEL`, `LLM_API_KEY` and `LLM_BASE_URL` describe. */
+function providerFromEnv() {
+  const n = wrap(() => native.NativeProvider.fromEnv())
+  return Object.freeze({ native: n, id: n.id, model: n.model })
+}
+
+/** A store keeping sessions in a SQLite file (WAL; survives restarts; crash repair on open). */
+class SqliteStore {
+  /** @internal @param {any} n @param {string} path */
+  constructor(n, path) {
+    /** @internal */
+    this.native = n
+    /** The database file. */
+    this.path = path
+  }
+  /**
+   * Opens (or creates) the database at `path`.
+   * @param {string} path
+   */
+  static async open(path) {
+    return new SqliteStore(await wrap(() => native.openSqliteStore(String(path))), String(path))
+  }
+  /** The ids of the stored sessions. */
+  sessionIds() {
+    return wrap(() => this.native.sessionIds())
+  }
+}
+
+/** A group of built-in tools (added to an agent with `tools: [...]`). */
+class ToolSet {
+  /** @internal @param {any} n */
+  constructor(n) {
+    /** @internal */
+    this.native = n
+    this.kind = 'agent-core.toolset'
+  }
+  /** The tools' specs. */
+  get specs() {
+    return JSON.parse(this.native.specsJson())
+  }
+  /** The tools' names. */
+  get names() {
+    return this.specs.map((/** @type {any} */ s) => s.name)
+  }
+  /**
+   * The same tools with `gated` set for the named ones.
+   * @param {string[]} names
+   * @param {boolean} gated
+   */
+  withGated(names, gated) {
+    return new ToolSet(this.native.regated(names, gated))
+  }
+}
+
+/**
+ * fs_read, fs_write, fs_list, fs_mkdir, fs_delete and shell_exec. Writes, deletes and the shell
+ * are gated. Pass `root` to confine every path to a directory, or `unrestricted: true`.
+ * @param {{ root?: string, unrestricted?: boolean, maxReadBytes?: number, maxListEntries?: number, maxShellOutput?: number }} options
+ */
+function fsTools(options) {
+  return new ToolSet(wrap(() => native.fsTools(options ?? {})))
+}
+
+const HOST_CODES = new Set(['disconnected', 'timeout', 'script', 'navigation', 'no_such_tab'])
+
+/**
+ * The page and tab tools over a BrowserHost written in JS (puppeteer, playwright, Electron...).
+ * @param {any} host an object with evaluate, navigate, tabs, openTab, closeTab, activateTab
+ *   (and optionally waitSettled, resolveAddress)
+ * @param {{ searchTemplate?: string, settleTimeoutMs?: number, maxChars?: number, maxElements?: number, scrapeLoopbackHttp?: boolean }} [options]
+ */
+function pageTools(host, options = {}) {
+  for (const m of ['evaluate', 'navigate', 'tabs', 'openTab', 'closeTab', 'activateTab']) {
+    if (!host || typeof host[m] !== 'function') {
+      throw new ConfigError(`pageTools(host): the host has no ${m}() method`, 'invalid_argument')
+    }
+  }
+  const ok = (/** @type {unknown} */ value) => JSON.stringify({ ok: value === undefined ? null : value })
+  const fail = (/** @type {any} */ e) =>
+    JSON.stringify({
+      error: {
+        code: e && HOST_CODES.has(e.code) ? e.code : 'other',
+        message: e instanceof Error ? e.message : String(e),
+      },
+    })
+  const dispatch = (/** @type {any} */ r) => {
+    const tab = r.tab ?? undefined
+    switch (r.op) {
+      case 'evaluate':
+        return host.evaluate(r.arg, tab)
+      case 'navigate':
+        return host.navigate(r.arg, tab)
+      case 'waitSettled':
+        return host.waitSettled(r.timeoutMs, tab)
+      case 'tabs':
+        return host.tabs()
+      case 'openTab':
+        return host.openTab(r.arg ?? undefined)
+      case 'closeTab':
+        return host.closeTab(r.tab)
+      case 'activateTab':
+        return host.activateTab(r.tab)
+      case 'resolveAddress':
+        return typeof host.resolveAddress === 'function' ? host.resolveAddress(r.arg) : null
+      default:
+        throw new HostError(`unknown host operation ${r.op}`)
+    }
+  }
+  const call = (/** @type {any} */ request) => {
+    try {
+      return Promise.resolve(dispatch(request)).then(ok, fail)
+    } catch (e) {
+      return fail(e)
+    }
+  }
+  const { searchTemplate, settleTimeoutMs, maxChars, maxElements, scrapeLoopbackHttp } = options
+  return new ToolSet(
+    wrap(() =>
+      native.pageTools(call, {
+        searchTemplate,
+        settleTimeoutMs,
+        maxChars,
+        maxElements,
+        scrapeLoopbackHttp,
+        hostWaits: typeof host.waitSettled === 'function',
+      }),
+    ),
+  )
 }
 
 /** A store keeping sessions in this process's memory (lost when the process ends). */
@@ -116,6 +300,10 @@ class Agent {
       return id
     }
     for (const t of tools) {
+      if (t instanceof ToolSet) {
+        wrap(() => b.toolSet(t.native))
+        continue
+      }
       if (!t || t.kind !== 'agent-core.tool') {
         throw new ToolDefinitionError('every entry of `tools` must come from tool({...})', 'tool_invalid')
       }
@@ -352,8 +540,16 @@ module.exports = {
   Session,
   Run,
   ScriptedProvider,
+  OpenAICompatible,
+  Anthropic,
+  Gemini,
+  providerFromEnv,
   MemoryStore,
+  SqliteStore,
+  ToolSet,
   tool,
+  fsTools,
+  pageTools,
   AgentCoreError,
   ConfigError,
   ToolDefinitionError,
@@ -364,4 +560,5 @@ module.exports = {
   RunError,
   ToolError,
   FatalToolError,
+  HostError,
 }

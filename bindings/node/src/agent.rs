@@ -104,11 +104,7 @@ impl NativeStore {
     /// The ids of stored sessions (newest first when the store knows).
     #[napi]
     pub async fn session_ids(&self) -> Result<Vec<String>> {
-        let sessions = self
-            .inner
-            .list_sessions()
-            .await
-            .map_err(|e| coded("store", e))?;
+        let sessions = self.inner.list_sessions().await.map_err(|e| coded("store", e))?;
         Ok(sessions.into_iter().map(|s| s.id.to_string()).collect())
     }
 }
@@ -159,12 +155,30 @@ impl NativeAgentBuilder {
         self.update(|b| b.store_arc(s))
     }
 
+    /// Adds every tool of a native tool set (fs, shell, page tools).
+    #[napi]
+    pub fn tool_set(&mut self, set: &crate::toolsets::NativeToolSet) -> Result<()> {
+        let tools = set.tools.clone();
+        self.update(|mut b| {
+            for t in tools {
+                b = b.tool_arc(t);
+            }
+            b
+        })
+    }
+
     /// Adds a JS tool.
-    #[napi(ts_args_type = "definition: ToolDefinition, invoke: (input: ToolCallInput) => ToolReply | Promise<ToolReply>")]
+    #[napi(
+        ts_args_type = "definition: ToolDefinition, invoke: (input: ToolCallInput) => ToolReply | Promise<ToolReply>"
+    )]
     pub fn tool(
         &mut self,
         definition: ToolDefinition,
-        invoke: Function<'_, crate::callbacks::ToolCallInput, Either<crate::callbacks::ToolReply, Promise<crate::callbacks::ToolReply>>>,
+        invoke: Function<
+            '_,
+            crate::callbacks::ToolCallInput,
+            Either<crate::callbacks::ToolReply, Promise<crate::callbacks::ToolReply>>,
+        >,
     ) -> Result<()> {
         let tsfn: ToolFn = invoke.build_threadsafe_function().weak::<true>().build()?;
         self.tools.push((definition, tsfn));
@@ -183,7 +197,11 @@ impl NativeAgentBuilder {
     #[napi(ts_args_type = "gate: (input: GateInput) => GateReply | Promise<GateReply>")]
     pub fn gate(
         &mut self,
-        gate: Function<'_, crate::callbacks::GateInput, Either<crate::callbacks::GateReply, Promise<crate::callbacks::GateReply>>>,
+        gate: Function<
+            '_,
+            crate::callbacks::GateInput,
+            Either<crate::callbacks::GateReply, Promise<crate::callbacks::GateReply>>,
+        >,
     ) -> Result<()> {
         let tsfn: GateFn = gate.build_threadsafe_function().weak::<true>().build()?;
         self.update(|b| b.gate(JsGate(tsfn)))
@@ -221,7 +239,12 @@ impl NativeAgentBuilder {
             .take()
             .ok_or_else(|| coded("invalid_state", "the builder was already used"))?;
         for (def, func) in self.tools.drain(..) {
-            builder = builder.tool(JsTool::new(def, func, self.abort.clone(), self.next_invocation.clone())?);
+            builder = builder.tool(JsTool::new(
+                def,
+                func,
+                self.abort.clone(),
+                self.next_invocation.clone(),
+            )?);
         }
         let handle = napi::bindgen_prelude::within_runtime_if_available(tokio::runtime::Handle::current);
         let agent = builder.runtime(handle).build().map_err(agent_error)?;

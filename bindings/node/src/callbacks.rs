@@ -10,7 +10,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use agent_core::{
-    ContentPart, Gate, ImageSource, GateDecision, GateRequest, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, async_trait,
+    ContentPart, Gate, GateDecision, GateRequest, ImageSource, Tool, ToolContext, ToolError, ToolOutput, ToolSpec,
+    async_trait,
 };
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};

@@ -65,7 +65,11 @@ pub fn snake_keys(value: Value) -> Value {
             let mut out = Map::with_capacity(map.len());
             for (k, v) in map {
                 let key = snake(&k);
-                let v = if OPAQUE.contains(&key.as_str()) { v } else { snake_keys(v) };
+                let v = if OPAQUE.contains(&key.as_str()) {
+                    v
+                } else {
+                    snake_keys(v)
+                };
                 out.insert(key, v);
             }
             Value::Object(out)
@@ -82,7 +86,9 @@ pub fn outcome(outcome: &Outcome) -> Value {
         let error: &(dyn std::error::Error + Send + Sync + 'static) = &***source;
         let js = error.downcast_ref::<JsErrorRef>().map(|r| r.id).or_else(|| {
             // A fatal error may wrap the JS error one level down.
-            error.source().and_then(|s| s.downcast_ref::<JsErrorRef>().map(|r| r.id))
+            error
+                .source()
+                .and_then(|s| s.downcast_ref::<JsErrorRef>().map(|r| r.id))
         });
         if let Some(id) = js {
             map.insert("errorId".into(), Value::from(id));

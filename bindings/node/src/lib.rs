@@ -17,3 +17,4 @@ pub mod convert;
 pub mod error;
 pub mod provider;
 pub mod run;
+pub mod toolsets;

@@ -65,7 +65,10 @@ fn field<'a>(step: &'a Value, key: &str) -> Option<&'a Value> {
 
 fn parse_step(step: &Value) -> Result<ScriptStep> {
     if !step.is_object() {
-        return Err(coded("invalid_argument", format!("a script step must be an object, got {step}")));
+        return Err(coded(
+            "invalid_argument",
+            format!("a script step must be an object, got {step}"),
+        ));
     }
     if let Some(ms) = field(step, "delayMs") {
         let ms = ms
@@ -80,7 +83,9 @@ fn parse_step(step: &Value) -> Result<ScriptStep> {
     if let Some(text) = field(step, "hang") {
         return Ok(ScriptStep::Hang(text.as_str().unwrap_or_default().to_owned()));
     }
-    let has_reply = ["text", "toolCalls", "reasoning"].iter().any(|k| field(step, k).is_some());
+    let has_reply = ["text", "toolCalls", "reasoning"]
+        .iter()
+        .any(|k| field(step, k).is_some());
     if let Some(error) = field(step, "error") {
         let error = parse_error(error)?;
         return Ok(if has_reply {
@@ -164,4 +169,64 @@ fn parse_error(error: &Value) -> Result<ProviderError> {
             ));
         }
     })
+}
+
+/// How to reach a real model service.
+#[napi(object)]
+pub struct ProviderOptions {
+    /// `openai-compatible`, `anthropic` or `gemini`.
+    pub kind: String,
+    /// The model name.
+    pub model: String,
+    /// The API key (empty for local servers that need none).
+    pub api_key: Option<String>,
+    /// Overrides the default base URL (for example `http://127.0.0.1:8080/v1`).
+    pub base_url: Option<String>,
+    /// Stream over SSE (default true).
+    pub streaming: Option<bool>,
+    /// The model's context window in tokens, when known.
+    pub max_input_tokens: Option<f64>,
+    /// Extra request headers.
+    pub headers: Option<std::collections::HashMap<String, String>>,
+    /// Attempts per call, retries included (default from the adapter).
+    pub max_attempts: Option<u32>,
+    /// The whole call's timeout, in ms.
+    pub call_timeout_ms: Option<f64>,
+}
+
+#[napi]
+impl NativeProvider {
+    /// A real provider adapter (OpenAI-compatible, Anthropic or Gemini).
+    #[napi(factory)]
+    pub fn connect(options: ProviderOptions) -> Result<NativeProvider> {
+        use agent_providers::{ProviderConfig, ProviderKind};
+        let kind: ProviderKind = options.kind.parse().map_err(|e: ProviderError| coded("config", e))?;
+        let mut config = ProviderConfig::new(kind, options.model, options.api_key.unwrap_or_default());
+        if let Some(url) = options.base_url {
+            config = config.with_base_url(url);
+        }
+        if let Some(streaming) = options.streaming {
+            config = config.with_streaming(streaming);
+        }
+        config.max_input_tokens = options.max_input_tokens.map(|n| n as u64);
+        for (name, value) in options.headers.unwrap_or_default() {
+            config = config.with_header(name, value);
+        }
+        if let Some(n) = options.max_attempts {
+            config.http.max_attempts = n.max(1);
+        }
+        if let Some(ms) = options.call_timeout_ms {
+            config.http.call_timeout = Duration::from_secs_f64(ms.max(0.0) / 1000.0);
+        }
+        let inner = config.build().map_err(|e| coded("config", e))?;
+        Ok(NativeProvider { inner, scripted: None })
+    }
+
+    /// The provider the `LLM_PROVIDER`, `LLM_MODEL`, `LLM_API_KEY` and `LLM_BASE_URL`
+    /// environment variables describe.
+    #[napi(factory)]
+    pub fn from_env() -> Result<NativeProvider> {
+        let inner = agent_providers::from_env().map_err(|e| coded("config", e))?;
+        Ok(NativeProvider { inner, scripted: None })
+    }
 }

@@ -1,0 +1,157 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import {
+  Agent,
+  OpenAICompatible,
+  ScriptedProvider,
+  SqliteStore,
+  ConfigError,
+  fsTools,
+  pageTools,
+  tool,
+  HostError,
+} from '../lib/index.js'
+import { startMockOpenAI } from './mock-openai.mjs'
+import { collect, toolResults } from './helpers.mjs'
+
+const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'agent-core-node-'))
+
+test('the OpenAI-compatible adapter against a local HTTP server (streaming and not)', async () => {
+  for (const streaming of [true, false]) {
+    const mock = await startMockOpenAI({ rounds: 2 })
+    try {
+      const seenArgs = []
+      const noop = tool({
+        name: 'noop',
+        parameters: { type: 'object', properties: { n: { type: 'integer' } } },
+        execute: ({ n }) => (seenArgs.push(n), 'ok'),
+      })
+      const provider = new OpenAICompatible({ model: 'mock-model', apiKey: 'sk-test', baseUrl: mock.baseUrl, streaming })
+      assert.equal(provider.id, 'openai-compatible')
+      assert.equal(provider.model, 'mock-model')
+      const agent = new Agent({ provider, tools: [noop], systemPrompt: 'sys' })
+      const run = (await agent.createSession()).send('go')
+      const events = await collect(run)
+      const o = await run.outcome
+      assert.equal(o.status, 'done', o.error ?? '')
+      assert.equal(o.finalText, 'All done.')
+      assert.equal(o.iterations, 3)
+      assert.deepEqual(seenArgs, [0, 1])
+      assert.equal(o.usage.inputTokens, 10 + 10 + 12)
+      assert.equal(mock.seen.length, 3)
+      const first = mock.seen[0]
+      assert.equal(first.url, '/v1/chat/completions')
+      assert.equal(first.headers.authorization, 'Bearer sk-test')
+      assert.equal(first.body.model, 'mock-model')
+      assert.equal(first.body.messages[0].role, 'system')
+      assert.equal(first.body.tools[0].function.name, 'noop')
+      if (streaming) assert.ok(events.filter((e) => e.type === 'content_token').length >= 2)
+    } finally {
+      await mock.close()
+    }
+  }
+})
+
+test('an unreachable provider ends the turn with a provider error kind', async () => {
+  const provider = new OpenAICompatible({ model: 'm', baseUrl: 'http://127.0.0.1:9/v1', maxAttempts: 1 })
+  const o = await (await new Agent({ provider }).createSession()).send('x').outcome
+  assert.equal(o.status, 'error')
+  assert.match(o.errorKind, /^provider\./)
+  assert.throws(() => new OpenAICompatible({}), ConfigError)
+})
+
+test('the SQLite store keeps sessions across agents and files', async () => {
+  const dir = tmp()
+  const file = path.join(dir, 'sessions.db')
+  const store = await SqliteStore.open(file)
+  assert.equal(store.path, file)
+  const a1 = new Agent({ provider: new ScriptedProvider([{ text: 'stored answer' }]), store })
+  const s = await a1.createSession()
+  await s.send('remember me').outcome
+  a1.close()
+  // Another store object over the same file, as after a restart.
+  const again = await SqliteStore.open(file)
+  assert.deepEqual(await again.sessionIds(), [s.id])
+  const a2 = new Agent({ provider: new ScriptedProvider([{ text: 'second' }]), store: again })
+  const s2 = await a2.openSession(s.id)
+  const messages = await s2.messages()
+  assert.deepEqual(
+    messages.map((m) => m.message.role),
+    ['user', 'assistant'],
+  )
+  assert.equal(messages[1].message.content[0].text, 'stored answer')
+  assert.ok(fs.statSync(file).size > 0)
+  await assert.rejects(SqliteStore.open(path.join(dir, 'missing-dir', 'x', 'y.db')), (e) => e.code === 'store')
+})
+
+test('fs and shell tools: confined to a root, writes gated', async () => {
+  const dir = tmp()
+  fs.writeFileSync(path.join(dir, 'hello.txt'), 'hello from disk')
+  const tools = fsTools({ root: dir })
+  assert.deepEqual(tools.names.sort(), ['fs_delete', 'fs_list', 'fs_mkdir', 'fs_read', 'fs_write', 'shell_exec'])
+  assert.deepEqual(
+    tools.specs.filter((s) => s.gated).map((s) => s.name).sort(),
+    ['fs_delete', 'fs_write', 'shell_exec'],
+  )
+  const asked = []
+  const provider = new ScriptedProvider([
+    { toolCalls: [{ name: 'fs_read', arguments: { path: 'hello.txt' } }] },
+    { toolCalls: [{ name: 'fs_write', arguments: { path: 'out.txt', content: 'written' } }] },
+    { toolCalls: [{ name: 'fs_read', arguments: { path: '../outside.txt' } }] },
+    { text: 'done' },
+  ])
+  const agent = new Agent({ provider, tools: [tools], gate: (r) => (asked.push(r.tool), true) })
+  const o = await (await agent.createSession()).send('go').outcome
+  assert.equal(o.status, 'done', o.error ?? '')
+  assert.deepEqual(asked, ['fs_write'])
+  assert.equal(fs.readFileSync(path.join(dir, 'out.txt'), 'utf8'), 'written')
+  const results = toolResults(provider)
+  assert.match(results[0].content[0].text, /hello from disk/)
+  assert.equal(results[2].isError, true)
+  assert.throws(() => fsTools({}), ConfigError)
+  const ungated = fsTools({ root: dir }).withGated(['fs_write'], false)
+  assert.equal(ungated.specs.find((s) => s.name === 'fs_write').gated, false)
+})
+
+test('page tools over a JS BrowserHost: calls reach the host; host errors are typed', async () => {
+  const calls = []
+  const host = {
+    evaluate: async (expression, tab) => (calls.push(['evaluate', tab]), 'complete'),
+    navigate: async (url, tab) => {
+      calls.push(['navigate', url, tab])
+      if (url.includes('broken')) throw new HostError('net::ERR_NAME_NOT_RESOLVED', 'navigation')
+    },
+    tabs: async () => [{ id: 'T1', url: 'http://127.0.0.1/a', title: 'A page', active: true }],
+    openTab: async (url) => ({ id: 'T2', url: url ?? 'about:blank', title: '', active: false }),
+    closeTab: async (tab) => void calls.push(['closeTab', tab]),
+    activateTab: async (tab) => void calls.push(['activateTab', tab]),
+  }
+  const tools = pageTools(host, { settleTimeoutMs: 200 })
+  assert.ok(tools.names.includes('page_read'))
+  assert.ok(tools.names.includes('tabs_list'))
+  const provider = new ScriptedProvider([
+    { toolCalls: [{ name: 'tabs_list' }] },
+    { toolCalls: [{ name: 'page_navigate', arguments: { url: 'http://127.0.0.1:1/ok' } }] },
+    { toolCalls: [{ name: 'page_navigate', arguments: { url: 'http://127.0.0.1:1/broken' } }] },
+    { text: 'done' },
+  ])
+  const agent = new Agent({ provider, tools: [tools], gate: () => true })
+  const run = (await agent.createSession()).send('go')
+  const o = await run.outcome
+  assert.equal(o.status, 'done', o.error ?? '')
+  const results = toolResults(provider)
+  assert.match(results[0].content[0].text, /A page/)
+  assert.ok(calls.some((c) => c[0] === 'navigate' && c[1] === 'http://127.0.0.1:1/ok'))
+  assert.equal(results[2].isError, true)
+  assert.match(results[2].content[0].text, /ERR_NAME_NOT_RESOLVED/)
+  // A disconnected host ends the turn.
+  const dead = { ...host, tabs: async () => { throw new HostError('browser gone', 'disconnected') } }
+  const p2 = new ScriptedProvider([{ toolCalls: [{ name: 'tabs_list' }] }, { text: 'never' }])
+  const o2 = await (await new Agent({ provider: p2, tools: [pageTools(dead)] }).createSession()).send('go').outcome
+  assert.equal(o2.status, 'error')
+  assert.match(o2.error, /browser gone/)
+  assert.throws(() => pageTools({}), ConfigError)
+})
