@@ -32,7 +32,13 @@ ensure_mcp_peers() {
 
     if [ ! -f "$venv/.installed" ]; then
         rm -rf "$venv"
-        python3 -m venv "$venv" || return 1
+        if ! python3 -m venv "$venv"; then
+            # Debian's python3 needs python3-venv for ensurepip.
+            command -v apt-get >/dev/null || return 1
+            apt-get install -y -qq python3-venv >/dev/null || return 1
+            rm -rf "$venv"
+            python3 -m venv "$venv" || return 1
+        fi
         "$venv/bin/pip" install --quiet --disable-pip-version-check "mcp==$MCP_PYTHON_SDK_VERSION" || return 1
         touch "$venv/.installed"
     fi
