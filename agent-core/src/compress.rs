@@ -104,6 +104,59 @@ fn shorten(text: &str, config: &CompressionConfig) -> String {
     format!("{}...[+{omitted} chars]...\n{}", &text[..head_end], &text[tail_start..])
 }
 
+/// Compresses a JSON value in place, with the same result as [`compress_json`] but without
+/// copying what it keeps. Returns whether anything changed.
+pub fn compress_json_in_place(value: &mut Value, config: &CompressionConfig) -> bool {
+    compress_in_place_at(value, 0, config)
+}
+
+fn compress_in_place_at(value: &mut Value, depth: usize, config: &CompressionConfig) -> bool {
+    if depth > config.max_depth {
+        *value = Value::String("[deep nested]".to_owned());
+        return true;
+    }
+    match value {
+        Value::Object(map) => {
+            let mut changed = false;
+            for v in map.values_mut() {
+                changed |= compress_in_place_at(v, depth + 1, config);
+            }
+            changed
+        }
+        Value::Array(items) if items.len() <= config.max_array_items => {
+            let mut changed = false;
+            for v in items.iter_mut() {
+                changed |= compress_in_place_at(v, depth + 1, config);
+            }
+            changed
+        }
+        Value::Array(items) => {
+            let count = items.len();
+            let mut kept = std::mem::take(items);
+            kept.truncate(config.keep_array_items);
+            for v in kept.iter_mut() {
+                compress_in_place_at(v, depth + 1, config);
+            }
+            let mut out = Map::with_capacity(3);
+            out.insert("_count".into(), Value::from(count));
+            out.insert("_showing".into(), Value::from(kept.len()));
+            out.insert("items".into(), Value::Array(kept));
+            *value = Value::Object(out);
+            true
+        }
+        Value::String(text) => {
+            if text.len() <= config.max_value_chars {
+                return false;
+            }
+            let short = shorten(text, config);
+            let changed = short.len() != text.len();
+            *text = short;
+            changed
+        }
+        Value::Number(_) | Value::Bool(_) | Value::Null => false,
+    }
+}
+
 /// Compresses a tool's result text when it is JSON: returns the compressed JSON text, or
 /// `None` when the text is not JSON or compression changes nothing.
 pub fn compress_text(text: &str, config: &CompressionConfig) -> Option<String> {
@@ -112,11 +165,11 @@ pub fn compress_text(text: &str, config: &CompressionConfig) -> Option<String> {
         return None;
     }
     let value: Value = serde_json::from_str(text).ok()?;
-    compress_value_text(&value, config)
+    compress_value_text(value, config)
 }
 
-/// Compresses a JSON value and returns its text, or `None` when compression changes nothing.
-pub fn compress_value_text(value: &Value, config: &CompressionConfig) -> Option<String> {
-    let compressed = compress_json(value, config);
-    (compressed != *value).then(|| compressed.to_string())
+/// Compresses a JSON value (consuming it) and returns its text, or `None` when compression
+/// changes nothing.
+pub fn compress_value_text(mut value: Value, config: &CompressionConfig) -> Option<String> {
+    compress_json_in_place(&mut value, config).then(|| value.to_string())
 }

@@ -1,7 +1,7 @@
 //! Property tests: JSON compression always yields valid JSON within its limits.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
-use agent_core::{CompressionConfig, compress_json};
+use agent_core::{CompressionConfig, compress_json, compress_json_in_place};
 use proptest::prelude::*;
 use serde_json::Value;
 
@@ -53,6 +53,10 @@ proptest! {
     fn compression_always_yields_valid_bounded_json(input in arb_json()) {
         let config = CompressionConfig::default();
         let out = compress_json(&input, &config);
+        let mut in_place = input.clone();
+        let changed = compress_json_in_place(&mut in_place, &config);
+        prop_assert_eq!(&in_place, &out, "in-place and copying compression agree");
+        prop_assert_eq!(changed, out != input);
         let text = serde_json::to_string(&out).unwrap();
         let reparsed: Value = serde_json::from_str(&text).unwrap();
         prop_assert_eq!(&reparsed, &out);

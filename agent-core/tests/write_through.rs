@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_core::{
-    Agent, AgentConfig, Message, MemoryStore, OutcomeStatus, Role, ScriptStep, ScriptedProvider, ScriptedReply,
-    Store, ToolCallState, ToolContext, ToolError, tool_fn,
+    Agent, AgentConfig, MemoryStore, Message, OutcomeStatus, Role, ScriptStep, ScriptedProvider, ScriptedReply, Store,
+    ToolCallState, ToolContext, ToolError, tool_fn,
 };
 use common::assert_transcript_valid;
 use schemars::JsonSchema;
@@ -58,7 +58,13 @@ async fn messages_and_tool_states_are_stored_as_they_happen() {
     assert!(records[0].raw_result.as_deref().unwrap().contains("19"));
     let compressed: serde_json::Value = serde_json::from_str(records[0].compressed_result.as_deref().unwrap()).unwrap();
     assert_eq!(compressed["rows"]["_count"], 20);
-    let stored: Vec<Message> = store.load_messages(session.id(), 0).await.unwrap().into_iter().map(|m| m.message).collect();
+    let stored: Vec<Message> = store
+        .load_messages(session.id(), 0)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|m| m.message)
+        .collect();
     assert_eq!(stored.len(), 4);
     assert_eq!(stored[3].role, Role::Assistant);
     assert_transcript_valid(&stored);
@@ -79,7 +85,9 @@ async fn a_second_writer_gets_a_conflict() {
     });
     let store = Arc::new(MemoryStore::new());
     let agent = Agent::builder()
-        .provider(ScriptedProvider::new([ScriptedReply::tool_call("slow", json!({})).into()]))
+        .provider(ScriptedProvider::new([
+            ScriptedReply::tool_call("slow", json!({})).into()
+        ]))
         .tool(slow)
         .store_arc(store.clone())
         .build()
@@ -88,7 +96,10 @@ async fn a_second_writer_gets_a_conflict() {
     let run = session.send("go");
     started.notified().await;
     // Another writer appends seq 3 behind the loop's back.
-    store.append_messages(session.id(), 3, &[Message::user("intruder")]).await.unwrap();
+    store
+        .append_messages(session.id(), 3, &[Message::user("intruder")])
+        .await
+        .unwrap();
     release.notify_one();
     let outcome = run.outcome().await;
     assert_eq!(outcome.status, OutcomeStatus::Error);
@@ -122,9 +133,11 @@ async fn the_model_call_timeout_ends_the_turn_with_an_error() {
 #[tokio::test]
 async fn a_truncated_stream_is_an_error_not_an_answer() {
     let agent = Agent::builder()
-        .provider(ScriptedProvider::new([ScriptStep::Events(vec![Ok(agent_core::StreamEvent::TextDelta {
-            text: "half an ans".into(),
-        })])]))
+        .provider(ScriptedProvider::new([ScriptStep::Events(vec![Ok(
+            agent_core::StreamEvent::TextDelta {
+                text: "half an ans".into(),
+            },
+        )])]))
         .build()
         .unwrap();
     let session = agent.create_session().await.unwrap();
@@ -148,7 +161,11 @@ async fn sessions_reopen_with_their_history() {
     let id = session.id().clone();
     drop((session, first));
     let provider = Arc::new(ScriptedProvider::new([ScriptedReply::text("second answer").into()]).record_requests());
-    let second = Agent::builder().provider_arc(provider.clone()).store_arc(store).build().unwrap();
+    let second = Agent::builder()
+        .provider_arc(provider.clone())
+        .store_arc(store)
+        .build()
+        .unwrap();
     let session = second.open_session(&id).await.unwrap();
     session.send("second question").await;
     let seen: Vec<String> = provider.requests()[0].messages.iter().map(Message::text).collect();

@@ -305,9 +305,9 @@ impl ExecCtx<'_> {
         let duration_ms = done.elapsed.as_millis() as u64;
         let (message, stop) = match done.result {
             Ok(output) => {
-                let capped = cap_output(output, self.agent.config.result_cap_chars);
+                let mut capped = cap_output(output, self.agent.config.result_cap_chars);
                 let compression = &self.agent.config.compression;
-                let compressed = match &capped.structured {
+                let compressed = match capped.structured.take() {
                     Some(value) => compress_value_text(value, compression),
                     None => compress_text(&capped.full_text, compression),
                 }
