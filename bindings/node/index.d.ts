@@ -61,6 +61,11 @@ export declare class NativeEventStream {
 export declare class NativeProvider {
   /** A provider that replays `stepsJson` (a JSON array of steps), one per model call. */
   static scripted(stepsJson: string): NativeProvider
+  /**
+   * A scripted provider whose steps come from a synchronous JS function
+   * `(requestJson) => stepJson`, called once per model call.
+   */
+  static scriptedFn(choose: (requestJson: string) => string): NativeProvider
   /** The provider's id (`scripted`, `openai-compatible`, ...). */
   get id(): string
   /** The model's name. */

@@ -267,6 +267,11 @@ export interface ModelRequest {
  */
 export declare class ScriptedProvider implements Provider {
   constructor(steps: ScriptStep[])
+  /**
+   * Steps chosen by a synchronous function of the request, once per model call (a script that
+   * plans from what the tools returned; still not a model).
+   */
+  static fromFn(choose: (request: ModelRequest) => ScriptStep): ScriptedProvider
   readonly id: string
   /** Model calls made so far. */
   readonly callCount: number

@@ -41,6 +41,31 @@ class ScriptedProvider {
     /** @internal */
     this.native = wrap(() => native.NativeProvider.scripted(JSON.stringify(steps)))
   }
+  /**
+   * A scripted provider whose steps come from `choose(request)`, a synchronous function called
+   * once per model call with the request (system, messages, tools). It is still not a model:
+   * it lets a script plan each step from what the tools returned.
+   * @param {(request: any) => any} choose
+   */
+  static fromFn(choose) {
+    if (typeof choose !== 'function') {
+      throw new ConfigError('ScriptedProvider.fromFn(choose): choose must be a function', 'invalid_argument')
+    }
+    const p = Object.create(ScriptedProvider.prototype)
+    p.native = wrap(() =>
+      native.NativeProvider.scriptedFn((/** @type {string} */ json) => {
+        try {
+          return JSON.stringify(choose(JSON.parse(json)))
+        } catch (e) {
+          return JSON.stringify({
+            error: { kind: 'bad_request', message: `the script function threw: ${e instanceof Error ? e.message : String(e)}` },
+          })
+        }
+      }),
+    )
+    return p
+  }
+
   /** The provider's id (`scripted`). */
   get id() {
     return this.native.id

@@ -32,6 +32,20 @@ impl NativeProvider {
         })
     }
 
+    /// A scripted provider whose steps come from a synchronous JS function
+    /// `(requestJson) => stepJson`, called once per model call.
+    #[napi(factory, ts_args_type = "choose: (requestJson: string) => string")]
+    pub fn scripted_fn(choose: Function<'_, String, String>) -> Result<NativeProvider> {
+        let tsfn: crate::callbacks::Callback<String, String> =
+            choose.build_threadsafe_function().weak::<true>().build()?;
+        let tsfn = Arc::new(tsfn);
+        let provider = Arc::new(ScriptedProvider::from_fn(move |request| ask_script(&tsfn, request)).record_requests());
+        Ok(NativeProvider {
+            inner: provider.clone(),
+            scripted: Some(provider),
+        })
+    }
+
     /// The provider's id (`scripted`, `openai-compatible`, ...).
     #[napi(getter)]
     pub fn id(&self) -> String {
@@ -56,6 +70,35 @@ impl NativeProvider {
         let requests = self.scripted.as_ref().map(|s| s.requests()).unwrap_or_default();
         let value = crate::convert::camel_keys(serde_json::to_value(requests).unwrap_or(Value::Null));
         value.to_string()
+    }
+}
+
+/// Asks the JS script function for the next step, blocking this worker thread (not the JS
+/// thread) until it answers.
+fn ask_script(tsfn: &crate::callbacks::Callback<String, String>, request: &agent_core::ModelRequest) -> ScriptStep {
+    use napi::threadsafe_function::ThreadsafeFunctionCallMode;
+    let failed = |m: String| ScriptStep::Error(ProviderError::BadRequest(format!("scripted provider: {m}")));
+    let json = crate::convert::camel_keys(serde_json::to_value(request).unwrap_or(Value::Null)).to_string();
+    let (tx, rx) = std::sync::mpsc::channel::<Result<String>>();
+    let status = tsfn.call_with_return_value(json, ThreadsafeFunctionCallMode::NonBlocking, move |r, _env| {
+        let _ = tx.send(r);
+        Ok(())
+    });
+    if status != Status::Ok {
+        return failed(format!("the script function could not be called ({status})"));
+    }
+    let wait = move || rx.recv_timeout(Duration::from_secs(60));
+    let answer = match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => tokio::task::block_in_place(wait),
+        _ => wait(),
+    };
+    match answer {
+        Ok(Ok(text)) => match serde_json::from_str::<Value>(&text) {
+            Ok(step) => parse_step(&step).unwrap_or_else(|e| failed(e.reason.clone())),
+            Err(e) => failed(format!("the script function returned malformed JSON: {e}")),
+        },
+        Ok(Err(e)) => failed(format!("the script function threw: {}", e.reason)),
+        Err(_) => failed("the script function did not answer within 60 s".to_owned()),
     }
 }
 

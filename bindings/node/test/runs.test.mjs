@@ -242,3 +242,23 @@ test('100 concurrent sessions each run a JS tool and finish', async () => {
   assert.equal(provider.callCount, outcomes.reduce((n, o) => n + o.iterations, 0))
   assert.equal(calls, outcomes.reduce((n, o) => n + o.toolCalls, 0))
 })
+
+test('ScriptedProvider.fromFn plans each step from the request', async () => {
+  const seen = []
+  const provider = ScriptedProvider.fromFn((request) => {
+    seen.push(request.messages.length)
+    const results = request.messages.filter((m) => m.role === 'tool')
+    if (results.length === 0) return { toolCalls: [{ name: 'echo', arguments: { text: request.messages[0].content[0].text } }] }
+    return { text: `the tool said: ${results[0].content[0].text}` }
+  })
+  const agent = new Agent({ provider, tools: [echo] })
+  const o = await (await agent.createSession()).send('ping').outcome
+  assert.equal(o.finalText, 'the tool said: echo: ping')
+  assert.deepEqual(seen, [1, 3])
+  const broken = ScriptedProvider.fromFn(() => {
+    throw new Error('script bug')
+  })
+  const o2 = await (await new Agent({ provider: broken }).createSession()).send('x').outcome
+  assert.equal(o2.status, 'error')
+  assert.match(o2.error, /script bug/)
+})
