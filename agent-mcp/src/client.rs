@@ -26,6 +26,20 @@ use crate::names;
 /// Bytes of a stdio server's stderr kept for error messages.
 const STDERR_TAIL: usize = 2048;
 
+/// What an MCP server said about itself in the handshake.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ServerInfo {
+    /// The implementation's name, when given.
+    pub name: Option<String>,
+    /// The implementation's version, when given.
+    pub version: Option<String>,
+    /// The negotiated protocol version.
+    pub protocol_version: String,
+    /// How to use the server, written for a model, when given.
+    pub instructions: Option<String>,
+}
+
 /// A connection to one MCP server, and the server's tools as agent tools.
 ///
 /// Cheap to clone; clones share the connection. The tools it hands out keep the connection
@@ -233,6 +247,19 @@ impl McpClient {
             message: e.to_string(),
         })?;
         self.inner.refresh_on(&conn).await
+    }
+
+    /// What the server said about itself in the handshake: its name, version, protocol
+    /// version and instructions (hosts often add the instructions to the system prompt).
+    pub async fn server_info(&self) -> Option<ServerInfo> {
+        let state = self.inner.state.lock().await;
+        let info = state.current.as_ref()?.service.peer().peer_info()?;
+        Some(ServerInfo {
+            name: info.server_info.as_ref().map(|i| i.name.clone()),
+            version: info.server_info.as_ref().map(|i| i.version.clone()),
+            protocol_version: info.protocol_version.to_string(),
+            instructions: info.instructions.clone(),
+        })
     }
 
     /// The process id of the running stdio server, if there is one.

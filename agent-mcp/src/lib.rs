@@ -40,7 +40,7 @@ mod error;
 mod names;
 mod server;
 
-pub use client::McpClient;
+pub use client::{McpClient, ServerInfo};
 pub use config::{McpServerConfig, Transport, servers_from_json};
 pub use content::OutputCaps;
 pub use error::McpError;

@@ -155,6 +155,9 @@ async fn exercise(client: &McpClient) {
 async fn everything_over_stdio() {
     let client = McpClient::connect(stdio_config()).await.unwrap();
     assert!(client.server_pid().await.is_some());
+    let info = client.server_info().await.unwrap();
+    assert_eq!(info.name.as_deref(), Some("mcp-servers/everything"));
+    assert!(info.instructions.is_some_and(|i| !i.is_empty()));
     exercise(&client).await;
     client.close().await;
     let message = model_error(call(&client, "everything__echo", json!({"message": "x"})).await);

@@ -266,6 +266,9 @@ async fn cancelling_a_client_call_cancels_the_served_tool() {
         .into_iter()
         .find(|t| t.spec().name == "local__wait_for_cancel")
         .unwrap();
+    let info = client.server_info().await.unwrap();
+    assert_eq!(info.name.as_deref(), Some("agent-core"));
+    assert_eq!(info.version.as_deref(), Some(env!("CARGO_PKG_VERSION")));
     let cx = ToolContext::detached(SessionId::new_random(), "w1");
     let token = cx.cancel.clone();
     let call = tokio::spawn(async move { wait.call(json!({}), cx).await });
