@@ -39,6 +39,7 @@ pub struct AgentParts {
     system_prompt: Option<String>,
     config: AgentConfig,
     on_event: Option<Arc<dyn Fn(&AgentEvent) + Send + Sync>>,
+    clarification: bool,
     /// The asyncio loops the Python callbacks of these agents run on.
     pub loops: Arc<Loops>,
 }
@@ -49,7 +50,8 @@ impl AgentParts {
         let mut builder = Agent::builder()
             .provider_arc(self.provider.clone())
             .runtime(runtime().handle().clone())
-            .config(self.config.clone());
+            .config(self.config.clone())
+            .clarification(self.clarification);
         for tool in &self.tools {
             builder = builder.tool_arc(tool.clone());
         }
@@ -88,6 +90,7 @@ pub fn agent_parts(
     system_prompt: Option<String>,
     config: Option<Bound<'_, PyDict>>,
     on_event: Option<Py<PyAny>>,
+    clarification: bool,
 ) -> PyResult<AgentParts> {
     let loops = Arc::new(Loops::default());
     loops.remember_current(py);
@@ -113,6 +116,7 @@ pub fn agent_parts(
             None => AgentConfig::default(),
         },
         on_event,
+        clarification,
         loops,
     })
 }
@@ -120,7 +124,7 @@ pub fn agent_parts(
 #[pymethods]
 impl NativeAgent {
     #[new]
-    #[pyo3(signature = (provider, tools, native_tools, store=None, gate=None, gate_is_async=false, system_prompt=None, config=None, on_event=None))]
+    #[pyo3(signature = (provider, tools, native_tools, store=None, gate=None, gate_is_async=false, system_prompt=None, config=None, on_event=None, clarification=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -133,6 +137,7 @@ impl NativeAgent {
         system_prompt: Option<String>,
         config: Option<Bound<'_, PyDict>>,
         on_event: Option<Py<PyAny>>,
+        clarification: bool,
     ) -> PyResult<Self> {
         let parts = agent_parts(
             py,
@@ -145,6 +150,7 @@ impl NativeAgent {
             system_prompt,
             config,
             on_event,
+            clarification,
         )?;
         let agent = parts.builder(true).build().map_err(agent_error)?;
         Ok(NativeAgent {
@@ -159,7 +165,7 @@ impl NativeAgent {
         let id = id.map(|i| SessionId::parse(&i)).transpose().map_err(invalid_id)?;
         let agent = self.agent.clone();
         let loops = self.loops.clone();
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+        crate::runtime::spawn_py(py, async move {
             let session = match id {
                 Some(id) => agent.create_session_with_id(id).await,
                 None => agent.create_session().await,
@@ -174,7 +180,7 @@ impl NativeAgent {
         let id = SessionId::parse(&id).map_err(invalid_id)?;
         let agent = self.agent.clone();
         let loops = self.loops.clone();
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+        crate::runtime::spawn_py(py, async move {
             let session = agent.open_session(&id).await.map_err(agent_error)?;
             Ok(NativeSession { session, loops })
         })
@@ -201,6 +207,7 @@ impl NativeAgent {
             "max_output_tokens": c.max_output_tokens,
             "temperature": c.temperature,
             "compression": c.compression,
+            "clarification_ttl": c.clarification_ttl.as_secs_f64(),
         });
         json_to_py(py, &value)
     }
@@ -218,6 +225,7 @@ fn parse_config(dict: &Bound<'_, PyDict>) -> PyResult<AgentConfig> {
             "max_tool_calls" => c.max_tool_calls = value.extract()?,
             "model_timeout" => c.model_timeout = seconds(value.extract()?)?,
             "tool_timeout" => c.tool_timeout = seconds(value.extract()?)?,
+            "clarification_ttl" => c.clarification_ttl = seconds(value.extract()?)?,
             "max_parallel_tools" => c.max_parallel_tools = value.extract()?,
             "result_cap_chars" => c.result_cap_chars = value.extract()?,
             "event_buffer" => c.event_buffer = value.extract()?,
@@ -317,10 +325,25 @@ impl NativeSession {
         Ok(NativeRun { run: Arc::new(run) })
     }
 
+    /// The question a turn of this session is parked on (a dict), or None.
+    fn pending_clarification<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        json_to_py(py, &to_json(&self.session.pending_clarification()))
+    }
+
+    /// Answers the pending question; the parked turn continues in the returned run.
+    fn answer_clarification(&self, py: Python<'_>, clarification_id: &str, answer: &str) -> PyResult<NativeRun> {
+        self.loops.remember(py, self.session.id());
+        let run = self
+            .session
+            .answer_clarification(clarification_id, answer)
+            .map_err(clarification_error)?;
+        Ok(NativeRun { run: Arc::new(run) })
+    }
+
     /// Every stored message (dicts with `seq`, `message`, `created_at_ms`). Awaitable.
     fn messages<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let session = self.session.clone();
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+        crate::runtime::spawn_py(py, async move {
             let messages = session.messages().await.map_err(agent_error)?;
             Ok(Json(to_json(&messages)))
         })
@@ -329,7 +352,7 @@ impl NativeSession {
     /// The messages the model would see on the next turn. Awaitable.
     fn model_history<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let session = self.session.clone();
-        pyo3_async_runtimes::tokio::future_into_py(py, async move { Ok(Json(to_json(&session.model_history().await))) })
+        crate::runtime::spawn_py(py, async move { Ok(Json(to_json(&session.model_history().await))) })
     }
 }
 
@@ -378,7 +401,7 @@ impl NativeRun {
     /// Waits for the outcome (a dict). Awaitable.
     fn outcome<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let run = self.run.clone();
-        pyo3_async_runtimes::tokio::future_into_py(py, async move { Ok(OutcomeObj(run.outcome().await)) })
+        crate::runtime::spawn_py(py, async move { Ok(OutcomeObj(run.outcome().await)) })
     }
 }
 
@@ -415,7 +438,7 @@ impl NativeEvents {
     /// The next event dict, or None after the final one. Awaitable.
     fn next<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let stream = self.stream.clone();
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+        crate::runtime::spawn_py(py, async move {
             let mut stream = stream.lock().await;
             Ok(stream.next().await.map(|e| Json(to_json(&e))))
         })
@@ -424,7 +447,7 @@ impl NativeEvents {
     /// Every remaining event at once (a list), once the run ends. Awaitable.
     fn collect<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let stream = self.stream.clone();
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+        crate::runtime::spawn_py(py, async move {
             let mut stream = stream.lock().await;
             let mut all = Vec::new();
             while let Some(e) = stream.next().await {
@@ -433,4 +456,15 @@ impl NativeEvents {
             Ok(Json(serde_json::Value::Array(all)))
         })
     }
+}
+
+fn clarification_error(e: agent_core::agent::ClarificationError) -> PyErr {
+    use agent_core::agent::ClarificationError as E;
+    let kind = match &e {
+        E::NotPending(_) => "clarification.not_pending",
+        E::InvalidAnswer(_) => "clarification.invalid_answer",
+        E::Expired => "clarification.expired",
+        E::Store(s) => return crate::errors::store_error(s),
+    };
+    crate::errors::new_error("ClarificationError", e.to_string(), Some(kind))
 }

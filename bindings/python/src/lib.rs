@@ -9,6 +9,7 @@ mod convert;
 mod errors;
 mod provider;
 mod pyloop;
+mod runtime;
 mod store;
 mod tabs;
 mod tool;
@@ -33,6 +34,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(adapters::provider_configured, m)?)?;
     m.add_function(wrap_pyfunction!(adapters::provider_from_env, m)?)?;
     m.add_function(wrap_pyfunction!(adapters::provider_fallback, m)?)?;
+    m.add_function(wrap_pyfunction!(runtime::shutdown, m)?)?;
     m.add("CORE_VERSION", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

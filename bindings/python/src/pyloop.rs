@@ -102,7 +102,11 @@ impl Callback {
             .await;
         };
         let (tx, rx) = oneshot::channel();
-        let scheduled = blocking(move |py| -> PyResult<Py<PyAny>> {
+        // The guard exists before the coroutine is scheduled, so that dropping this future at
+        // any point (even while the scheduling thread still runs) cancels the Python task.
+        let slot = Arc::new(Mutex::new(Slot::Pending));
+        let guard = CancelOnDrop(slot.clone());
+        let scheduled = blocking(move |py| -> PyResult<()> {
             let args = make_args(py)?;
             let coro = func.bind(py).call1(args)?;
             let asyncio = py.import("asyncio")?;
@@ -113,20 +117,22 @@ impl Callback {
                     tx: Mutex::new(Some(tx)),
                 },),
             )?;
-            Ok(cfut.unbind())
+            let mut slot = slot.lock().map_err(|_| PyRuntimeError::new_err("poisoned lock"))?;
+            if matches!(*slot, Slot::Dropped) {
+                cfut.call_method0("cancel")?;
+            } else {
+                *slot = Slot::Scheduled(cfut.unbind());
+            }
+            Ok(())
         })
         .await;
         let result = match scheduled {
-            Ok(cfut) => {
-                let guard = CancelOnDrop(Some(cfut));
-                let result = rx
-                    .await
-                    .unwrap_or_else(|_| Err(PyRuntimeError::new_err("the async callback was dropped")));
-                let _ = guard.disarm();
-                result
-            }
+            Ok(()) => rx
+                .await
+                .unwrap_or_else(|_| Err(PyRuntimeError::new_err("the async callback was dropped"))),
             Err(e) => Err(e),
         };
+        guard.disarm();
         run_blocking(move |py| finish(py, result.map(|v| v.into_bound(py)))).await
     }
 }
@@ -137,9 +143,11 @@ where
     T: Send + 'static,
     F: for<'py> FnOnce(Python<'py>) -> T + Send + 'static,
 {
-    tokio::task::spawn_blocking(move || Python::attach(f))
-        .await
-        .map_err(|e| format!("Python callback thread failed: {e}"))
+    match tokio::task::spawn_blocking(move || crate::runtime::attach(f)).await {
+        Ok(Some(r)) => Ok(r),
+        Ok(None) => Err("the Python interpreter is shutting down".to_owned()),
+        Err(e) => Err(format!("Python callback thread failed: {e}")),
+    }
 }
 
 /// Runs `f` with the GIL on tokio's blocking pool, folding a thread failure into the result.
@@ -151,29 +159,50 @@ where
     run_blocking(f).await.map_err(PyRuntimeError::new_err)?
 }
 
-/// Cancels a `concurrent.futures.Future` (and so its asyncio task) when dropped.
-struct CancelOnDrop(Option<Py<PyAny>>);
+/// Where the scheduled `concurrent.futures.Future` of an async callback is kept.
+enum Slot {
+    /// Not scheduled yet.
+    Pending,
+    /// Scheduled: cancel this future to cancel the Python task.
+    Scheduled(Py<PyAny>),
+    /// The Rust side is gone (cancelled) or done: cancel as soon as it is scheduled.
+    Dropped,
+}
+
+/// Cancels the scheduled Python task when dropped (turn cancelled, tool timed out).
+struct CancelOnDrop(Arc<Mutex<Slot>>);
 
 impl CancelOnDrop {
-    fn disarm(mut self) -> Option<Py<PyAny>> {
-        self.0.take()
+    /// The callback finished: nothing to cancel.
+    fn disarm(self) {
+        if let Ok(mut slot) = self.0.lock() {
+            *slot = Slot::Pending;
+        }
     }
 }
 
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
-        if let Some(cfut) = self.0.take() {
-            // Off the runtime's workers: taking the GIL may wait.
-            let cancel = move || {
-                Python::attach(|py| {
-                    let _ = cfut.bind(py).call_method0("cancel");
-                })
-            };
-            if tokio::runtime::Handle::try_current().is_ok() {
-                drop(tokio::task::spawn_blocking(cancel));
-            } else {
-                cancel();
+        let Ok(mut slot) = self.0.lock() else {
+            return;
+        };
+        match std::mem::replace(&mut *slot, Slot::Dropped) {
+            Slot::Scheduled(cfut) => {
+                // Off the runtime's workers: taking the GIL may wait.
+                let cancel = move || {
+                    crate::runtime::attach(|py| {
+                        let _ = cfut.bind(py).call_method0("cancel");
+                    });
+                };
+                if tokio::runtime::Handle::try_current().is_ok() {
+                    drop(tokio::task::spawn_blocking(cancel));
+                } else {
+                    cancel();
+                }
             }
+            Slot::Pending => {}
+            // Disarmed after completion.
+            Slot::Dropped => {}
         }
     }
 }

@@ -56,15 +56,16 @@ impl NativeSqlite {
     /// The schema version of the file. Awaitable.
     fn schema_version<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let store = self.inner.clone();
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            store.schema_version().await.map_err(|e| store_error(&e))
-        })
+        crate::runtime::spawn_py(
+            py,
+            async move { store.schema_version().await.map_err(|e| store_error(&e)) },
+        )
     }
 
     /// Every session (dicts), most recently updated first. Awaitable.
     fn list_sessions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let store = self.inner.clone();
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+        crate::runtime::spawn_py(py, async move {
             use agent_core::Store;
             let sessions = store.list_sessions().await.map_err(|e| store_error(&e))?;
             Ok(Json(to_json(&sessions)))
@@ -75,7 +76,7 @@ impl NativeSqlite {
     fn delete_session<'py>(&self, py: Python<'py>, id: String) -> PyResult<Bound<'py, PyAny>> {
         let id = SessionId::parse(&id).map_err(invalid_id)?;
         let store = self.inner.clone();
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+        crate::runtime::spawn_py(py, async move {
             store.delete_session(&id).await.map_err(|e| store_error(&e))
         })
     }
@@ -84,7 +85,7 @@ impl NativeSqlite {
     fn tool_calls<'py>(&self, py: Python<'py>, id: String) -> PyResult<Bound<'py, PyAny>> {
         let id = SessionId::parse(&id).map_err(invalid_id)?;
         let store = self.inner.clone();
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+        crate::runtime::spawn_py(py, async move {
             use agent_core::Store;
             let calls = store.tool_calls(&id).await.map_err(|e| store_error(&e))?;
             Ok(Json(to_json(&calls)))
@@ -101,14 +102,18 @@ impl PyCrypt {
     where
         T: Send,
     {
-        let call = || Python::attach(|py| f(py, self.0.bind(py)));
+        let call = || {
+            crate::runtime::attach(|py| f(py, self.0.bind(py))).unwrap_or_else(|| Err(crate::runtime::shutting_down()))
+        };
         let result = match tokio::runtime::Handle::try_current() {
             Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
                 tokio::task::block_in_place(call)
             }
             _ => call(),
         };
-        result.map_err(|e| CryptError::Failed(Python::attach(|py| e.value(py).to_string())))
+        result.map_err(|e| {
+            CryptError::Failed(crate::runtime::attach(|py| e.value(py).to_string()).unwrap_or_else(|| e.to_string()))
+        })
     }
 }
 
@@ -176,30 +181,28 @@ impl NativeKeyStore {
     /// Stores a provider's key, encrypted. Awaitable.
     fn set_key<'py>(&self, py: Python<'py>, provider: String, key: String) -> PyResult<Bound<'py, PyAny>> {
         let ks = self.inner.clone();
-        pyo3_async_runtimes::tokio::future_into_py(
-            py,
-            async move { ks.set_key(&provider, &key).await.map_err(key_error) },
-        )
+        crate::runtime::spawn_py(py, async move { ks.set_key(&provider, &key).await.map_err(key_error) })
     }
 
     /// A provider's key, or None (also when it cannot be decrypted here). Awaitable.
     fn get_key<'py>(&self, py: Python<'py>, provider: String) -> PyResult<Bound<'py, PyAny>> {
         let ks = self.inner.clone();
-        pyo3_async_runtimes::tokio::future_into_py(py, async move { ks.get_key(&provider).await.map_err(key_error) })
+        crate::runtime::spawn_py(py, async move { ks.get_key(&provider).await.map_err(key_error) })
     }
 
     /// Which providers have a usable key (never the keys). Awaitable.
     fn status<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let ks = self.inner.clone();
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            Ok(Json(to_json(&ks.status().await.map_err(key_error)?)))
-        })
+        crate::runtime::spawn_py(
+            py,
+            async move { Ok(Json(to_json(&ks.status().await.map_err(key_error)?))) },
+        )
     }
 
     /// Removes a provider's key. Awaitable.
     fn clear_key<'py>(&self, py: Python<'py>, provider: String) -> PyResult<Bound<'py, PyAny>> {
         let ks = self.inner.clone();
-        pyo3_async_runtimes::tokio::future_into_py(py, async move { ks.clear_key(&provider).await.map_err(key_error) })
+        crate::runtime::spawn_py(py, async move { ks.clear_key(&provider).await.map_err(key_error) })
     }
 
     /// The providers the store accepts.

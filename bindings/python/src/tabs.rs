@@ -48,7 +48,7 @@ impl NativeTabHub {
     /// Builds a hub whose tabs each get an agent made from these settings (as for `Agent`).
     /// Awaitable (returns the hub).
     #[staticmethod]
-    #[pyo3(signature = (provider, tools, native_tools, store=None, gate=None, gate_is_async=false, system_prompt=None, config=None, on_event=None, default_permissions=None, auto_wake_budget=None))]
+    #[pyo3(signature = (provider, tools, native_tools, store=None, gate=None, gate_is_async=false, system_prompt=None, config=None, on_event=None, default_permissions=None, auto_wake_budget=None, clarification=false))]
     #[allow(clippy::too_many_arguments)]
     fn build<'py>(
         py: Python<'py>,
@@ -63,6 +63,7 @@ impl NativeTabHub {
         on_event: Option<Py<PyAny>>,
         default_permissions: Option<Bound<'py, PyAny>>,
         auto_wake_budget: Option<u32>,
+        clarification: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let parts = agent_parts(
             py,
@@ -75,6 +76,7 @@ impl NativeTabHub {
             system_prompt,
             config,
             on_event,
+            clarification,
         )?;
         let permissions = permissions(default_permissions.as_ref())?;
         let loops = parts.loops.clone();
@@ -90,7 +92,7 @@ impl NativeTabHub {
         if let Some(b) = auto_wake_budget {
             builder = builder.auto_wake_budget(b);
         }
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+        crate::runtime::spawn_py(py, async move {
             let hub = runtime()
                 .spawn(builder.build())
                 .await
@@ -111,7 +113,7 @@ impl NativeTabHub {
         let hub = self.hub.clone();
         let id = id.map(|i| tab_id(&i)).transpose()?;
         let permissions = self::permissions(permissions.as_ref())?;
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+        crate::runtime::spawn_py(py, async move {
             let id = match (id, permissions) {
                 (None, None) => hub.open_tab().await.map_err(tab_error)?,
                 (id, p) => {
@@ -130,14 +132,14 @@ impl NativeTabHub {
     fn close_tab<'py>(&self, py: Python<'py>, tab: String) -> PyResult<Bound<'py, PyAny>> {
         let hub = self.hub.clone();
         let tab = tab_id(&tab)?;
-        pyo3_async_runtimes::tokio::future_into_py(py, async move { hub.close_tab(&tab).await.map_err(tab_error) })
+        crate::runtime::spawn_py(py, async move { hub.close_tab(&tab).await.map_err(tab_error) })
     }
 
     /// Reopens a closed tab. Awaitable.
     fn reopen_tab<'py>(&self, py: Python<'py>, tab: String) -> PyResult<Bound<'py, PyAny>> {
         let hub = self.hub.clone();
         let tab = tab_id(&tab)?;
-        pyo3_async_runtimes::tokio::future_into_py(py, async move { hub.reopen_tab(&tab).await.map_err(tab_error) })
+        crate::runtime::spawn_py(py, async move { hub.reopen_tab(&tab).await.map_err(tab_error) })
     }
 
     /// Delivers a message: starts a turn in an idle tab, queues it for a busy one. Returns a
@@ -156,7 +158,7 @@ impl NativeTabHub {
         self.loops.remember_current(py);
         let hub = self.hub.clone();
         let tab = tab_id(&tab)?;
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+        crate::runtime::spawn_py(py, async move {
             let d = hub.deliver(&tab, message, origin).await.map_err(tab_error)?;
             Ok(DeliveryObj(d))
         })
@@ -202,17 +204,14 @@ impl NativeTabHub {
         let hub = self.hub.clone();
         let tab = tab_id(&tab)?;
         let p = self::permissions(Some(&permissions))?.unwrap_or_default();
-        pyo3_async_runtimes::tokio::future_into_py(
-            py,
-            async move { hub.set_permissions(&tab, p).await.map_err(tab_error) },
-        )
+        crate::runtime::spawn_py(py, async move { hub.set_permissions(&tab, p).await.map_err(tab_error) })
     }
 
     /// What `read_tab` sees of a tab (a dict). Awaitable.
     fn read<'py>(&self, py: Python<'py>, tab: String) -> PyResult<Bound<'py, PyAny>> {
         let hub = self.hub.clone();
         let tab = tab_id(&tab)?;
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+        crate::runtime::spawn_py(py, async move {
             Ok(Json(to_json(&hub.read(&tab).await.map_err(tab_error)?)))
         })
     }
@@ -222,7 +221,7 @@ impl NativeTabHub {
         let hub = self.hub.clone();
         let loops = self.loops.clone();
         let tab = tab_id(&tab)?;
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+        crate::runtime::spawn_py(py, async move {
             let session = hub.session(&tab).await.map_err(tab_error)?;
             Ok(NativeSession { session, loops })
         })
@@ -232,14 +231,14 @@ impl NativeTabHub {
     fn cancel<'py>(&self, py: Python<'py>, tab: String) -> PyResult<Bound<'py, PyAny>> {
         let hub = self.hub.clone();
         let tab = tab_id(&tab)?;
-        pyo3_async_runtimes::tokio::future_into_py(py, async move { hub.cancel(&tab).await.map_err(tab_error) })
+        crate::runtime::spawn_py(py, async move { hub.cancel(&tab).await.map_err(tab_error) })
     }
 
     /// Removes and returns the tab's queued messages (dicts). Awaitable.
     fn take_queue<'py>(&self, py: Python<'py>, tab: String) -> PyResult<Bound<'py, PyAny>> {
         let hub = self.hub.clone();
         let tab = tab_id(&tab)?;
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+        crate::runtime::spawn_py(py, async move {
             Ok(Json(to_json(&hub.take_queue(&tab).await.map_err(tab_error)?)))
         })
     }
@@ -248,7 +247,7 @@ impl NativeTabHub {
     fn wait_idle<'py>(&self, py: Python<'py>, tab: String) -> PyResult<Bound<'py, PyAny>> {
         let hub = self.hub.clone();
         let tab = tab_id(&tab)?;
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+        crate::runtime::spawn_py(py, async move {
             Ok(Json(to_json(&hub.wait_idle(&tab).await.map_err(tab_error)?)))
         })
     }
@@ -256,7 +255,7 @@ impl NativeTabHub {
     /// Waits until every tab is idle. Awaitable.
     fn wait_all_idle<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let hub = self.hub.clone();
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+        crate::runtime::spawn_py(py, async move {
             hub.wait_all_idle().await;
             Ok(())
         })
@@ -301,7 +300,7 @@ impl NativeTabEvents {
     /// The next event dict (None once the hub is gone). Awaitable.
     fn next<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let receiver = self.receiver.clone();
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+        crate::runtime::spawn_py(py, async move {
             let mut receiver = receiver.lock().await;
             loop {
                 match receiver.recv().await {

@@ -13,12 +13,15 @@ Build an :class:`Agent` from a provider, tools, a store and a gate; open a :clas
 
 from __future__ import annotations
 
+import atexit as _atexit
+
 from . import _native
 from ._agent import (
     OUTCOME_STATUSES,
     Agent,
     AgentConfig,
     Allow,
+    Clarification,
     Deny,
     Event,
     GateDecision,
@@ -32,6 +35,7 @@ from ._agent import (
 from ._schema import SchemaError
 from .errors import (
     AgentCoreError,
+    ClarificationError,
     ConfigError,
     CryptError,
     HostError,
@@ -66,7 +70,12 @@ from .tools import NativeTools, Tool, ToolContext, fs_tools, tool
 
 __version__: str = _native.CORE_VERSION
 
+# Rust threads must not take the GIL while the interpreter finalizes.
+_atexit.register(_native.shutdown)
+
 __all__ = [
+    "ClarificationError",
+    "Clarification",
     "fs_tools",
     "NativeTools",
     "provider_from_env",

@@ -35,6 +35,7 @@ __all__ = [
     "Outcome",
     "Usage",
     "GateRequest",
+    "Clarification",
     "Allow",
     "Deny",
     "GateDecision",
@@ -74,6 +75,8 @@ class AgentConfig:
     """Sampling temperature [provider default]."""
     compression: Optional[Dict[str, int]] = None
     """Write-time JSON compression limits (``max_depth``, ``max_array_items``, ...)."""
+    clarification_ttl: Optional[float] = None
+    """How long a clarification question waits for an answer [1800]."""
 
     def _to_dict(self) -> Dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
@@ -168,6 +171,21 @@ class Event(dict):  # type: ignore[type-arg]
 
 
 @dataclass
+class Clarification:
+    """A question the model asked the person (``kind``: ``confirm``, ``choice`` or
+    ``input``). Answer it with :meth:`Session.answer_clarification`."""
+
+    id: str
+    call_id: str
+    kind: str
+    question: str
+    title: Optional[str] = None
+    options: List[str] = field(default_factory=list)
+    asked_at_ms: int = 0
+    expires_at_ms: int = 0
+
+
+@dataclass
 class GateRequest:
     """A gated tool call waiting for consent."""
 
@@ -246,6 +264,10 @@ class Agent:
 
     ``on_event`` sees every event of every run, in order, on the asyncio loop that started the
     run.
+
+    ``clarification=True`` offers the model the built-in ``ask_clarification`` tool: the turn
+    ends ``awaiting_user`` with a ``clarification_pending`` event, and
+    :meth:`Session.answer_clarification` continues it.
     """
 
     def __init__(
@@ -258,6 +280,7 @@ class Agent:
         system_prompt: Optional[str] = None,
         config: Optional[AgentConfig] = None,
         on_event: Optional[Callable[[Event], Any]] = None,
+        clarification: bool = False,
         **settings: Any,
     ) -> None:
         if not isinstance(provider, Provider):
@@ -279,6 +302,7 @@ class Agent:
             system_prompt,
             conf,
             _wrap_event_callback(on_event) if on_event is not None else None,
+            clarification,
         )
 
     async def create_session(self, id: Optional[str] = None) -> "Session":
@@ -318,6 +342,18 @@ class Session:
         {"type": "image", ...}]}``. Call it from the asyncio loop that should run async tools.
         """
         return Run(self._native.send(message))
+
+    def pending_clarification(self) -> Optional["Clarification"]:
+        """The question a turn of this session is parked on, if any (it survives a restart
+        when the agent has a persistent store)."""
+        q = self._native.pending_clarification()
+        return Clarification(**q) if q is not None else None
+
+    def answer_clarification(self, clarification_id: str, answer: str) -> "Run":
+        """Answers the pending question; the parked turn continues in the returned run. An
+        answer that does not fit (not yes/no for ``confirm``, not an option for ``choice``,
+        empty ``input``) raises :class:`ClarificationError` and the question stays pending."""
+        return Run(self._native.answer_clarification(clarification_id, answer))
 
     async def messages(self) -> List[Dict[str, Any]]:
         """Every stored message (``seq``, ``message``, ``created_at_ms``), including those

@@ -21,6 +21,7 @@ __all__ = [
     "TabError",
     "TabNotFoundError",
     "CryptError",
+    "ClarificationError",
     "RunError",
 ]
 
@@ -83,6 +84,11 @@ class TabNotFoundError(TabError, LookupError):
 
 class CryptError(AgentCoreError):
     """Encryption is unavailable or failed (the key store never falls back to plaintext)."""
+
+
+class ClarificationError(AgentCoreError, ValueError):
+    """A clarification answer was refused: not pending, expired, or not fitting the question
+    (``kind`` is ``clarification.not_pending``, ``.expired`` or ``.invalid_answer``)."""
 
 
 class RunError(AgentCoreError):

@@ -76,6 +76,7 @@ class TabHub:
         on_event: Optional[Callable[[Event], Any]] = None,
         default_permissions: "Union[TabPermissions, Dict[str, bool], None]" = None,
         auto_wake_budget: Optional[int] = None,
+        clarification: bool = False,
     ) -> "TabHub":
         """Builds a hub (restoring the tabs a persistent store holds)."""
         tools = [t if isinstance(t, Tool) or hasattr(t, "_native_tools") else Tool(t) for t in tools]
@@ -92,6 +93,7 @@ class TabHub:
             _wrap_event_callback(on_event) if on_event is not None else None,
             _perm(default_permissions),
             auto_wake_budget,
+            clarification,
         )
         return cls(native)
 
