@@ -9,10 +9,10 @@
 //!
 //! Gated tools (fs_write, fs_delete, shell_exec) ask for consent before each call: with
 //! `--allow` only the listed tools run (every other gated call is denied); without it, each call
-//! is put to the person at the terminal (`/dev/tty`, since stdin and stdout carry MCP), and denied
-//! when there is no terminal. Logs go to stderr.
+//! is put to the person at the terminal (`/dev/tty`, or the terminal stderr is attached to, since
+//! stdin and stdout carry MCP), and denied when there is no terminal. Logs go to stderr.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, IsTerminal, Write};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -99,8 +99,23 @@ impl Gate for TerminalPrompt {
     }
 }
 
+/// The person's terminal: the controlling one, or else the one stderr is attached to (MCP
+/// clients often start servers in a new session, without a controlling terminal, but pass
+/// their own stderr through).
+fn open_terminal() -> std::io::Result<std::fs::File> {
+    let open = |path: &std::path::Path| std::fs::OpenOptions::new().read(true).write(true).open(path);
+    match open(std::path::Path::new("/dev/tty")) {
+        Ok(tty) => Ok(tty),
+        Err(e) if std::io::stderr().is_terminal() => match std::fs::read_link("/proc/self/fd/2") {
+            Ok(path) => open(&path),
+            Err(_) => Err(e),
+        },
+        Err(e) => Err(e),
+    }
+}
+
 fn ask_tty(request: &GateRequest) -> GateDecision {
-    let tty = match std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty") {
+    let tty = match open_terminal() {
         Ok(tty) => tty,
         Err(e) => return GateDecision::deny(format!("no terminal to ask for consent ({e}); use --allow")),
     };
