@@ -501,6 +501,12 @@ impl Inner {
             {
                 obj.insert("type".into(), "object".into());
             }
+            // A schema the validator cannot compile would make the whole tool set fail to
+            // register: leave that one tool out and say so.
+            if let Err(e) = jsonschema::validator_for(&parameters) {
+                tracing::warn!(alias = %self.alias(), tool = %tool.name, error = %e, "skipping an MCP tool with an invalid inputSchema");
+                continue;
+            }
             let read_only = tool.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true);
             let free = self.config.trust_read_only_hints && read_only;
             let description = tool
@@ -636,5 +642,68 @@ impl Tool for McpTool {
                 ))),
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use rmcp::model::ToolAnnotations;
+    use serde_json::json;
+
+    fn inner(config: McpServerConfig) -> Arc<Inner> {
+        let (generation, _) = watch::channel(0);
+        Arc::new(Inner {
+            config,
+            state: Mutex::new(ConnState::default()),
+            catalog: StdMutex::new(Arc::new(Vec::new())),
+            generation,
+            closed: tokio_util::sync::CancellationToken::new(),
+        })
+    }
+
+    fn remote(name: &str, schema: serde_json::Value) -> rmcp::model::Tool {
+        let serde_json::Value::Object(map) = schema else {
+            unreachable!()
+        };
+        rmcp::model::Tool::new_with_raw(name.to_owned(), Some("d".into()), Arc::new(map))
+    }
+
+    #[test]
+    fn install_maps_names_schemas_and_gating() {
+        let inner = inner(McpServerConfig::stdio("srv", "x").trust_read_only_hints(true));
+        let mut changes = inner.generation.subscribe();
+        let read_only =
+            remote("look", json!({"type": "object"})).with_annotations(ToolAnnotations::new().read_only(true));
+        inner.install(vec![
+            read_only,
+            remote("touch.it", json!({"properties": {"a": {"type": "string"}}})),
+            remote("broken", json!({"type": 12})),
+        ]);
+        let catalog = inner.catalog();
+        let names: Vec<_> = catalog.iter().map(|t| t.spec.name.as_str()).collect();
+        assert_eq!(names, ["srv__look", "srv__touch_it"], "the invalid schema is left out");
+        assert!(!catalog[0].spec.gated && catalog[0].spec.parallel_safe);
+        assert!(catalog[1].spec.gated && !catalog[1].spec.parallel_safe);
+        assert_eq!(catalog[1].remote, "touch.it");
+        assert_eq!(catalog[1].spec.parameters["type"], "object");
+        assert!(changes.has_changed().unwrap());
+        changes.mark_unchanged();
+        // The same list again is not a change.
+        inner.install(vec![
+            remote("look", json!({"type": "object"})).with_annotations(ToolAnnotations::new().read_only(true)),
+            remote("touch.it", json!({"properties": {"a": {"type": "string"}}})),
+        ]);
+        assert!(!changes.has_changed().unwrap());
+    }
+
+    #[test]
+    fn read_only_hints_are_ignored_unless_trusted() {
+        let inner = inner(McpServerConfig::stdio("srv", "x"));
+        inner.install(vec![
+            remote("look", json!({"type": "object"})).with_annotations(ToolAnnotations::new().read_only(true)),
+        ]);
+        assert!(inner.catalog()[0].spec.gated);
     }
 }
