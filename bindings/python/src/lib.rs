@@ -7,6 +7,7 @@ mod adapters;
 mod agent;
 mod convert;
 mod errors;
+mod host;
 mod provider;
 mod pyloop;
 mod runtime;
@@ -35,6 +36,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(adapters::provider_from_env, m)?)?;
     m.add_function(wrap_pyfunction!(adapters::provider_fallback, m)?)?;
     m.add_function(wrap_pyfunction!(runtime::shutdown, m)?)?;
+    m.add_function(wrap_pyfunction!(host::page_tools, m)?)?;
     m.add("CORE_VERSION", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -49,6 +49,11 @@ impl Loops {
         }
     }
 
+    /// The latest loop a run was started from (or the one current when these were made).
+    pub fn latest(&self) -> Option<Arc<Py<PyAny>>> {
+        self.inner.lock().ok()?.latest.clone()
+    }
+
     /// The loop to run the session's async callbacks on.
     pub fn for_session(&self, session: &SessionId) -> Option<Arc<Py<PyAny>>> {
         let inner = self.inner.lock().ok()?;
@@ -82,6 +87,21 @@ impl Callback {
         F: for<'py> FnOnce(Python<'py>) -> PyResult<Bound<'py, PyTuple>> + Send + 'static,
         G: for<'py> FnOnce(Python<'py>, PyResult<Bound<'py, PyAny>>) -> T + Send + 'static,
     {
+        self.call_on(loops.for_session(session), make_args, finish).await
+    }
+
+    /// [`Self::call`] with the asyncio loop given (async callables need one).
+    pub async fn call_on<T, F, G>(
+        &self,
+        event_loop: Option<Arc<Py<PyAny>>>,
+        make_args: F,
+        finish: G,
+    ) -> Result<T, String>
+    where
+        T: Send + 'static,
+        F: for<'py> FnOnce(Python<'py>) -> PyResult<Bound<'py, PyTuple>> + Send + 'static,
+        G: for<'py> FnOnce(Python<'py>, PyResult<Bound<'py, PyAny>>) -> T + Send + 'static,
+    {
         let func = self.func.clone();
         if !self.is_async {
             return run_blocking(move |py| {
@@ -90,7 +110,7 @@ impl Callback {
             })
             .await;
         }
-        let Some(event_loop) = loops.for_session(session) else {
+        let Some(event_loop) = event_loop else {
             return run_blocking(move |py| {
                 finish(
                     py,

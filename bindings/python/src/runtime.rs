@@ -70,11 +70,10 @@ where
         let (event_loop, py_fut) = target;
         tokio::task::spawn_blocking(move || {
             attach(|py| {
-                let (ok, value) =
-                    match result.and_then(|v| v.into_py_any(py)) {
-                        Ok(v) => (true, v.into_bound(py)),
-                        Err(e) => (false, e.into_value(py).into_bound(py).into_any()),
-                    };
+                let (ok, value) = match result.and_then(|v| v.into_py_any(py)) {
+                    Ok(v) => (true, v.into_bound(py)),
+                    Err(e) => (false, e.into_value(py).into_bound(py).into_any()),
+                };
                 let delivered = resolver(py).and_then(|resolve| {
                     event_loop
                         .bind(py)

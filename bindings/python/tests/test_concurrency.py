@@ -87,13 +87,17 @@ async def test_async_event_callback():
     assert "run_completed" in seen
 
 
-async def test_turns_of_one_session_run_in_order():
+async def test_turns_of_one_session_never_interleave():
     agent = ac.Agent(ac.ScriptedProvider([ac.Delay(0.05, ac.Reply("first")), "second"]))
     session = await agent.create_session()
     r1 = session.send("a")
     r2 = session.send("b")
     o2 = await r2
     o1 = await r1
-    assert (o1.final_text, o2.final_text) == ("first", "second")
+    assert {o1.final_text, o2.final_text} == {"first", "second"}
     msgs = await session.messages()
     assert [m["message"]["role"] for m in msgs] == ["user", "assistant", "user", "assistant"]
+    # Each answer follows its own question: the second turn started after the first ended.
+    texts = [m["message"]["content"][0]["text"] for m in msgs]
+    assert texts[1] == "first" and texts[3] == "second"
+    assert {texts[0], texts[2]} == {"a", "b"}

@@ -64,6 +64,7 @@ from .providers import (
     ToolCallStep,
     provider_from_env,
 )
+from .hosts import BrowserHost, TabInfo, page_tools
 from .stores import Crypt, KeyStore, MemoryStore, SqliteStore, Store
 from .tabs import Delivery, TabHub, TabPermissions
 from .tools import NativeTools, Tool, ToolContext, fs_tools, tool
@@ -74,6 +75,9 @@ __version__: str = _native.CORE_VERSION
 _atexit.register(_native.shutdown)
 
 __all__ = [
+    "page_tools",
+    "TabInfo",
+    "BrowserHost",
     "ClarificationError",
     "Clarification",
     "fs_tools",

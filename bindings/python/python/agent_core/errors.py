@@ -71,7 +71,15 @@ class SessionExistsError(StoreError):
 
 
 class HostError(AgentCoreError):
-    """A browser host call failed."""
+    """A browser host call failed. Raise it from a :class:`BrowserHost` method with
+    ``host_kind``: ``script``, ``navigation``, ``timeout``, ``no_such_tab``, ``disconnected``
+    (the browser is gone: the turn ends) or ``other``."""
+
+    host_kind: str = "other"
+
+    def __init__(self, message: str = "", host_kind: str = "other") -> None:
+        super().__init__(message, kind=f"host.{host_kind}")
+        self.host_kind = host_kind
 
 
 class TabError(AgentCoreError):

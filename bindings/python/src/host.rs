@@ -1,0 +1,228 @@
+//! A `BrowserHost` written in Python, and the Rust page tools over it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent_core::async_trait;
+use agent_tools::{BrowserHost, HostError, PageToolsConfig, TabInfo, page_tools_with, settle_with_script};
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+use serde_json::Value;
+
+use crate::convert::py_to_json;
+use crate::provider::NativeTool;
+use crate::pyloop::{Callback, Loops};
+
+/// The methods of a Python host object, each a sync or async callable.
+struct PyHost {
+    evaluate: Callback,
+    navigate: Callback,
+    wait_settled: Option<Callback>,
+    tabs: Callback,
+    open_tab: Callback,
+    close_tab: Callback,
+    activate_tab: Callback,
+    resolve_address: Option<Callback>,
+    loops: Arc<Loops>,
+}
+
+fn method(host: &Bound<'_, PyAny>, name: &str, required: bool) -> PyResult<Option<Callback>> {
+    let inspect = host.py().import("inspect")?;
+    match host.getattr(name) {
+        Ok(f) if !f.is_none() => {
+            let is_async = inspect.call_method1("iscoroutinefunction", (&f,))?.extract::<bool>()?;
+            Ok(Some(Callback {
+                func: Arc::new(f.unbind()),
+                is_async,
+            }))
+        }
+        _ if required => Err(crate::errors::config_error(format!(
+            "the browser host has no `{name}` method (see agent_core.BrowserHost)"
+        ))),
+        _ => Ok(None),
+    }
+}
+
+fn host_error(py: Python<'_>, err: PyErr) -> HostError {
+    let value = err.value(py);
+    let text = value.str().map(|s| s.to_string()).unwrap_or_default();
+    let kind = value
+        .getattr("host_kind")
+        .and_then(|k| k.extract::<String>())
+        .unwrap_or_default();
+    let is = |name: &str| {
+        py.import("builtins")
+            .and_then(|b| b.getattr(name))
+            .and_then(|cls| value.is_instance(&cls))
+            .unwrap_or(false)
+    };
+    match kind.as_str() {
+        "disconnected" => HostError::Disconnected(text),
+        "timeout" => HostError::Timeout(text),
+        "script" => HostError::Script(text),
+        "navigation" => HostError::Navigation(text),
+        "no_such_tab" => HostError::NoSuchTab(text),
+        _ if is("TimeoutError") => HostError::Timeout(if text.is_empty() { "timed out".into() } else { text }),
+        _ if is("ConnectionError") => HostError::Disconnected(text),
+        _ => {
+            let type_name = value.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+            HostError::Other(if text.is_empty() {
+                type_name
+            } else {
+                format!("{type_name}: {text}")
+            })
+        }
+    }
+}
+
+impl PyHost {
+    async fn call<F>(&self, callback: &Callback, make_args: F) -> Result<Value, HostError>
+    where
+        F: for<'py> FnOnce(Python<'py>) -> PyResult<Bound<'py, PyTuple>> + Send + 'static,
+    {
+        callback
+            .call_on(self.loops.latest(), make_args, |py, result| match result {
+                Ok(v) => py_to_json(&v).map_err(|e| host_error(py, e)),
+                Err(e) => Err(host_error(py, e)),
+            })
+            .await
+            .unwrap_or_else(|e| Err(HostError::Disconnected(e)))
+    }
+}
+
+fn opt(py: Python<'_>, s: Option<String>) -> Bound<'_, PyAny> {
+    match s {
+        Some(s) => pyo3::types::PyString::new(py, &s).into_any(),
+        None => py.None().into_bound(py),
+    }
+}
+
+fn tab_info(v: Value) -> Result<TabInfo, HostError> {
+    serde_json::from_value(v).map_err(|e| HostError::Other(format!("the host returned an invalid tab: {e}")))
+}
+
+#[async_trait]
+impl BrowserHost for PyHost {
+    async fn evaluate(&self, tab: Option<&str>, expression: &str) -> Result<Value, HostError> {
+        let (tab, expression) = (tab.map(str::to_owned), expression.to_owned());
+        self.call(&self.evaluate, move |py| {
+            PyTuple::new(
+                py,
+                [opt(py, tab), pyo3::types::PyString::new(py, &expression).into_any()],
+            )
+        })
+        .await
+    }
+
+    async fn navigate(&self, tab: Option<&str>, url: &str) -> Result<(), HostError> {
+        let (tab, url) = (tab.map(str::to_owned), url.to_owned());
+        self.call(&self.navigate, move |py| {
+            PyTuple::new(py, [opt(py, tab), pyo3::types::PyString::new(py, &url).into_any()])
+        })
+        .await
+        .map(drop)
+    }
+
+    async fn wait_settled(&self, tab: Option<&str>, timeout: Duration) -> Result<(), HostError> {
+        match &self.wait_settled {
+            Some(cb) => {
+                let tab = tab.map(str::to_owned);
+                let secs = timeout.as_secs_f64();
+                self.call(cb, move |py| {
+                    PyTuple::new(py, [opt(py, tab), pyo3::types::PyFloat::new(py, secs).into_any()])
+                })
+                .await
+                .map(drop)
+            }
+            None => settle_with_script(self, tab, timeout).await,
+        }
+    }
+
+    async fn tabs(&self) -> Result<Vec<TabInfo>, HostError> {
+        let v = self.call(&self.tabs, |py| Ok(PyTuple::empty(py))).await?;
+        serde_json::from_value(v).map_err(|e| HostError::Other(format!("the host returned invalid tabs: {e}")))
+    }
+
+    async fn open_tab(&self, url: Option<&str>) -> Result<TabInfo, HostError> {
+        let url = url.map(str::to_owned);
+        tab_info(
+            self.call(&self.open_tab, move |py| PyTuple::new(py, [opt(py, url)]))
+                .await?,
+        )
+    }
+
+    async fn close_tab(&self, tab: &str) -> Result<(), HostError> {
+        let tab = tab.to_owned();
+        self.call(&self.close_tab, move |py| PyTuple::new(py, [tab]))
+            .await
+            .map(drop)
+    }
+
+    async fn activate_tab(&self, tab: &str) -> Result<(), HostError> {
+        let tab = tab.to_owned();
+        self.call(&self.activate_tab, move |py| PyTuple::new(py, [tab]))
+            .await
+            .map(drop)
+    }
+
+    async fn resolve_address(&self, input: &str) -> Result<Option<String>, HostError> {
+        let Some(cb) = &self.resolve_address else {
+            return Ok(None);
+        };
+        let input = input.to_owned();
+        match self.call(cb, move |py| PyTuple::new(py, [input])).await? {
+            Value::Null => Ok(None),
+            Value::String(s) => Ok(Some(s)),
+            other => Err(HostError::Other(format!(
+                "resolve_address returned {other}, not a string"
+            ))),
+        }
+    }
+}
+
+/// The page and tab tools (page_read, page_text, page_scrape, page_navigate, page_click,
+/// page_fill, page_select, tabs_list, tab_open, tab_activate, tab_close) over a Python host.
+#[pyfunction]
+#[pyo3(signature = (host, settle_timeout=None, max_chars=None, max_elements=None, scrape_loopback_http=false, search_template=None))]
+pub fn page_tools(
+    py: Python<'_>,
+    host: &Bound<'_, PyAny>,
+    settle_timeout: Option<f64>,
+    max_chars: Option<usize>,
+    max_elements: Option<usize>,
+    scrape_loopback_http: bool,
+    search_template: Option<String>,
+) -> PyResult<Vec<NativeTool>> {
+    let loops = Arc::new(Loops::default());
+    loops.remember_current(py);
+    let req = |name| method(host, name, true).and_then(|m| m.ok_or_else(|| crate::errors::config_error(name)));
+    let py_host = PyHost {
+        evaluate: req("evaluate")?,
+        navigate: req("navigate")?,
+        wait_settled: method(host, "wait_settled", false)?,
+        tabs: req("tabs")?,
+        open_tab: req("open_tab")?,
+        close_tab: req("close_tab")?,
+        activate_tab: req("activate_tab")?,
+        resolve_address: method(host, "resolve_address", false)?,
+        loops,
+    };
+    let mut cfg = PageToolsConfig::default();
+    if let Some(t) = settle_timeout {
+        cfg.settle_timeout = crate::tool::seconds(t)?;
+    }
+    if let Some(m) = max_chars {
+        cfg.max_chars = m;
+    }
+    if let Some(m) = max_elements {
+        cfg.max_elements = m;
+    }
+    if let Some(t) = search_template {
+        cfg.search_template = t;
+    }
+    cfg.scrape_loopback_http = scrape_loopback_http;
+    Ok(page_tools_with(Arc::new(py_host), cfg)
+        .into_iter()
+        .map(NativeTool::new)
+        .collect())
+}
