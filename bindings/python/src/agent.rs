@@ -28,6 +28,9 @@ pub struct NativeAgent {
     loops: Arc<Loops>,
 }
 
+/// An event callback shared by the agents built from the same parts.
+type Observer = Arc<dyn Fn(&AgentEvent) + Send + Sync>;
+
 /// Everything an agent is built from, kept so that more agents can be built alike (the tab
 /// hub builds one per tab).
 #[derive(Clone)]
@@ -38,7 +41,7 @@ pub struct AgentParts {
     gate: Option<Arc<dyn Gate>>,
     system_prompt: Option<String>,
     config: AgentConfig,
-    on_event: Option<Arc<dyn Fn(&AgentEvent) + Send + Sync>>,
+    on_event: Option<Observer>,
     clarification: bool,
     /// The asyncio loops the Python callbacks of these agents run on.
     pub loops: Arc<Loops>,
@@ -101,7 +104,7 @@ pub fn agent_parts(
     for tool in &native_tools {
         all_tools.push(tool.inner.clone());
     }
-    let on_event: Option<Arc<dyn Fn(&AgentEvent) + Send + Sync>> = match on_event {
+    let on_event: Option<Observer> = match on_event {
         Some(callback) => Some(Arc::new(event_forwarder(callback, loops.clone()))),
         None => None,
     };

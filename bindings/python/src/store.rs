@@ -23,8 +23,7 @@ impl NativeSqlite {
     #[new]
     #[pyo3(signature = (path, durability="normal", busy_timeout=None))]
     fn new(py: Python<'_>, path: std::path::PathBuf, durability: &str, busy_timeout: Option<f64>) -> PyResult<Self> {
-        let mut options = SqliteOptions::default();
-        options.durability = match durability {
+        let durability = match durability {
             "normal" => Durability::Normal,
             "full" => Durability::Full,
             other => {
@@ -32,6 +31,10 @@ impl NativeSqlite {
                     "durability must be \"normal\" or \"full\", not {other:?}"
                 )));
             }
+        };
+        let mut options = SqliteOptions {
+            durability,
+            ..SqliteOptions::default()
         };
         if let Some(t) = busy_timeout {
             options.busy_timeout = crate::tool::seconds(t)?;
