@@ -164,7 +164,7 @@ class Event(dict):  # type: ignore[type-arg]
             raise AttributeError(name) from None
 
     @property
-    def outcome(self) -> Optional[Outcome]:  # type: ignore[override]
+    def outcome(self) -> Optional[Outcome]:
         """The outcome carried by a final event (``run_completed``, ``run_failed``, ...)."""
         o = self.get("outcome")
         return Outcome._from_dict(o) if o is not None else None
@@ -341,7 +341,7 @@ class Session:
         ``message`` is text, or a message dict such as ``{"content": [{"type": "text", ...},
         {"type": "image", ...}]}``. Call it from the asyncio loop that should run async tools.
         """
-        return Run(self._native.send(message))
+        return Run(self._native.send(message if isinstance(message, str) else dict(message)))
 
     def pending_clarification(self) -> Optional["Clarification"]:
         """The question a turn of this session is parked on, if any (it survives a restart

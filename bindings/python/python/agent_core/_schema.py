@@ -11,13 +11,15 @@ import sys
 import typing
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+_UnionType: Any
 try:  # Python >= 3.10
-    from types import UnionType as _UnionType  # type: ignore[attr-defined]
+    from types import UnionType as _UnionType
 except ImportError:  # pragma: no cover - Python 3.9
-    _UnionType = None  # type: ignore[assignment,misc]
+    _UnionType = None
 
+_pydantic: Any
 try:  # Optional dependency.
-    import pydantic as _pydantic  # type: ignore[import-not-found]
+    import pydantic as _pydantic
 except ImportError:  # pragma: no cover - depends on the environment
     _pydantic = None
 
@@ -131,8 +133,8 @@ class _Builder:
         if _is_typeddict(tp):
             hints = _hints(tp)
             required_keys = getattr(tp, "__required_keys__", set(hints) if tp.__total__ else set())
-            props = {k: self.schema(v) for k, v in hints.items()}
-            out = {"type": "object", "properties": props, "required": [k for k in hints if k in required_keys]}
+            td_props = {k: self.schema(v) for k, v in hints.items()}
+            out = {"type": "object", "properties": td_props, "required": [k for k in hints if k in required_keys]}
             if tp.__doc__ and not tp.__doc__.startswith(tp.__name__ + "("):
                 out["description"] = inspect.cleandoc(tp.__doc__)
             return out
@@ -144,7 +146,7 @@ class _Builder:
                 if not f.init:
                     continue
                 props[f.name] = self.schema(hints.get(f.name, Any))
-                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:  # type: ignore[misc]
+                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
                     required.append(f.name)
                 if f.metadata.get("description"):
                     props[f.name]["description"] = f.metadata["description"]
@@ -251,21 +253,26 @@ def converter(tp: Any) -> Optional[Callable[[Any], Any]]:
     if origin is typing.Union or (_UnionType is not None and isinstance(tp, _UnionType)):
         members = [a for a in args if a is not _NoneType]
         if len(members) == 1:
-            inner = converter(members[0])
-            if inner is None:
+            opt_inner = converter(members[0])
+            if opt_inner is None:
                 return None
-            return lambda v: None if v is None else inner(v)
+            return lambda v: None if v is None else opt_inner(v)
         return None
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return tp
     if _is_pydantic_model(tp):
-        return tp.model_validate
+        validate: Callable[[Any], Any] = tp.model_validate
+        return validate
     if dataclasses.is_dataclass(tp) and isinstance(tp, type):
         hints = _hints(tp)
-        fields = {f.name: converter(hints.get(f.name, Any)) for f in dataclasses.fields(tp) if f.init}
+        fields: Dict[str, Callable[[Any], Any]] = {}
+        for f in dataclasses.fields(tp):
+            conv = converter(hints.get(f.name, Any)) if f.init else None
+            if conv is not None:
+                fields[f.name] = conv
 
         def to_dataclass(v: Any) -> Any:
-            return tp(**{k: (fields[k](x) if fields.get(k) else x) for k, x in v.items()})
+            return tp(**{k: (fields[k](x) if k in fields else x) for k, x in v.items()})
 
         return to_dataclass
     if origin in (list, set, frozenset, tuple) or (origin is not None and getattr(origin, "__name__", "") in (
@@ -275,15 +282,15 @@ def converter(tp: Any) -> Optional[Callable[[Any], Any]]:
         if origin is tuple and args and not (len(args) == 2 and args[1] is Ellipsis):
             parts = [converter(a) for a in args]
             return lambda v: tuple(p(x) if p else x for p, x in zip(parts, v))
-        inner = converter(args[0]) if args else None
-        if inner is None:
+        item = converter(args[0]) if args else None
+        if item is None:
             return None if container is list else container
-        return lambda v: container(inner(x) for x in v)
+        return lambda v: container(item(x) for x in v)
     if origin in (dict,) and len(args) == 2:
-        inner = converter(args[1])
-        if inner is None:
+        value_conv = converter(args[1])
+        if value_conv is None:
             return None
-        return lambda v: {k: inner(x) for k, x in v.items()}
+        return lambda v: {k: value_conv(x) for k, x in v.items()}
     return None
 
 

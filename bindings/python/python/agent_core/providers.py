@@ -139,7 +139,8 @@ def _step(step: Any) -> Dict[str, Any]:
     to_dict = getattr(step, "_to_dict", None)
     if to_dict is None:
         raise TypeError(f"not a script step: {step!r}")
-    return to_dict()
+    result: Dict[str, Any] = to_dict()
+    return result
 
 
 class ScriptedProvider(Provider):

@@ -141,7 +141,7 @@ class TabHub:
 
     async def set_permissions(self, tab: str, permissions: "Union[TabPermissions, Dict[str, bool]]") -> None:
         """Sets which tab tools the tab's agent has."""
-        await self._native.set_permissions(tab, _perm(permissions))
+        await self._native.set_permissions(tab, _perm(permissions) or {})
 
     async def read(self, tab: str) -> Dict[str, Any]:
         """What ``read_tab`` sees: the last completed answer and the state; never waits."""
@@ -193,4 +193,5 @@ class _TabEventStream:
         ev = await self._native.next()
         if ev is None:
             raise StopAsyncIteration
-        return ev
+        event: Dict[str, Any] = ev
+        return event

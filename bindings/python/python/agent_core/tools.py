@@ -63,7 +63,7 @@ class Tool:
         if not callable(func):
             raise TypeError("Tool needs a callable")
         self.func = func
-        self.name: str = name or getattr(func, "__name__", "")
+        self.name: str = name or str(getattr(func, "__name__", ""))
         if not _NAME.match(self.name):
             raise ValueError(f"invalid tool name {self.name!r}: use 1-64 of [a-zA-Z0-9_-]")
         doc, schema, context_params = function_schema(func)
