@@ -255,7 +255,27 @@ proptest! {
         for s in &seeds {
             index.insert(id(&format!("ab{:03x}", s)));
         }
-        for (tab, handle) in index.handles() {
+        let all = index.handles();
+        // Listings (none / ambiguous) show the same handles as the tabs themselves.
+        for prefix in ["ab00", "ab01", "ab0f", "abff", "ab7"] {
+            let expected: Vec<String> = all
+                .iter()
+                .filter(|(t, _)| t.as_str().starts_with(prefix))
+                .map(|(_, h)| h.clone())
+                .take(agent_core::tabs::MAX_LISTED_HANDLES)
+                .collect();
+            match index.resolve(prefix) {
+                Resolution::Ambiguous { matches, .. } => prop_assert_eq!(matches, expected),
+                Resolution::Ok { handle, .. } => prop_assert_eq!(vec![handle], expected),
+                Resolution::None { open_handles, .. } => {
+                    prop_assert!(expected.is_empty());
+                    let first: Vec<String> = all.iter().map(|(_, h)| h.clone()).take(20).collect();
+                    prop_assert_eq!(open_handles, first);
+                }
+                Resolution::Invalid { .. } => prop_assert!(prefix.len() < 4),
+            }
+        }
+        for (tab, handle) in all {
             prop_assert!(handle.len() >= 4);
             prop_assert!(tab.as_str().starts_with(&handle));
             let resolved = index.resolve(&handle);

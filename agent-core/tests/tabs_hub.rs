@@ -482,3 +482,63 @@ async fn queued_messages_restored_with_budget_start_at_build() {
         Some("got: after the crash")
     );
 }
+
+#[tokio::test]
+async fn a_tab_parked_on_a_question_holds_agent_messages_until_its_person_answers() {
+    let brains = Brains::default();
+    let hub = brains.hub().build().await.unwrap();
+    let tab = hub.open_tab().await.unwrap();
+    brains.set(&tab, |req| {
+        let m = last(req);
+        match m.role {
+            Role::User if m.text() == "ask" => ScriptStep::Reply(ScriptedReply::tool_call(
+                agent_core::CLARIFICATION_TOOL,
+                serde_json::json!({"kind": "confirm", "question": "Proceed?"}),
+            )),
+            Role::User => ScriptStep::Reply(ScriptedReply::text(format!("got: {}", m.text()))),
+            _ => ScriptStep::Reply(ScriptedReply::text(format!("after: {}", m.text()))),
+        }
+    });
+    let mut events = hub.subscribe();
+    let d = hub.deliver(&tab, "ask", Origin::Human).await.unwrap();
+    assert_eq!(d.run.unwrap().outcome().await.status, OutcomeStatus::AwaitingUser);
+    let info = hub.wait_idle(&tab).await.unwrap();
+    assert_eq!(info.state, TabState::Idle);
+    assert!(info.awaiting_user);
+
+    // Another agent's message must not dismiss the person's question: it is held.
+    let d = hub.deliver(&tab, "from a peer", Origin::Agent).await.unwrap();
+    assert_eq!(d.status, DeliveryStatus::Held);
+    assert!(d.awaiting_user);
+    assert_eq!(d.auto_wake_budget, 6, "held messages spend nothing");
+    assert!(notices(&drain(&mut events)).contains(&(tab.clone(), "awaiting_user".to_owned())));
+    let question = hub.session(&tab).await.unwrap().pending_clarification().unwrap();
+
+    // A wrong kind of answer is refused and nothing changes.
+    assert!(matches!(
+        hub.answer_clarification(&tab, &question.id, "maybe").await,
+        Err(TabError::Clarification(_))
+    ));
+    assert_eq!(hub.tab(&tab).unwrap().state, TabState::Idle);
+
+    // The person answers: the turn continues, then the held message starts the next turn.
+    let run = hub.answer_clarification(&tab, &question.id, "yes").await.unwrap();
+    assert_eq!(hub.tab(&tab).unwrap().state, TabState::Running);
+    assert_eq!(run.outcome().await.status, OutcomeStatus::Done);
+    hub.wait_all_idle().await;
+    assert_eq!(
+        brains.turns(&tab),
+        2,
+        "the answer resumed the turn; the held message made one more"
+    );
+    assert_eq!(
+        hub.read(&tab).await.unwrap().last_response.as_deref(),
+        Some("got: from a peer")
+    );
+    let info = hub.tab(&tab).unwrap();
+    assert!(!info.awaiting_user && !info.held);
+    assert_eq!(
+        info.auto_wake_budget, 5,
+        "the answer refilled the budget; the wake spent one"
+    );
+}

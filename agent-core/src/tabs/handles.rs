@@ -226,30 +226,45 @@ impl HandleIndex {
             .take_while(|id| id.as_str().starts_with(prefix.as_str()));
         let Some(first) = matches.next() else {
             return Resolution::None {
-                open_handles: self.listed_handles(self.open.iter()),
+                open_handles: self.window_handles(Bound::Unbounded, MAX_LISTED_HANDLES),
                 open_count: self.open.len(),
             };
         };
-        let Some(second) = matches.next() else {
+        if matches.next().is_none() {
             return Resolution::Ok {
                 tab: first.clone(),
                 handle: handle_among(first.as_str(), self.neighbours(first.as_str())),
             };
-        };
-        let listed: Vec<&TabId> = [first, second]
-            .into_iter()
-            .chain(matches.by_ref().take(MAX_LISTED_HANDLES - 2))
-            .collect();
-        let match_count = listed.len() + matches.count();
+        }
+        let match_count = 2 + matches.count();
         Resolution::Ambiguous {
-            matches: self.listed_handles(listed.into_iter()),
+            matches: self.window_handles(Bound::Included(first.as_str()), match_count.min(MAX_LISTED_HANDLES)),
             match_count,
         }
     }
 
-    fn listed_handles<'a>(&self, ids: impl Iterator<Item = &'a TabId>) -> Vec<String> {
-        ids.take(MAX_LISTED_HANDLES)
-            .map(|id| handle_among(id.as_str(), self.neighbours(id.as_str())))
+    /// The handles of up to `n` consecutive open tabs starting at `from`: one range lookup for
+    /// the whole window, since each tab's neighbours are the window's own elements.
+    fn window_handles(&self, from: Bound<&str>, n: usize) -> Vec<String> {
+        let prev = match from {
+            Bound::Included(key) => self
+                .open
+                .range::<str, _>((Bound::Unbounded, Bound::Excluded(key)))
+                .next_back()
+                .map(TabId::as_str),
+            _ => None,
+        };
+        let window: Vec<&str> = self
+            .open
+            .range::<str, _>((from, Bound::Unbounded))
+            .take(n + 1)
+            .map(TabId::as_str)
+            .collect();
+        (0..n.min(window.len()))
+            .map(|i| {
+                let before = if i == 0 { prev } else { Some(window[i - 1]) };
+                handle_among(window[i], (before, window.get(i + 1).copied()))
+            })
             .collect()
     }
 }

@@ -56,10 +56,12 @@
 //! # Ok(()) }
 //! ```
 
+mod core;
 mod handles;
 mod hub;
 mod store;
 mod tools;
+mod types;
 
 use std::borrow::Borrow;
 use std::fmt;
@@ -68,12 +70,10 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 pub use handles::{HandleIndex, MAX_LISTED_HANDLES, MIN_HANDLE_LEN, Resolution, normalize_prefix};
-pub use hub::{
-    AgentFactory, DeliveredMessage, Delivery, TabError, TabEvent, TabEventKind, TabHub, TabHubBuilder, TabInfo,
-    TabSnapshot,
-};
+pub use hub::{DeliveredMessage, TabHub, TabHubBuilder};
 pub use store::{MemoryTabStore, QueuedMessage, TabRecord, TabStore};
 pub use tools::{READ_TAB, SEND_TO_TAB};
+pub use types::{AgentFactory, Delivery, TabError, TabEvent, TabEventKind, TabInfo, TabSnapshot};
 
 /// The auto-wake budget a tab starts with and a human delivery refills (DESIGN.md section 4).
 pub const DEFAULT_AUTO_WAKE_BUDGET: u32 = 6;

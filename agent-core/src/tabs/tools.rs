@@ -5,7 +5,8 @@ use std::sync::{Arc, Weak};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::hub::{HubInner, TabError};
+use super::core::HubInner;
+use super::types::TabError;
 use super::{DeliveryStatus, Origin, TabId, TabPermissions, TabState};
 use crate::message::Message;
 use crate::tool::{Tool, ToolContext, ToolError, tool_fn};

@@ -86,6 +86,7 @@ impl Brains {
             );
             Agent::builder()
                 .tool(wait)
+                .clarification(true)
                 .provider(ScriptedProvider::from_fn(move |req| {
                     brains
                         .requests
