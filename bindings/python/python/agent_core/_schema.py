@@ -17,11 +17,11 @@ try:  # Python >= 3.10
 except ImportError:  # pragma: no cover - Python 3.9
     _UnionType = None
 
-_pydantic: Any
-try:  # Optional dependency.
-    import pydantic as _pydantic
-except ImportError:  # pragma: no cover - depends on the environment
-    _pydantic = None
+
+
+def _pydantic_module() -> Any:
+    """pydantic, when the program uses it (never imported here: it is slow to import)."""
+    return sys.modules.get("pydantic")
 
 _NoneType = type(None)
 
@@ -31,7 +31,8 @@ class SchemaError(TypeError):
 
 
 def _is_pydantic_model(tp: Any) -> bool:
-    return _pydantic is not None and isinstance(tp, type) and issubclass(tp, _pydantic.BaseModel)
+    pydantic = _pydantic_module()
+    return pydantic is not None and isinstance(tp, type) and issubclass(tp, pydantic.BaseModel)
 
 
 def _is_typeddict(tp: Any) -> bool:
@@ -302,7 +303,7 @@ def to_jsonable(value: Any) -> Any:
         return value
     if isinstance(value, enum.Enum):
         return to_jsonable(value.value)
-    if _pydantic is not None and isinstance(value, _pydantic.BaseModel):
+    if _is_pydantic_model(type(value)):
         return value.model_dump(mode="json")
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return to_jsonable_deep(dataclasses.asdict(value))
@@ -316,7 +317,7 @@ def to_jsonable_deep(value: Any) -> Any:
         return [to_jsonable_deep(v) for v in value]
     if isinstance(value, enum.Enum):
         return value.value
-    if _pydantic is not None and isinstance(value, _pydantic.BaseModel):
+    if _is_pydantic_model(type(value)):
         return value.model_dump(mode="json")
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return to_jsonable_deep(dataclasses.asdict(value))
@@ -324,4 +325,3 @@ def to_jsonable_deep(value: Any) -> Any:
 
 
 __all__ = ["SchemaError", "function_schema", "converter", "parse_docstring", "to_jsonable"]
-_ = sys
