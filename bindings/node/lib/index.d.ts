@@ -279,8 +279,60 @@ export declare class ScriptedProvider implements Provider {
   requests(): ModelRequest[]
 }
 
+/** How to reach a real model service. */
+export interface ProviderOptions {
+  /** The model name sent to the provider. */
+  model: string
+  /** The API key (omit or leave empty for local servers that need none). */
+  apiKey?: string
+  /** Overrides the default base URL (for example `http://127.0.0.1:8080/v1`). */
+  baseUrl?: string
+  /** Stream over SSE (default true). */
+  streaming?: boolean
+  /** The model's context window in tokens, when known (used by compaction). */
+  maxInputTokens?: number
+  /** Extra request headers. */
+  headers?: Record<string, string>
+  /** Attempts per call, retries included. */
+  maxAttempts?: number
+  /** The whole call's timeout, in ms. */
+  callTimeoutMs?: number
+}
+
+/** OpenAI Chat Completions and every server that copies it (OpenRouter, vLLM, llama.cpp, ...). */
+export declare class OpenAICompatible implements Provider {
+  constructor(options: ProviderOptions)
+  readonly id: string
+  readonly model: string
+}
+/** Anthropic Messages. */
+export declare class Anthropic implements Provider {
+  constructor(options: ProviderOptions)
+  readonly id: string
+  readonly model: string
+}
+/** Google Gemini generateContent (`baseUrl` is ignored). */
+export declare class Gemini implements Provider {
+  constructor(options: ProviderOptions)
+  readonly id: string
+  readonly model: string
+}
+/** The provider `LLM_PROVIDER`, `LLM_MODEL`, `LLM_API_KEY` and `LLM_BASE_URL` describe; throws a `ConfigError` naming what is missing. */
+export declare function providerFromEnv(): Provider & { readonly model: string }
+
 /** Where sessions are persisted. */
 export interface Store {}
+
+/** A store keeping sessions in a SQLite file (WAL; survives restarts; an interrupted turn is repaired on open). */
+export declare class SqliteStore implements Store {
+  private constructor()
+  /** Opens (or creates) the database at `path`. */
+  static open(path: string): Promise<SqliteStore>
+  /** The database file. */
+  readonly path: string
+  /** The ids of the stored sessions. */
+  sessionIds(): Promise<string[]>
+}
 
 /** A store keeping sessions in this process's memory. */
 export declare class MemoryStore implements Store {
@@ -362,6 +414,84 @@ export declare function tool<S extends ZodLike>(options: ZodToolOptions<S>): Too
 /** Defines a tool with an explicit JSON Schema (type `args` with the type parameter). */
 export declare function tool<A = Record<string, any>>(options: JsonSchemaToolOptions<A>): Tool<A>
 
+/** A tool's spec as the loop sees it. */
+export interface ToolSpec {
+  name: string
+  description: string
+  parameters: JsonSchema
+  gated: boolean
+  parallelSafe: boolean
+  timeout: number | null
+}
+
+/** A group of built-in tools, added with `tools: [...]`. */
+export declare class ToolSet {
+  private constructor()
+  readonly kind: 'agent-core.toolset'
+  readonly specs: ToolSpec[]
+  readonly names: string[]
+  /** The same tools with `gated` set for the named ones. */
+  withGated(names: string[], gated: boolean): ToolSet
+}
+
+/** Options of the filesystem and shell tools. */
+export interface FsToolsOptions {
+  /** Confine every path to this directory (relative paths only, no `..`, no symlinks). */
+  root?: string
+  /** No confinement at all: must be chosen explicitly when `root` is absent. */
+  unrestricted?: boolean
+  maxReadBytes?: number
+  maxListEntries?: number
+  maxShellOutput?: number
+}
+/** fs_read, fs_write, fs_list, fs_mkdir, fs_delete and shell_exec (writes, deletes and the shell are gated). */
+export declare function fsTools(options: FsToolsOptions): ToolSet
+
+/** A tab as the host reports it. */
+export interface TabInfo {
+  id: string
+  url: string
+  title: string
+  active: boolean
+}
+
+/**
+ * A browser the page tools act on, written in JS (puppeteer, playwright, Electron, ...). `tab`
+ * absent means the active tab. Throw a `HostError` with a code to say what went wrong.
+ */
+export interface BrowserHost {
+  /** Evaluates a JS expression in the page (awaiting promises) and returns its JSON value. */
+  evaluate(expression: string, tab?: string): Json | Promise<Json>
+  navigate(url: string, tab?: string): void | Promise<void>
+  /** Waits until the page is quiet (optional: a settle script is evaluated otherwise). */
+  waitSettled?(timeoutMs: number, tab?: string): void | Promise<void>
+  tabs(): TabInfo[] | Promise<TabInfo[]>
+  openTab(url?: string): TabInfo | Promise<TabInfo>
+  closeTab(tab: string): void | Promise<void>
+  activateTab(tab: string): void | Promise<void>
+  /** Turns what a person typed into a URL (optional). */
+  resolveAddress?(input: string): string | null | Promise<string | null>
+}
+
+/** Options of the page tools. */
+export interface PageToolsOptions {
+  /** Where a search phrase goes; `{}` is replaced by the encoded phrase. */
+  searchTemplate?: string
+  /** How long to wait for a page to settle after an action, in ms (default 5000). */
+  settleTimeoutMs?: number
+  /** Cap on any result, in characters (default 20 000). */
+  maxChars?: number
+  /** Most element lines per page_read page (default 200). */
+  maxElements?: number
+  /** Let page_scrape fetch `http://` loopback addresses (tests, local development). */
+  scrapeLoopbackHttp?: boolean
+}
+/**
+ * page_read, page_text, page_scrape, page_navigate, page_click, page_fill, page_select,
+ * tabs_list, tab_open, tab_activate, tab_close over a JS BrowserHost (actions are gated).
+ */
+export declare function pageTools(host: BrowserHost, options?: PageToolsOptions): ToolSet
+
 // ---------------------------------------------------------------------------------------------
 // The gate
 
@@ -414,7 +544,7 @@ export interface AgentConfig {
 /** Everything an agent is made of. Only `provider` is required. */
 export interface AgentOptions {
   provider: Provider
-  tools?: Tool<any>[]
+  tools?: (Tool<any> | ToolSet)[]
   /** Decides gated calls. Without one, gated calls are denied and never run. */
   gate?: Gate
   /** Where sessions are persisted (default: memory of this agent only). */
@@ -528,6 +658,14 @@ export declare class RunError extends AgentCoreError {
 export declare class ToolError extends AgentCoreError {
   constructor(message: string, options?: { retryable?: boolean; cause?: unknown })
   readonly retryable: boolean
+}
+/** Thrown by a JS BrowserHost; `disconnected` ends the turn, `timeout` lets the model retry. */
+export declare class HostError extends AgentCoreError {
+  constructor(
+    message: string,
+    code?: 'disconnected' | 'timeout' | 'script' | 'navigation' | 'no_such_tab' | 'other',
+    options?: ErrorOptions,
+  )
 }
 /** Thrown by a tool: ends the turn; the thrown object comes back as `outcome.cause`. */
 export declare class FatalToolError extends AgentCoreError {

@@ -14,7 +14,39 @@ import {
   type Outcome,
   type RunStatus,
   type GateRequest,
+  type BrowserHost,
+  OpenAICompatible,
+  SqliteStore,
+  fsTools,
+  pageTools,
+  HostError,
+  providerFromEnv,
 } from 'agent-core'
+
+const host: BrowserHost = {
+  evaluate: async (expression) => expression.length,
+  navigate: async () => {},
+  tabs: () => [{ id: 't1', url: 'about:blank', title: '', active: true }],
+  openTab: async (url) => ({ id: 't2', url: url ?? 'about:blank', title: '', active: false }),
+  closeTab: () => {
+    throw new HostError('gone', 'disconnected')
+  },
+  activateTab: () => {},
+}
+
+async function more(): Promise<void> {
+  const store = await SqliteStore.open('/tmp/x.db')
+  const agent = new Agent({
+    provider: new OpenAICompatible({ model: 'm', baseUrl: 'http://127.0.0.1:1/v1' }),
+    store,
+    tools: [fsTools({ root: '/tmp' }).withGated(['fs_write'], false), pageTools(host, { settleTimeoutMs: 100 })],
+  })
+  const p = providerFromEnv()
+  console.log(p.model, agent.toolNames, store.path)
+  // @ts-expect-error: a host needs every required method
+  pageTools({ evaluate: () => 1 })
+}
+void more
 
 const book = tool({
   name: 'book',
