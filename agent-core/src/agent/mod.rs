@@ -165,9 +165,8 @@ impl AgentBuilder {
     }
 
     /// Adds a tool. A duplicate name makes [`Self::build`] fail.
-    pub fn tool(mut self, tool: impl Tool + 'static) -> Self {
-        self = self.tool_arc(Arc::new(tool));
-        self
+    pub fn tool(self, tool: impl Tool + 'static) -> Self {
+        self.tool_arc(Arc::new(tool))
     }
 
     /// Adds a shared tool. A duplicate name makes [`Self::build`] fail.
