@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import path from 'node:path'
+import fs from 'node:fs'
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)))
 const lib = path.join(root, 'lib', 'index.js')
@@ -70,4 +71,13 @@ test('the README quickstart runs as written', () => {
   })
   assert.equal(r.status, 0, r.stderr)
   assert.equal(r.stdout, 'tool echo -> echo: hi\ndone: The tool said hi.\n')
+})
+
+test("the README's Node quickstart is examples/quickstart.mjs, verbatim", () => {
+  const readme = fs.readFileSync(path.join(root, '..', '..', 'README.md'), 'utf8')
+  const section = readme.slice(readme.indexOf('\n## Node'))
+  assert.notEqual(readme.indexOf('\n## Node'), -1, 'README.md has a ## Node section')
+  const block = section.match(/```js\n([\s\S]*?)```/)
+  assert.ok(block, 'the Node section has a js code block')
+  assert.equal(block[1], fs.readFileSync(path.join(root, 'examples', 'quickstart.mjs'), 'utf8'))
 })
