@@ -41,12 +41,35 @@ export declare class NativeAgentBuilder {
   gate(gate: (input: GateInput) => GateReply | Promise<GateReply>): void
   /** Adds an observer that sees every event of every run. */
   onEvent(observer: (event: any) => void): void
+  /**
+   * Offers the model the built-in `ask_clarification` tool (a turn that calls it parks in
+   * `awaiting_user` until the session's question is answered).
+   */
+  clarification(enabled: boolean): void
   /** Sets the system prompt. */
   systemPrompt(prompt: string): void
   /** Sets the loop's limits. */
   config(config: AgentConfigInput): void
-  /** Builds the agent. The builder cannot be used again. */
+  /** Turns the JS tools added so far into native tools (`build` does it too). */
+  seal(): void
+  /** Builds the agent. The builder can be used again. */
   build(): NativeAgent
+  /** Builds a tab hub whose tabs' agents are made from this builder's pieces. */
+  tabHub(store?: NativeStore | undefined | null, autoWakeBudget?: number | undefined | null, sendToTab?: boolean | undefined | null, readTab?: boolean | undefined | null): Promise<NativeTabHub>
+}
+
+/** What a delivery did. */
+export declare class NativeDelivery {
+  /** `started`, `queued` or `held`. */
+  get status(): any
+  /** Messages waiting in the tab's queue afterwards. */
+  get queueLen(): number
+  /** The tab's auto-wake budget afterwards. */
+  get autoWakeBudget(): number
+  /** Held because the tab's turn waits for its person. */
+  get awaitingUser(): boolean
+  /** The turn that started, for `started`. */
+  run(): NativeRun | null
 }
 
 /** A run's events, pulled in batches. */
@@ -112,6 +135,10 @@ export declare class NativeSession {
   send(text: string, cancelled?: boolean | undefined | null): NativeRun
   /** Starts a turn with a whole user message given as JSON (`{role, content: [...]}`). */
   sendMessage(messageJson: string, cancelled?: boolean | undefined | null): NativeRun
+  /** The question a turn of this session is parked on, if any. */
+  pendingClarification(): any
+  /** Answers the pending question; the parked turn goes on in a new run. */
+  answerClarification(clarificationId: string, answer: string): NativeRun
   /** Every stored message of the session, as JSON text. */
   messagesJson(): Promise<string>
   /** The messages the model would see on the next turn, as JSON text. */
@@ -124,6 +151,48 @@ export declare class NativeStore {
   static memory(): NativeStore
   /** The ids of stored sessions (newest first when the store knows). */
   sessionIds(): Promise<Array<string>>
+}
+
+/** A hub's event stream. */
+export declare class NativeTabEvents {
+  /** The next events (at least one), or null once closed. */
+  next(): Promise<any[] | null>
+  /** Stops the stream. */
+  close(): void
+}
+
+/** A tab hub. */
+export declare class NativeTabHub {
+  /** Opens a tab; returns its id. */
+  openTab(sendToTab?: boolean | undefined | null, readTab?: boolean | undefined | null): Promise<string>
+  /** Closes a tab (its session and queue are kept for `reopenTab`). */
+  closeTab(tab: string): Promise<void>
+  /** Reopens a closed tab. */
+  reopenTab(tab: string): Promise<void>
+  /** Delivers a message: an idle tab starts a turn, a busy one queues it. */
+  deliver(tab: string, text: string, origin?: string | undefined | null): Promise<NativeDelivery>
+  /** Resolves a handle or id prefix. */
+  resolve(input: string): any
+  /** A tab's handle. */
+  handle(tab: string): string | null
+  /** Every tab, open and closed. */
+  tabs(): any[]
+  /** One tab, or null. */
+  tab(tab: string): any
+  /** Changes which tab tools a tab's agent gets. */
+  setPermissions(tab: string, sendToTab: boolean, readTab: boolean): Promise<void>
+  /** What `read_tab` returns for a tab. */
+  read(tab: string): Promise<any>
+  /** The session a tab owns. */
+  session(tab: string): Promise<NativeSession>
+  /** Cancels a tab's running turn. */
+  cancel(tab: string): Promise<void>
+  /** Waits until a tab is idle (its queue drained); returns its info. */
+  waitIdle(tab: string): Promise<any>
+  /** Waits until every tab is idle. */
+  waitAllIdle(): Promise<void>
+  /** The hub's events (tab opened/closed, state changes, every agent event, notices). */
+  events(): NativeTabEvents
 }
 
 /** A group of native tools, added to an agent as a whole. */

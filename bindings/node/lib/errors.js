@@ -31,6 +31,11 @@ class SessionExistsError extends AgentCoreError {}
 class StoreError extends AgentCoreError {}
 /** The agent was closed (`closed`). */
 class ClosedError extends AgentCoreError {}
+/**
+ * A clarification answer was refused: `clarification_not_pending`,
+ * `clarification_invalid_answer` (the question stays pending) or `clarification_expired`.
+ */
+class ClarificationError extends AgentCoreError {}
 
 /**
  * A turn that did not end `done`, thrown by `run.result()`. `code` is the outcome's
@@ -107,6 +112,9 @@ const BY_CODE = {
   session_exists: SessionExistsError,
   store: StoreError,
   closed: ClosedError,
+  clarification_not_pending: ClarificationError,
+  clarification_invalid_answer: ClarificationError,
+  clarification_expired: ClarificationError,
 }
 
 const CODED = /^\[([a-z_.]+)\] ([\s\S]*)$/
@@ -153,6 +161,7 @@ module.exports = {
   SessionExistsError,
   StoreError,
   ClosedError,
+  ClarificationError,
   RunError,
   ToolError,
   FatalToolError,

@@ -551,8 +551,23 @@ export interface AgentOptions {
   store?: Store
   systemPrompt?: string
   config?: AgentConfig
+  /** Offers the model the built-in `ask_clarification` tool (default false). */
+  clarification?: boolean
   /** Sees every event of every run, in order. Keep it fast. */
   onEvent?: (event: AgentEvent) => void
+}
+
+/** A question the model asked the person (`ask_clarification`). */
+export interface Clarification {
+  id: string
+  callId: string
+  /** `confirm` (yes/no), `choice` (one of `options`) or `input` (free text). */
+  kind: 'confirm' | 'choice' | 'input'
+  title: string | null
+  question: string
+  options: string[]
+  askedAtMs: number
+  expiresAtMs: number
 }
 
 /** Options of a turn. */
@@ -586,6 +601,10 @@ export declare class Session {
   send(text: string, options?: SendOptions): Run
   /** Starts a turn with a whole user message (several parts, images). */
   send(message: { role?: 'user'; content: ContentPart[] }, options?: SendOptions): Run
+  /** The question a turn of this session is parked on (`awaiting_user`), or `null`. */
+  pendingClarification(): Clarification | null
+  /** Answers the pending question; the parked turn goes on in a new run. */
+  answerClarification(clarificationId: string, answer: string, options?: SendOptions): Run
   /** Every stored message of the session, with sequence numbers. */
   messages(): Promise<StoredMessage[]>
   /** The messages the model would see on the next turn. */
@@ -612,6 +631,91 @@ export declare class Run {
   result(): Promise<string>
   /** The run's events; the first call sees every event. Ends after the final event. */
   events(): AsyncGenerator<AgentEvent, void, undefined>
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tabs
+
+/** Which tab tools a tab's agent gets (both off by default). */
+export interface TabPermissions {
+  sendToTab?: boolean
+  readTab?: boolean
+}
+
+/** A tab as the hub sees it. */
+export interface TabHubTab {
+  id: string
+  handle: string | null
+  sessionId: string
+  open: boolean
+  state: string
+  queueLen: number
+  autoWakeBudget: number
+  held: boolean
+  awaitingUser: boolean
+  permissions: { sendToTab: boolean; readTab: boolean }
+}
+
+/** What a delivery did. */
+export interface Delivery {
+  status: 'started' | 'queued' | 'held'
+  queueLen: number
+  autoWakeBudget: number
+  awaitingUser: boolean
+  /** The turn that started, for `started`. */
+  run: Run | null
+}
+
+/** An event of the hub: `tab_opened`, `tab_closed`, `state_changed`, `agent` (with `event`) or `notice`. */
+export interface TabEvent {
+  tabId: string
+  type: string
+  /** For `agent`: the tab agent's event. */
+  event?: AgentEvent
+  [key: string]: unknown
+}
+
+/** Options of a tab hub: the options of every tab's agent, plus the hub's own. */
+export interface TabHubOptions extends AgentOptions {
+  /** Agent-to-agent wakes of an idle tab allowed before a human message. */
+  autoWakeBudget?: number
+  /** Whether new tabs get `send_to_tab`. */
+  sendToTab?: boolean
+  /** Whether new tabs get `read_tab`. */
+  readTab?: boolean
+}
+
+/**
+ * One agent session per browser tab: short git-style handles, `send_to_tab` / `read_tab`
+ * (off unless permitted), queueing for busy tabs and an auto-wake budget.
+ */
+export declare class TabHub {
+  private constructor()
+  static create(options: TabHubOptions): Promise<TabHub>
+  /** Opens a tab; returns its id. */
+  openTab(permissions?: TabPermissions): Promise<string>
+  closeTab(tab: string): Promise<void>
+  reopenTab(tab: string): Promise<void>
+  /** Delivers a message: an idle tab starts a turn, a busy one queues it. */
+  deliver(tab: string, text: string, options?: { origin?: 'human' | 'agent' }): Promise<Delivery>
+  /** Resolves a handle or id prefix. */
+  resolve(input: string):
+    | { status: 'ok'; tab: string; handle: string }
+    | { status: 'none'; openHandles: string[]; openCount: number }
+    | { status: 'ambiguous'; matches: string[] }
+    | { status: 'invalid'; [key: string]: unknown }
+  handle(tab: string): string | null
+  tabs(): TabHubTab[]
+  tab(tab: string): TabHubTab | null
+  setPermissions(tab: string, permissions: TabPermissions): Promise<void>
+  /** What `read_tab` returns: the last answer and state. */
+  read(tab: string): Promise<{ tabId: string; handle: string | null; state: string; lastResponse: string | null }>
+  session(tab: string): Promise<Session>
+  cancel(tab: string): Promise<void>
+  waitIdle(tab: string): Promise<TabHubTab>
+  waitAllIdle(): Promise<void>
+  events(): AsyncGenerator<TabEvent, void, undefined>
+  close(): void
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -649,6 +753,8 @@ export declare class SessionExistsError extends AgentCoreError {}
 export declare class StoreError extends AgentCoreError {}
 /** The agent was closed. */
 export declare class ClosedError extends AgentCoreError {}
+/** A clarification answer was refused (not pending, invalid, expired). */
+export declare class ClarificationError extends AgentCoreError {}
 /** A turn that did not end `done` (from `run.result()`); `code` is the error kind or status. */
 export declare class RunError extends AgentCoreError {
   constructor(message: string, code: string, outcome: Outcome, options?: ErrorOptions)

@@ -21,6 +21,7 @@ const {
   SessionExistsError,
   StoreError,
   ClosedError,
+  ClarificationError,
   RunError,
   ToolError,
   FatalToolError,
@@ -299,7 +300,7 @@ class Agent {
     if (options === null || typeof options !== 'object') {
       throw new ConfigError('new Agent(options): options must be an object', 'invalid_argument')
     }
-    const { provider, tools = [], gate, store, systemPrompt, config, onEvent } = options
+    const { provider, tools = [], gate, store, systemPrompt, config, onEvent, clarification } = options
     if (!provider || !provider.native) {
       throw new ConfigError('new Agent(options): `provider` is required (for example a ScriptedProvider)', 'config')
     }
@@ -307,6 +308,7 @@ class Agent {
     wrap(() => b.provider(provider.native))
     if (store) wrap(() => b.store(store.native))
     if (systemPrompt !== undefined) b.systemPrompt(String(systemPrompt))
+    if (clarification) wrap(() => b.clarification(true))
     if (config) wrap(() => b.config(config))
     const controllers = this.#controllers
     b.abortHook((invocation) => {
@@ -382,6 +384,10 @@ class Agent {
       })
     }
     this.#native = wrap(() => b.build())
+    /** @internal */
+    this._builder = b
+    /** @internal */
+    this._store = store
   }
 
   /**
@@ -436,6 +442,133 @@ class Agent {
   }
 }
 
+/**
+ * One agent session per browser tab, with short git-style handles, `send_to_tab` /
+ * `read_tab` tools (off unless permitted), queueing for busy tabs and an auto-wake budget.
+ */
+class TabHub {
+  #native
+  #agent
+
+  /** @internal */
+  constructor(/** @type {any} */ n, /** @type {Agent} */ agent) {
+    this.#native = n
+    this.#agent = agent
+  }
+
+  /**
+   * Builds a hub whose tabs' agents are made from `options` (the `Agent` options, plus
+   * `autoWakeBudget`, and `sendToTab` / `readTab`, the default permissions of new tabs).
+   * @param {any} options
+   */
+  static async create(options) {
+    const { autoWakeBudget, sendToTab, readTab, ...agentOptions } = options ?? {}
+    const agent = new Agent(agentOptions)
+    const store = agent._store
+    const n = await wrap(() =>
+      agent._builder.tabHub(store ? store.native : undefined, autoWakeBudget, sendToTab, readTab),
+    )
+    return new TabHub(n, agent)
+  }
+
+  /**
+   * Opens a tab; returns its id. Permissions default to the hub's.
+   * @param {{ sendToTab?: boolean, readTab?: boolean }} [permissions]
+   */
+  openTab(permissions = {}) {
+    return wrap(() => this.#native.openTab(permissions.sendToTab, permissions.readTab))
+  }
+  /** @param {string} tab */
+  closeTab(tab) {
+    return wrap(() => this.#native.closeTab(tab))
+  }
+  /** @param {string} tab */
+  reopenTab(tab) {
+    return wrap(() => this.#native.reopenTab(tab))
+  }
+  /**
+   * Delivers a message: an idle tab starts a turn (`started`, with `run`), a busy one queues it
+   * (`queued`), and agent messages past the auto-wake budget wait (`held`).
+   * @param {string} tab
+   * @param {string} text
+   * @param {{ origin?: 'human' | 'agent' }} [options]
+   */
+  async deliver(tab, text, options = {}) {
+    const d = await wrap(() => this.#native.deliver(tab, text, options.origin))
+    const run = d.run()
+    return {
+      status: d.status,
+      queueLen: d.queueLen,
+      autoWakeBudget: d.autoWakeBudget,
+      awaitingUser: d.awaitingUser,
+      run: run ? new Run(run, this.#agent) : null,
+    }
+  }
+  /** Resolves a handle or id prefix: `{ status: 'ok', tab, handle }`, `none` or `ambiguous`. @param {string} input */
+  resolve(input) {
+    return this.#native.resolve(input)
+  }
+  /** A tab's short handle. @param {string} tab */
+  handle(tab) {
+    return wrap(() => this.#native.handle(tab)) ?? null
+  }
+  /** Every tab, open and closed. */
+  tabs() {
+    return this.#native.tabs()
+  }
+  /** One tab, or null. @param {string} tab */
+  tab(tab) {
+    return wrap(() => this.#native.tab(tab))
+  }
+  /** @param {string} tab @param {{ sendToTab?: boolean, readTab?: boolean }} permissions */
+  setPermissions(tab, permissions) {
+    return wrap(() => this.#native.setPermissions(tab, Boolean(permissions.sendToTab), Boolean(permissions.readTab)))
+  }
+  /** What `read_tab` returns for a tab (its last answer and state). @param {string} tab */
+  read(tab) {
+    return wrap(() => this.#native.read(tab))
+  }
+  /** The session a tab owns (send through `deliver`, read through it). @param {string} tab */
+  async session(tab) {
+    return new Session(await wrap(() => this.#native.session(tab)), this.#agent)
+  }
+  /** Cancels a tab's running turn. @param {string} tab */
+  cancel(tab) {
+    return wrap(() => this.#native.cancel(tab))
+  }
+  /** Waits until a tab is idle; returns its info. @param {string} tab */
+  waitIdle(tab) {
+    return wrap(() => this.#native.waitIdle(tab))
+  }
+  /** Waits until every tab is idle. */
+  waitAllIdle() {
+    return this.#native.waitAllIdle()
+  }
+  /** The hub's events from now on (tab opened/closed, state changes, agent events, notices). */
+  events() {
+    const stream = this.#native.events()
+    const agent = this.#agent
+    return (async function* events() {
+      try {
+        for (;;) {
+          const batch = await stream.next()
+          if (batch === null) return
+          for (const ev of batch) {
+            if (ev.event) agent._event(ev.event)
+            yield ev
+          }
+        }
+      } finally {
+        stream.close()
+      }
+    })()
+  }
+  /** Cancels running turns and refuses new ones. */
+  close() {
+    this.#agent.close()
+  }
+}
+
 if (typeof Symbol.dispose === 'symbol') {
   Object.defineProperty(Agent.prototype, Symbol.dispose, {
     value: function dispose() {
@@ -474,6 +607,33 @@ class Session {
       const onAbort = () => n.cancel()
       signal.addEventListener('abort', onAbort, { once: true })
       run.outcome.then(() => signal.removeEventListener('abort', onAbort))
+    }
+    return run
+  }
+
+  /** The question a turn of this session is parked on (`awaiting_user`), or `null`. */
+  pendingClarification() {
+    return this.#native.pendingClarification() ?? null
+  }
+
+  /**
+   * Answers the pending question; the parked turn goes on in a new run. An answer that does
+   * not fit the question is refused with a `ClarificationError` and the question stays pending.
+   * @param {string} clarificationId
+   * @param {string} answer
+   * @param {{ signal?: AbortSignal }} [options]
+   */
+  answerClarification(clarificationId, answer, options = {}) {
+    const n = wrap(() => this.#native.answerClarification(clarificationId, String(answer)))
+    const run = new Run(n, this.#agent)
+    const signal = options.signal
+    if (signal) {
+      if (signal.aborted) n.cancel()
+      else {
+        const onAbort = () => n.cancel()
+        signal.addEventListener('abort', onAbort, { once: true })
+        run.outcome.then(() => signal.removeEventListener('abort', onAbort))
+      }
     }
     return run
   }
@@ -571,6 +731,7 @@ module.exports = {
   providerFromEnv,
   MemoryStore,
   SqliteStore,
+  TabHub,
   ToolSet,
   tool,
   fsTools,
@@ -582,6 +743,7 @@ module.exports = {
   SessionExistsError,
   StoreError,
   ClosedError,
+  ClarificationError,
   RunError,
   ToolError,
   FatalToolError,

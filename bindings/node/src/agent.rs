@@ -109,12 +109,56 @@ impl NativeStore {
     }
 }
 
+/// Everything an agent is made of, kept so that more agents can be built from it (the tab hub
+/// builds one per tab).
+#[derive(Clone, Default)]
+pub(crate) struct Recipe {
+    provider: Option<Arc<dyn agent_core::Provider>>,
+    store: Option<Arc<dyn Store>>,
+    tools: Vec<Arc<dyn agent_core::Tool>>,
+    gate: Option<Arc<dyn agent_core::Gate>>,
+    observers: Vec<agent_core::EventObserver>,
+    system_prompt: Option<String>,
+    config: Option<AgentConfig>,
+    clarification: bool,
+}
+
+impl Recipe {
+    /// An `AgentBuilder` with every piece (the store too, when `with_store`).
+    pub(crate) fn builder(&self, with_store: bool) -> AgentBuilder {
+        let mut b = Agent::builder();
+        if let Some(p) = &self.provider {
+            b = b.provider_arc(p.clone());
+        }
+        if with_store && let Some(s) = &self.store {
+            b = b.store_arc(s.clone());
+        }
+        for t in &self.tools {
+            b = b.tool_arc(t.clone());
+        }
+        if let Some(g) = &self.gate {
+            b = b.gate_arc(g.clone());
+        }
+        for o in &self.observers {
+            let o = o.clone();
+            b = b.on_event(move |e| o(e));
+        }
+        if let Some(p) = &self.system_prompt {
+            b = b.system_prompt(p.clone());
+        }
+        if let Some(c) = &self.config {
+            b = b.config(c.clone());
+        }
+        b.clarification(self.clarification)
+    }
+}
+
 /// Builds a [`NativeAgent`] piece by piece (the JS `Agent` constructor drives it).
 #[napi]
 pub struct NativeAgentBuilder {
-    builder: Option<AgentBuilder>,
+    pub(crate) recipe: Recipe,
     abort: Option<Arc<AbortFn>>,
-    tools: Vec<(ToolDefinition, ToolFn)>,
+    js_tools: Vec<(ToolDefinition, ToolFn)>,
     next_invocation: Arc<AtomicU32>,
 }
 
@@ -125,46 +169,29 @@ impl NativeAgentBuilder {
     #[allow(clippy::new_without_default)]
     pub fn new() -> Self {
         NativeAgentBuilder {
-            builder: Some(Agent::builder()),
+            recipe: Recipe::default(),
             abort: None,
-            tools: Vec::new(),
+            js_tools: Vec::new(),
             next_invocation: Arc::new(AtomicU32::new(1)),
         }
     }
 
-    fn update(&mut self, f: impl FnOnce(AgentBuilder) -> AgentBuilder) -> Result<()> {
-        let builder = self
-            .builder
-            .take()
-            .ok_or_else(|| coded("invalid_state", "the builder was already used"))?;
-        self.builder = Some(f(builder));
-        Ok(())
-    }
-
     /// Sets the provider.
     #[napi]
-    pub fn provider(&mut self, provider: &NativeProvider) -> Result<()> {
-        let p = provider.inner.clone();
-        self.update(|b| b.provider_arc(p))
+    pub fn provider(&mut self, provider: &NativeProvider) {
+        self.recipe.provider = Some(provider.inner.clone());
     }
 
     /// Sets the store.
     #[napi]
-    pub fn store(&mut self, store: &NativeStore) -> Result<()> {
-        let s = store.inner.clone();
-        self.update(|b| b.store_arc(s))
+    pub fn store(&mut self, store: &NativeStore) {
+        self.recipe.store = Some(store.inner.clone());
     }
 
     /// Adds every tool of a native tool set (fs, shell, page tools).
     #[napi]
-    pub fn tool_set(&mut self, set: &crate::toolsets::NativeToolSet) -> Result<()> {
-        let tools = set.tools.clone();
-        self.update(|mut b| {
-            for t in tools {
-                b = b.tool_arc(t);
-            }
-            b
-        })
+    pub fn tool_set(&mut self, set: &crate::toolsets::NativeToolSet) {
+        self.recipe.tools.extend(set.tools.iter().cloned());
     }
 
     /// Adds a JS tool.
@@ -181,7 +208,7 @@ impl NativeAgentBuilder {
         >,
     ) -> Result<()> {
         let tsfn: ToolFn = invoke.build_threadsafe_function().weak::<true>().build()?;
-        self.tools.push((definition, tsfn));
+        self.js_tools.push((definition, tsfn));
         Ok(())
     }
 
@@ -204,50 +231,56 @@ impl NativeAgentBuilder {
         >,
     ) -> Result<()> {
         let tsfn: GateFn = gate.build_threadsafe_function().weak::<true>().build()?;
-        self.update(|b| b.gate(JsGate(tsfn)))
+        self.recipe.gate = Some(Arc::new(JsGate(tsfn)));
+        Ok(())
     }
 
     /// Adds an observer that sees every event of every run.
     #[napi(ts_args_type = "observer: (event: any) => void")]
     pub fn on_event(&mut self, observer: Function<'_, Value, ()>) -> Result<()> {
         let tsfn: Callback<Value, ()> = observer.build_threadsafe_function().weak::<true>().build()?;
-        self.update(|b| {
-            b.on_event(move |ev| {
-                tsfn.call(crate::convert::event(ev), ThreadsafeFunctionCallMode::NonBlocking);
-            })
-        })
+        self.recipe.observers.push(Arc::new(move |ev| {
+            tsfn.call(crate::convert::event(ev), ThreadsafeFunctionCallMode::NonBlocking);
+        }));
+        Ok(())
+    }
+
+    /// Offers the model the built-in `ask_clarification` tool (a turn that calls it parks in
+    /// `awaiting_user` until the session's question is answered).
+    #[napi]
+    pub fn clarification(&mut self, enabled: bool) {
+        self.recipe.clarification = enabled;
     }
 
     /// Sets the system prompt.
     #[napi]
-    pub fn system_prompt(&mut self, prompt: String) -> Result<()> {
-        self.update(|b| b.system_prompt(prompt))
+    pub fn system_prompt(&mut self, prompt: String) {
+        self.recipe.system_prompt = Some(prompt);
     }
 
     /// Sets the loop's limits.
     #[napi]
     pub fn config(&mut self, config: AgentConfigInput) -> Result<()> {
-        let config = to_config(config)?;
-        self.update(|b| b.config(config))
+        self.recipe.config = Some(to_config(config)?);
+        Ok(())
     }
 
-    /// Builds the agent. The builder cannot be used again.
+    /// Turns the JS tools added so far into native tools (`build` does it too).
+    #[napi]
+    pub fn seal(&mut self) -> Result<()> {
+        for (def, func) in self.js_tools.drain(..) {
+            let tool = JsTool::new(def, func, self.abort.clone(), self.next_invocation.clone())?;
+            self.recipe.tools.push(Arc::new(tool));
+        }
+        Ok(())
+    }
+
+    /// Builds the agent. The builder can be used again.
     #[napi]
     pub fn build(&mut self) -> Result<NativeAgent> {
-        let mut builder = self
-            .builder
-            .take()
-            .ok_or_else(|| coded("invalid_state", "the builder was already used"))?;
-        for (def, func) in self.tools.drain(..) {
-            builder = builder.tool(JsTool::new(
-                def,
-                func,
-                self.abort.clone(),
-                self.next_invocation.clone(),
-            )?);
-        }
+        self.seal()?;
         let handle = napi::bindgen_prelude::within_runtime_if_available(tokio::runtime::Handle::current);
-        let agent = builder.runtime(handle).build().map_err(agent_error)?;
+        let agent = self.recipe.builder(true).runtime(handle).build().map_err(agent_error)?;
         Ok(NativeAgent {
             inner: agent,
             root: CancellationToken::new(),
@@ -333,6 +366,12 @@ pub struct NativeSession {
     closed: Arc<AtomicBool>,
 }
 
+impl NativeSession {
+    pub(crate) fn detached(inner: Session, root: CancellationToken, closed: Arc<AtomicBool>) -> Self {
+        NativeSession { inner, root, closed }
+    }
+}
+
 #[napi]
 impl NativeSession {
     /// The session's id.
@@ -368,6 +407,35 @@ impl NativeSession {
         }
         let run = self.inner.send_with_cancel(message, token);
         Ok(NativeRun::new(run))
+    }
+
+    /// The question a turn of this session is parked on, if any.
+    #[napi(ts_return_type = "any")]
+    pub fn pending_clarification(&self) -> Option<Value> {
+        self.inner
+            .pending_clarification()
+            .map(|q| crate::convert::camel_keys(serde_json::to_value(q).unwrap_or(Value::Null)))
+    }
+
+    /// Answers the pending question; the parked turn goes on in a new run.
+    #[napi]
+    pub fn answer_clarification(&self, clarification_id: String, answer: String) -> Result<NativeRun> {
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(coded("closed", "the agent is closed"));
+        }
+        use agent_core::ClarificationError as E;
+        self.inner
+            .answer_clarification(&clarification_id, &answer)
+            .map(NativeRun::new)
+            .map_err(|e| {
+                let code = match &e {
+                    E::NotPending(_) => "clarification_not_pending",
+                    E::InvalidAnswer(_) => "clarification_invalid_answer",
+                    E::Expired => "clarification_expired",
+                    _ => "store",
+                };
+                coded(code, e)
+            })
     }
 
     /// Every stored message of the session, as JSON text.

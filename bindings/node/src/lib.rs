@@ -17,4 +17,5 @@ pub mod convert;
 pub mod error;
 pub mod provider;
 pub mod run;
+pub mod tabs;
 pub mod toolsets;

@@ -21,6 +21,10 @@ impl NativeRun {
     pub(crate) fn new(run: Run) -> Self {
         NativeRun { inner: Arc::new(run) }
     }
+
+    pub(crate) fn from_arc(run: Arc<Run>) -> Self {
+        NativeRun { inner: run }
+    }
 }
 
 #[napi]

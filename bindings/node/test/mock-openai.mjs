@@ -47,3 +47,11 @@ export async function startMockOpenAI({ rounds = 1 } = {}) {
   const { port } = server.address()
   return { baseUrl: `http://127.0.0.1:${port}/v1`, seen, close: () => new Promise((r) => server.close(r)) }
 }
+
+// Run as a script: serve on a port and print the base URL (for the whole-process benchmark).
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const rounds = Number(process.argv[2] ?? 1)
+  const mock = await startMockOpenAI({ rounds })
+  mock.seen.push = () => 0 // keep memory flat during long runs
+  console.log(mock.baseUrl)
+}

@@ -21,7 +21,19 @@ import {
   pageTools,
   HostError,
   providerFromEnv,
+  TabHub,
 } from 'agent-core'
+
+async function tabs(): Promise<void> {
+  const hub = await TabHub.create({ provider: new ScriptedProvider([]), autoWakeBudget: 2, sendToTab: true })
+  const id = await hub.openTab({ readTab: true })
+  const d = await hub.deliver(id, 'hi', { origin: 'human' })
+  if (d.status === 'started' && d.run) console.log((await d.run.outcome).status)
+  const r = hub.resolve('abc')
+  if (r.status === 'ok') console.log(r.handle)
+  for await (const ev of hub.events()) if (ev.event?.type === 'run_completed') break
+}
+void tabs
 
 const host: BrowserHost = {
   evaluate: async (expression) => expression.length,

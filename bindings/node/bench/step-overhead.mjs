@@ -1,0 +1,64 @@
+// Per-step overhead of the Node binding with a JS no-op tool.
+//
+//   node bench/step-overhead.mjs            (after `npm run build`: release build)
+//
+// 1. In-process: the scripted provider asks for the no-op tool N times in one turn; per step =
+//    one model call + one JS tool call through the binding.
+// 2. Whole process: the OpenAI-compatible adapter against a local mock server running in a
+//    separate Node process (HTTP + SSE over loopback); per model call = wall time / model calls.
+import { spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import path from 'node:path'
+import { Agent, OpenAICompatible, ScriptedProvider, tool } from '../lib/index.js'
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const noop = tool({ name: 'noop', parameters: { type: 'object', properties: { n: { type: 'integer' } } }, execute: () => 'ok' })
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+
+async function inProcess(steps, repeats) {
+  const per = []
+  for (let r = 0; r < repeats; r++) {
+    const script = Array.from({ length: steps }, (_, i) => ({ toolCalls: [{ name: 'noop', arguments: { n: i } }] }))
+    script.push({ text: 'done' })
+    const agent = new Agent({ provider: new ScriptedProvider(script), tools: [noop], config: { maxIterations: steps + 1 } })
+    const session = await agent.createSession()
+    const t0 = performance.now()
+    const o = await session.send('go').outcome
+    const ms = performance.now() - t0
+    if (o.status !== 'done') throw new Error(`run ended ${o.status}: ${o.error}`)
+    per.push(ms / (steps + 1))
+    agent.close()
+  }
+  return median(per)
+}
+
+async function wholeProcess(calls, repeats) {
+  const server = spawn(process.execPath, [path.join(here, '..', 'test', 'mock-openai.mjs'), String(calls - 1)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  const baseUrl = await new Promise((resolve) => server.stdout.once('data', (d) => resolve(String(d).trim())))
+  try {
+    const provider = new OpenAICompatible({ model: 'mock', baseUrl })
+    const per = []
+    for (let r = 0; r < repeats; r++) {
+      const agent = new Agent({ provider, tools: [noop], config: { maxIterations: calls + 1 } })
+      const session = await agent.createSession()
+      const t0 = performance.now()
+      const o = await session.send('go').outcome
+      const ms = performance.now() - t0
+      if (o.status !== 'done' || o.iterations !== calls) throw new Error(`run ended ${o.status} after ${o.iterations}: ${o.error}`)
+      per.push(ms / calls)
+      agent.close()
+    }
+    return median(per)
+  } finally {
+    server.kill()
+  }
+}
+
+await inProcess(50, 3) // warm up
+const a = await inProcess(1000, 7)
+console.log(`in-process, scripted provider + JS no-op tool: ${(a * 1000).toFixed(1)} µs per step (median of 7 turns of 1000 steps)`)
+await wholeProcess(20, 2) // warm up
+const b = await wholeProcess(200, 5)
+console.log(`whole process, OpenAI-compatible adapter vs local mock server (SSE): ${b.toFixed(3)} ms per model call (median of 5 turns of 200 calls)`)

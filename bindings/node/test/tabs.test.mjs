@@ -1,0 +1,53 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { ScriptedProvider, TabHub } from '../lib/index.js'
+
+test('a tab hub: tabs with handles, deliver starts or queues, send_to_tab between tabs', async () => {
+  const provider = ScriptedProvider.fromFn((request) => {
+    const user = request.messages.filter((m) => m.role === 'user').at(-1).content[0].text
+    const results = request.messages.filter((m) => m.role === 'tool')
+    const tools = request.tools.map((t) => t.name)
+    if (user.startsWith('ask the other tab') && tools.includes('send_to_tab') && results.length === 0) {
+      const handle = user.split(' ').at(-1)
+      return { toolCalls: [{ name: 'send_to_tab', arguments: { tab_id: handle, message: 'hello from A' } }] }
+    }
+    return { text: `answered: ${user}` }
+  })
+  const hub = await TabHub.create({ provider, autoWakeBudget: 2 })
+  const a = await hub.openTab({ sendToTab: true, readTab: true })
+  const b = await hub.openTab()
+  const ha = hub.handle(a)
+  const hb = hub.handle(b)
+  assert.ok(ha && hb && ha !== hb)
+  assert.deepEqual(hub.resolve(hb), { status: 'ok', tab: b, handle: hb })
+  assert.equal(hub.resolve('ffffff').status, 'none')
+  assert.equal(hub.tabs().length, 2)
+
+  const events = []
+  const stream = hub.events()
+  const collecting = (async () => {
+    for await (const ev of stream) {
+      events.push(ev)
+      if (events.filter((e) => e.type === 'agent' && e.event.type === 'run_completed').length >= 2) break
+    }
+  })()
+
+  const d = await hub.deliver(a, `ask the other tab ${hb}`)
+  assert.equal(d.status, 'started')
+  assert.ok(d.run)
+  const o = await d.run.outcome
+  assert.equal(o.status, 'done')
+  await hub.waitAllIdle()
+  const snap = await hub.read(b)
+  // B's agent got A's message, marked with where it came from.
+  assert.match(snap.lastResponse, /^answered: \[message from tab \w+\]/)
+  assert.match(snap.lastResponse, /hello from A$/)
+  await collecting
+  assert.ok(events.some((e) => e.tabId === b && e.type === 'agent'))
+  const session = await hub.session(b)
+  assert.ok((await session.messages()).length >= 2)
+  await hub.closeTab(b)
+  assert.equal(hub.tab(b).open, false)
+  await assert.rejects(hub.deliver(b, 'x'), (e) => e.code === 'tab_closed')
+  hub.close()
+})
