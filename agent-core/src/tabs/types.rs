@@ -28,7 +28,7 @@ pub enum TabError {
     /// A tab with this id exists already.
     #[error("tab {0} already exists")]
     AlreadyExists(TabId),
-    /// [`TabHubBuilder::build`] was called without an agent factory.
+    /// [`TabHubBuilder::build`](super::TabHubBuilder::build) was called without an agent factory.
     #[error("no agent factory: call TabHubBuilder::agent_factory(...) before build()")]
     NoAgentFactory,
     /// No Tokio runtime to watch turns on.
@@ -45,7 +45,7 @@ pub enum TabError {
     Clarification(#[from] ClarificationError),
 }
 
-/// What [`TabHub::deliver`] did.
+/// What [`TabHub::deliver`](super::TabHub::deliver) did.
 #[derive(Debug, Clone)]
 pub struct Delivery {
     /// Started, queued or held.
@@ -58,7 +58,7 @@ pub struct Delivery {
     /// person (rather than because its budget is spent).
     pub awaiting_user: bool,
     /// The turn that started, for `started`. The hub reads its events first (they are
-    /// forwarded to [`TabHub::subscribe`]); `.outcome()` works as usual.
+    /// forwarded to [`TabHub::subscribe`](super::TabHub::subscribe)); `.outcome()` works as usual.
     pub run: Option<Arc<Run>>,
 }
 
