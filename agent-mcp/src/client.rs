@@ -139,6 +139,15 @@ impl ClientHandler for Handler {
         Ok(ListRootsResult::new(self.roots.iter().map(Root::new).collect()))
     }
 
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let alias = self.inner.upgrade().map(|i| i.config.alias.clone()).unwrap_or_default();
+        tracing::info!(alias = %alias, level = ?params.level, logger = ?params.logger, data = %params.data, "MCP server log");
+    }
+
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         let Some(inner) = self.inner.upgrade() else {
             return;

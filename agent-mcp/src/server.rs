@@ -66,6 +66,7 @@ struct ServerInner {
     version: String,
     instructions: Option<String>,
     default_timeout: Duration,
+    allowed_hosts: Option<Vec<String>>,
 }
 
 /// Builds a [`ToolServer`].
@@ -117,6 +118,18 @@ impl ToolServerBuilder {
         self
     }
 
+    /// `Host` header values (`name` or `name:port`) the HTTP transport accepts, replacing the
+    /// loopback default (`localhost`, `127.0.0.1`, `::1`). An empty list accepts any host:
+    /// only do that behind your own authentication.
+    pub fn allowed_hosts<I, S>(mut self, hosts: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.inner.allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
+        self
+    }
+
     /// The server.
     pub fn build(self) -> ToolServer {
         ToolServer {
@@ -136,6 +149,7 @@ impl ToolServer {
                 version: env!("CARGO_PKG_VERSION").into(),
                 instructions: None,
                 default_timeout: Duration::from_secs(120),
+                allowed_hosts: None,
             },
         }
     }
@@ -266,11 +280,14 @@ impl ToolServer {
     }
 
     /// An axum router answering MCP's streamable HTTP at [`MCP_PATH`], to mount in a host's own
-    /// HTTP server. Only loopback `Host` headers are accepted (DNS-rebinding protection);
-    /// `cancel` ends every session.
+    /// HTTP server. Only `Host` headers from [`ToolServerBuilder::allowed_hosts`] are accepted
+    /// (loopback names by default: DNS-rebinding protection); `cancel` ends every session.
     pub fn http_router(&self, cancel: CancellationToken) -> axum::Router {
         let server = self.clone();
-        let config = StreamableHttpServerConfig::default().with_cancellation_token(cancel);
+        let mut config = StreamableHttpServerConfig::default().with_cancellation_token(cancel);
+        if let Some(hosts) = &self.inner.allowed_hosts {
+            config = config.with_allowed_hosts(hosts.clone());
+        }
         let service = StreamableHttpService::new(
             move || Ok(server.handler()),
             Arc::new(LocalSessionManager::default()),
@@ -292,7 +309,9 @@ impl ToolServer {
         self.serve_http_on(listener).await
     }
 
-    /// Serves streamable HTTP on a listener the caller bound.
+    /// Serves streamable HTTP on a listener the caller bound. Requests must carry a `Host`
+    /// header from [`ToolServerBuilder::allowed_hosts`] (loopback names by default), which
+    /// guards local servers against DNS rebinding.
     pub async fn serve_http_on(&self, listener: tokio::net::TcpListener) -> Result<HttpServerHandle, McpError> {
         let addr = listener.local_addr()?;
         let cancel = CancellationToken::new();

@@ -318,3 +318,35 @@ async fn http_refuses_non_loopback_addresses_by_default() {
     let err = server.serve_http("0.0.0.0:0".parse().unwrap()).await.unwrap_err();
     assert!(matches!(err, McpError::Config(_)), "{err:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_checks_the_host_header() {
+    // Requests naming another host are refused (DNS-rebinding protection) unless allowed.
+    async fn status(server: &ToolServer, host: &str) -> u16 {
+        let http = server.serve_http("127.0.0.1:0".parse().unwrap()).await.unwrap();
+        let addr = http.local_addr();
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{{}}"
+        );
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        tokio::io::AsyncWriteExt::write_all(&mut stream, request.as_bytes())
+            .await
+            .unwrap();
+        let mut response = Vec::new();
+        tokio::io::AsyncReadExt::read_to_end(&mut stream, &mut response)
+            .await
+            .unwrap();
+        http.shutdown().await.unwrap();
+        let head = String::from_utf8_lossy(&response);
+        head.split_whitespace().nth(1).unwrap().parse().unwrap()
+    }
+    let strict = ToolServer::builder(agent_core::ToolSet::new()).build();
+    assert_eq!(status(&strict, "evil.example").await, 403);
+    assert_ne!(status(&strict, "localhost").await, 403);
+    let open = ToolServer::builder(agent_core::ToolSet::new())
+        .allowed_hosts(["tools.lan"])
+        .build();
+    assert_ne!(status(&open, "tools.lan").await, 403);
+    assert_eq!(status(&open, "evil.example").await, 403);
+}
