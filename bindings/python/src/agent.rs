@@ -461,7 +461,8 @@ impl NativeEvents {
     }
 }
 
-fn clarification_error(e: agent_core::agent::ClarificationError) -> PyErr {
+/// Maps a clarification error.
+pub(crate) fn clarification_error(e: agent_core::agent::ClarificationError) -> PyErr {
     use agent_core::agent::ClarificationError as E;
     let kind = match &e {
         E::NotPending(_) => "clarification.not_pending",

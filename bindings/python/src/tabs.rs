@@ -20,6 +20,7 @@ fn tab_error(e: TabError) -> PyErr {
         TabError::NotFound(_) => new_error("TabNotFoundError", e.to_string(), Some("tab.not_found")),
         TabError::Closed(_) => new_error("TabError", e.to_string(), Some("tab.closed")),
         TabError::AlreadyExists(_) => new_error("TabError", e.to_string(), Some("tab.already_exists")),
+        TabError::Clarification(c) => crate::agent::clarification_error(c),
     }
 }
 
@@ -232,6 +233,27 @@ impl NativeTabHub {
         let hub = self.hub.clone();
         let tab = tab_id(&tab)?;
         crate::runtime::spawn_py(py, async move { hub.cancel(&tab).await.map_err(tab_error) })
+    }
+
+    /// Answers the question the tab's turn is parked on; returns the run that continues it.
+    /// Awaitable.
+    fn answer_clarification<'py>(
+        &self,
+        py: Python<'py>,
+        tab: String,
+        clarification_id: String,
+        answer: String,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.loops.remember_current(py);
+        let hub = self.hub.clone();
+        let tab = tab_id(&tab)?;
+        crate::runtime::spawn_py(py, async move {
+            let run = hub
+                .answer_clarification(&tab, &clarification_id, &answer)
+                .await
+                .map_err(tab_error)?;
+            Ok(NativeRun { run })
+        })
     }
 
     /// Removes and returns the tab's queued messages (dicts). Awaitable.

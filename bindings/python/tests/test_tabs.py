@@ -91,6 +91,7 @@ async def test_permissions_gate_the_tab_tools():
     # Off by default: the model is not offered send_to_tab.
     d = await hub.deliver(a, f"tell {hub.handle(b)} hi there")
     assert (await d.run).final_text.startswith("echo: tell")
+    await hub.wait_idle(a)  # the hub sees the turn end just after the run does
     await hub.set_permissions(a, ac.TabPermissions(send_to_tab=True))
     assert hub.tab(a)["permissions"] == {"send_to_tab": True, "read_tab": False}
     d = await hub.deliver(a, f"tell {hub.handle(b)} hi there")
@@ -141,3 +142,28 @@ async def test_unknown_tab_errors():
         assert "invalid tab id" in str(e)
     else:
         raise AssertionError("expected TabError")
+
+
+async def test_clarification_in_a_tab():
+    def choose(request):
+        last = request["messages"][-1]
+        text = "".join(p.get("text", "") for p in last.get("content", []))
+        if last["role"] == "user" and "[User Response to Clarification]" not in text:
+            return ac.ToolCallStep("ask_clarification", {"kind": "confirm", "question": "Proceed?"})
+        return ac.Reply(f"answered: {text}")
+
+    hub = await ac.TabHub.create(ac.ScriptedProvider.from_fn(choose), clarification=True)
+    tab = await hub.open_tab()
+    d = await hub.deliver(tab, "do it")
+    assert (await d.run).status == "awaiting_user"
+    pending = (await hub.session(tab)).pending_clarification()
+    assert pending is not None and pending.kind == "confirm"
+    try:
+        await hub.answer_clarification(tab, pending.id, "perhaps")
+    except ac.ClarificationError as e:
+        assert e.kind == "clarification.invalid_answer"
+    else:
+        raise AssertionError("expected ClarificationError")
+    run = await hub.answer_clarification(tab, pending.id, "yes")
+    outcome = await run
+    assert outcome.status == "done" and "yes" in outcome.final_text

@@ -155,6 +155,11 @@ class TabHub:
         """Cancels the tab's running turn."""
         await self._native.cancel(tab)
 
+    async def answer_clarification(self, tab: str, clarification_id: str, answer: str) -> Run:
+        """Answers the question the tab's turn is parked on; the turn continues in the
+        returned run (queued messages follow it). Counts as a human message."""
+        return Run(await self._native.answer_clarification(tab, clarification_id, answer))
+
     async def take_queue(self, tab: str) -> List[Dict[str, Any]]:
         """Removes and returns the tab's queued messages."""
         return await self._native.take_queue(tab)
