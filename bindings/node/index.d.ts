@@ -80,6 +80,22 @@ export declare class NativeEventStream {
   close(): void
 }
 
+/** API keys, one per provider, encrypted in a SQLite store's database. */
+export declare class NativeKeyStore {
+  /** A key store over a SQLite store, encrypting through a JS crypt function. */
+  static create(store: NativeStore, crypt: (request: CryptRequest) => string, providers?: string[]): NativeKeyStore
+  /** The accepted providers. */
+  providers(): Array<string>
+  /** Encrypts and stores a provider's key. */
+  setKey(provider: string, key: string): Promise<void>
+  /** A provider's key, decrypted (null when none is stored or it does not decrypt here). */
+  getKey(provider: string): Promise<string | null>
+  /** Which providers have a usable key (never the keys). */
+  status(): Promise<any[]>
+  /** Removes a provider's key. */
+  clearKey(provider: string): Promise<void>
+}
+
 /** A model provider, shared by the agents built with it. */
 export declare class NativeProvider {
   /** A provider that replays `stepsJson` (a JSON array of steps), one per model call. */
@@ -225,6 +241,14 @@ export interface AgentConfigInput {
   maxOutputTokens?: number
   /** Sampling temperature. */
   temperature?: number
+}
+
+/** One request to the JS Crypt wrapper: `available`, `encrypt` (text) or `decrypt` (base64). */
+export interface CryptRequest {
+  /** The operation. */
+  op: string
+  /** The plaintext (`encrypt`) or the base64 ciphertext (`decrypt`). */
+  data?: string
 }
 
 /**

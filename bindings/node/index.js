@@ -839,6 +839,7 @@ module.exports.NativeAgent = nativeBinding.NativeAgent
 module.exports.NativeAgentBuilder = nativeBinding.NativeAgentBuilder
 module.exports.NativeDelivery = nativeBinding.NativeDelivery
 module.exports.NativeEventStream = nativeBinding.NativeEventStream
+module.exports.NativeKeyStore = nativeBinding.NativeKeyStore
 module.exports.NativeProvider = nativeBinding.NativeProvider
 module.exports.NativeRun = nativeBinding.NativeRun
 module.exports.NativeSession = nativeBinding.NativeSession

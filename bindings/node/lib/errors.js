@@ -111,6 +111,8 @@ const BY_CODE = {
   session_not_found: SessionNotFoundError,
   session_exists: SessionExistsError,
   store: StoreError,
+  encryption_unavailable: StoreError,
+  crypt: StoreError,
   closed: ClosedError,
   clarification_not_pending: ClarificationError,
   clarification_invalid_answer: ClarificationError,

@@ -341,6 +341,24 @@ export declare class MemoryStore implements Store {
   sessionIds(): Promise<string[]>
 }
 
+/** Encrypts API keys for the key store (synchronous; Electron's `safeStorage` fits). */
+export interface Crypt {
+  isEncryptionAvailable(): boolean
+  encryptString(plaintext: string): Uint8Array
+  decryptString(ciphertext: Uint8Array): string
+}
+
+/** API keys, one per provider, encrypted in a SqliteStore's database; never stored in plaintext. */
+export declare class KeyStore {
+  private constructor()
+  static create(store: SqliteStore, crypt: Crypt, options?: { providers?: string[] }): KeyStore
+  readonly providers: string[]
+  setKey(provider: string, key: string): Promise<void>
+  getKey(provider: string): Promise<string | null>
+  status(): Promise<{ provider: string; usable: boolean; stored: boolean }[]>
+  clearKey(provider: string): Promise<void>
+}
+
 // ---------------------------------------------------------------------------------------------
 // Tools
 

@@ -89,6 +89,7 @@ fn to_config(input: AgentConfigInput) -> Result<AgentConfig> {
 #[napi]
 pub struct NativeStore {
     pub(crate) inner: Arc<dyn Store>,
+    pub(crate) sqlite: Option<agent_store::SqliteStore>,
 }
 
 #[napi]
@@ -98,6 +99,7 @@ impl NativeStore {
     pub fn memory() -> NativeStore {
         NativeStore {
             inner: Arc::new(MemoryStore::new()),
+            sqlite: None,
         }
     }
 

@@ -15,6 +15,7 @@ pub mod agent;
 pub mod callbacks;
 pub mod convert;
 pub mod error;
+pub mod keys;
 pub mod provider;
 pub mod run;
 pub mod tabs;

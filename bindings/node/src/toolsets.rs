@@ -100,7 +100,10 @@ pub async fn open_sqlite_store(path: String) -> Result<NativeStore> {
     let store = agent_store::SqliteStore::open(&path)
         .await
         .map_err(|e| coded("store", e))?;
-    Ok(NativeStore { inner: Arc::new(store) })
+    Ok(NativeStore {
+        inner: Arc::new(store.clone()),
+        sqlite: Some(store),
+    })
 }
 
 /// One request to the JS BrowserHost.

@@ -155,3 +155,30 @@ test('page tools over a JS BrowserHost: calls reach the host; host errors are ty
   assert.match(o2.error, /browser gone/)
   assert.throws(() => pageTools({}), ConfigError)
 })
+
+test('the key store encrypts through a JS Crypt and never stores plaintext', async () => {
+  const { KeyStore, StoreError } = await import('../lib/index.js')
+  const dir = tmp()
+  const file = path.join(dir, 'keys.db')
+  const store = await SqliteStore.open(file)
+  let available = true
+  const crypt = {
+    isEncryptionAvailable: () => available,
+    // A toy reversible cipher (XOR): enough to show the bytes stored are not the key.
+    encryptString: (text) => Buffer.from(text, 'utf8').map((b) => b ^ 0x5a),
+    decryptString: (bytes) => Buffer.from(bytes).map((b) => b ^ 0x5a).toString('utf8'),
+  }
+  const keys = KeyStore.create(store, crypt)
+  assert.ok(keys.providers.length > 0)
+  const provider = keys.providers[0]
+  await keys.setKey(provider, '  sk-secret-123\n')
+  assert.equal(await keys.getKey(provider), 'sk-secret-123')
+  const st = await keys.status()
+  assert.deepEqual(st.find((s) => s.provider === provider), { provider, usable: true, stored: true })
+  assert.ok(!fs.readFileSync(file).includes('sk-secret-123'), 'no plaintext in the database file')
+  await assert.rejects(keys.setKey('nope', 'x'), (e) => e.code === 'invalid_argument')
+  available = false
+  await assert.rejects(keys.setKey(provider, 'sk-other'), (e) => e instanceof StoreError && e.code === 'encryption_unavailable')
+  await keys.clearKey(provider)
+  assert.equal(await keys.getKey(provider), null)
+})
