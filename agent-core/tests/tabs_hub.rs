@@ -542,3 +542,36 @@ async fn a_tab_parked_on_a_question_holds_agent_messages_until_its_person_answer
         "the answer refilled the budget; the wake spent one"
     );
 }
+
+#[tokio::test]
+async fn opening_and_closing_tabs_is_announced_with_handles() {
+    let brains = Brains::default();
+    let hub = brains.hub().build().await.unwrap();
+    let mut events = hub.subscribe();
+    let a = id("6fe8a");
+    let b = id("6fe8b");
+    hub.open_tab_with(a.clone(), TabPermissions::none()).await.unwrap();
+    hub.open_tab_with(b.clone(), TabPermissions::none()).await.unwrap();
+    hub.close_tab(&a).await.unwrap();
+    hub.close_tab(&a).await.unwrap(); // closing twice is a no-op
+    let seen: Vec<(String, String)> = drain(&mut events)
+        .into_iter()
+        .filter_map(|e| match e.kind {
+            TabEventKind::TabOpened { handle } => Some(("opened".to_owned(), handle)),
+            TabEventKind::TabClosed => Some(("closed".to_owned(), e.tab_id.to_string())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("opened".to_owned(), "6fe8".to_owned()),
+            ("opened".to_owned(), "6fe8b".to_owned()),
+            ("closed".to_owned(), a.to_string()),
+        ]
+    );
+    assert_eq!(hub.handles(), [(b.clone(), "6fe8".to_owned())]);
+    let tabs = hub.tabs();
+    assert_eq!(tabs.len(), 2);
+    assert!(tabs.iter().any(|t| t.id == a && !t.open && t.handle.is_none()));
+}
