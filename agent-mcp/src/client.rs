@@ -390,10 +390,19 @@ impl Inner {
                 command,
                 args,
                 env,
+                inherit_env,
                 cwd,
             } => {
                 let mut cmd = tokio::process::Command::new(command);
                 cmd.args(args);
+                if !inherit_env {
+                    cmd.env_clear();
+                    for (key, value) in std::env::vars_os() {
+                        if key.to_str().is_some_and(|k| crate::config::SAFE_ENV_VARS.contains(&k)) {
+                            cmd.env(key, value);
+                        }
+                    }
+                }
                 for (k, v) in env {
                     cmd.env(k, v);
                 }

@@ -8,6 +8,12 @@ use serde_json::Value;
 use crate::content::OutputCaps;
 use crate::error::McpError;
 
+/// The variables a stdio server inherits from the host unless told to inherit everything:
+/// what programs need to run, nothing secret.
+pub const SAFE_ENV_VARS: &[&str] = &[
+    "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR",
+];
+
 /// How the client reaches the server.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -19,8 +25,13 @@ pub enum Transport {
         command: String,
         /// Its arguments.
         args: Vec<String>,
-        /// Variables added to (or replacing those of) the inherited environment.
+        /// Variables set for the child, on top of what it inherits.
         env: Vec<(String, String)>,
+        /// Whether the child inherits the host's whole environment. When `false` (the
+        /// default) it inherits only [`SAFE_ENV_VARS`], so API keys in the host's environment
+        /// do not leak to third-party servers; pass what a server needs with
+        /// [`McpServerConfig::env`].
+        inherit_env: bool,
         /// Its working directory (the host's when `None`).
         cwd: Option<PathBuf>,
     },
@@ -99,6 +110,7 @@ impl McpServerConfig {
                 command: command.into(),
                 args: Vec::new(),
                 env: Vec::new(),
+                inherit_env: false,
                 cwd: None,
             },
         )
@@ -139,6 +151,15 @@ impl McpServerConfig {
     pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         if let Transport::Stdio { env, .. } = &mut self.transport {
             env.push((key.into(), value.into()));
+        }
+        self
+    }
+
+    /// Lets the child inherit the host's whole environment instead of [`SAFE_ENV_VARS`]
+    /// (stdio only; ignored for HTTP).
+    pub fn inherit_env(mut self, inherit: bool) -> Self {
+        if let Transport::Stdio { inherit_env, .. } = &mut self.transport {
+            *inherit_env = inherit;
         }
         self
     }
@@ -200,7 +221,7 @@ impl McpServerConfig {
     /// `{"command": "npx", "args": [...], "env": {...}, "cwd": "..."}` for stdio, or
     /// `{"url": "http://...", "headers": {...}}` (also `"type": "http"` or `"streamable-http"`,
     /// and AgentSphere's `serverUrl`/`serverType`) for streamable HTTP. Optional extras:
-    /// `callTimeoutMs`, `trustReadOnlyHints`, `roots`. The deprecated SSE transport is refused.
+    /// `callTimeoutMs`, `trustReadOnlyHints`, `roots`, `inheritEnv`. The deprecated SSE transport is refused.
     ///
     /// ```
     /// let config = agent_mcp::McpServerConfig::from_json(
@@ -259,6 +280,9 @@ impl McpServerConfig {
                 }
                 if let Some(cwd) = text("cwd") {
                     config = config.cwd(cwd);
+                }
+                if let Some(inherit) = obj.get("inheritEnv").and_then(Value::as_bool) {
+                    config = config.inherit_env(inherit);
                 }
                 config
             }
@@ -357,6 +381,7 @@ mod tests {
                 command: "npx".into(),
                 args: vec!["-y".into(), "server-fs".into(), "/data".into()],
                 env: vec![("A".into(), "1".into())],
+                inherit_env: false,
                 cwd: Some("/tmp".into())
             }
         );
@@ -408,6 +433,7 @@ mod tests {
                 command: "node".into(),
                 args: vec!["a".into(), "b".into()],
                 env: vec![("K".into(), "V".into())],
+                inherit_env: false,
                 cwd: None
             }
         );

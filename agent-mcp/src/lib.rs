@@ -41,7 +41,7 @@ mod names;
 mod server;
 
 pub use client::{McpClient, ServerInfo};
-pub use config::{McpServerConfig, Transport, servers_from_json};
+pub use config::{McpServerConfig, SAFE_ENV_VARS, Transport, servers_from_json};
 pub use content::OutputCaps;
 pub use error::McpError;
 pub use names::{MAX_ALIAS, MAX_TOOL_NAME, SEPARATOR, prefixed as prefixed_tool_name};

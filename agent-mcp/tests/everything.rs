@@ -153,12 +153,26 @@ async fn exercise(client: &McpClient) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn everything_over_stdio() {
-    let client = McpClient::connect(stdio_config()).await.unwrap();
+    let client = McpClient::connect(stdio_config().env("MCP_TEST_VISIBLE", "1"))
+        .await
+        .unwrap();
     assert!(client.server_pid().await.is_some());
     let info = client.server_info().await.unwrap();
     assert_eq!(info.name.as_deref(), Some("mcp-servers/everything"));
     assert!(info.instructions.is_some_and(|i| !i.is_empty()));
     exercise(&client).await;
+    // The server inherits only harmless variables, plus the ones configured for it.
+    let env = call(&client, "everything__get-env", json!({}))
+        .await
+        .unwrap()
+        .text_content();
+    assert!(env.contains("\"PATH\""), "{env}");
+    assert!(env.contains("\"MCP_TEST_VISIBLE\""), "{env}");
+    assert!(std::env::var_os("CARGO_MANIFEST_DIR").is_some());
+    assert!(
+        !env.contains("CARGO_MANIFEST_DIR"),
+        "the host's other variables must not leak: {env}"
+    );
     client.close().await;
     let message = model_error(call(&client, "everything__echo", json!({"message": "x"})).await);
     assert!(message.contains("closed"), "{message}");
