@@ -12,6 +12,14 @@
 //!   streamable HTTP (loopback by default), through one dispatch with the host's
 //!   [`agent_core::Gate`] and argument validation.
 //!
+//! An agent's tool set is fixed once the agent is built. [`McpClient::tools`] always returns
+//! the server's current tools and [`McpClient::changes`] fires when they change: a host that
+//! wants a changed list in its agent builds the agent again (sessions live in the store).
+//! Calls to a tool the server has removed come back as errors the model reads.
+//!
+//! To serve the very tools an agent uses (one catalog, one dispatch), pass the same `Arc`s:
+//! `ToolServer::builder_from_tools(agent.tools().iter().cloned())`, with the agent's gate.
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use agent_mcp::{McpClient, McpServerConfig, ToolServer};
