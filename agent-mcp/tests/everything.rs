@@ -113,6 +113,15 @@ async fn exercise(client: &McpClient) {
     let structured = out.structured.expect("structuredContent");
     assert!(structured.get("temperature").is_some(), "{structured}");
 
+    // Calls in parallel over one connection each get their own answer.
+    let sums =
+        futures::future::join_all((0..8).map(|i| call(client, "everything__get-sum", json!({"a": i, "b": 1000}))))
+            .await;
+    for (i, sum) in sums.into_iter().enumerate() {
+        let text = sum.unwrap().text_content();
+        assert!(text.contains(&(i + 1000).to_string()), "{i}: {text}");
+    }
+
     // An argument the server rejects comes back as an error the model reads.
     let message = model_error(call(client, "everything__get-sum", json!({"a": "two", "b": 1})).await);
     assert!(!message.is_empty());
