@@ -1,0 +1,173 @@
+//! page_read on the fixture corpus against real headless Chromium: characters of the first
+//! page_read result per page beside the page's raw HTML size, and the time per call.
+//!
+//! Run: `cargo bench -p agent-tools --bench page_read` (needs /usr/bin/chromium).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use agent_core::{SessionId, ToolContext};
+use agent_tools::{BrowserHost, CdpHost, page_tools};
+use serde_json::json;
+
+/// A documentation-like page: a sidebar of 400 nested links, 30 sections of prose with inline
+/// links and code, repeated wrappers, a footer.
+fn docs_page() -> String {
+    let mut s = String::from(
+        "<!doctype html><html><head><meta charset=utf-8><title>Docs: the guide</title><style>.w{padding:2px}</style></head><body>",
+    );
+    s.push_str("<header class=\"site-header\"><div class=\"w\"><div class=\"w\"><a href=\"/\">Home</a> <input type=search aria-label=\"Search docs\"></div></div></header>");
+    s.push_str("<div class=\"layout\"><nav aria-label=\"Chapters\" class=\"sidebar\"><ul>");
+    for c in 0..40 {
+        s.push_str(&format!("<li class=\"chapter\"><div class=\"w\"><div class=\"w\"><span class=\"title\">Chapter {c}</span></div></div><ul>"));
+        for p in 0..10 {
+            s.push_str(&format!(
+                "<li class=\"page\"><div class=\"w\"><a class=\"nav-link\" href=\"/docs/chapter-{c}/page-{p}.html\" title=\"Page {p} of chapter {c}\">{c}.{p} Page {p}</a></div></li>"
+            ));
+        }
+        s.push_str("</ul></li>");
+    }
+    s.push_str("</ul></nav><main><article>");
+    for sec in 0..30 {
+        s.push_str(&format!("<section id=\"s{sec}\"><h2>Section {sec}</h2>"));
+        for para in 0..4 {
+            s.push_str(&format!(
+                "<div class=\"w\"><p>Paragraph {para} of section {sec} explains a concept in some detail, with a <a href=\"/docs/ref/item-{sec}-{para}.html\">reference</a> and <code>some_function({para})</code> inline, and more words to make it read like real documentation prose.</p></div>"
+            ));
+        }
+        s.push_str("<pre><code>fn main() {\n    println!(\"hello\");\n}\n</code></pre></section>");
+    }
+    s.push_str("</article></main></div><footer><div class=\"w\">");
+    for f in 0..20 {
+        s.push_str(&format!(
+            "<a href=\"https://example.org/footer/{f}\">Footer link {f}</a> "
+        ));
+    }
+    s.push_str("</div></footer></body></html>");
+    s
+}
+
+/// A listing page: a 1 000-row table with a link and two buttons per row.
+fn table_page() -> String {
+    let mut s = String::from(
+        "<!doctype html><html><head><meta charset=utf-8><title>Repository files</title></head><body><h1>Files</h1><table><tbody>",
+    );
+    for r in 0..1000 {
+        s.push_str(&format!(
+            "<tr class=\"row\"><td class=\"icon\"><svg width=16 height=16><rect width=16 height=16></rect></svg></td><td><a href=\"/repo/blob/main/src/module_{r}/file_{r}.rs\">src/module_{r}/file_{r}.rs</a></td><td>Commit message for file {r}</td><td><button type=button>Copy path</button> <button type=button aria-expanded=false>More</button></td></tr>"
+        ));
+    }
+    s.push_str("</tbody></table></body></html>");
+    s
+}
+
+fn main() {
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut pages: Vec<(String, String)> = Vec::new();
+    for name in [
+        "links.html",
+        "form.html",
+        "shadow.html",
+        "rerender.html",
+        "page2.html",
+        "frame.html",
+    ] {
+        pages.push((name.to_string(), std::fs::read_to_string(dir.join(name)).unwrap()));
+    }
+    pages.push(("docs (generated)".into(), docs_page()));
+    pages.push(("table (generated)".into(), table_page()));
+    let routes: HashMap<String, String> = pages
+        .iter()
+        .enumerate()
+        .map(|(i, (name, body))| {
+            let path = if name.ends_with(".html") {
+                format!("/{name}")
+            } else {
+                format!("/gen{i}.html")
+            };
+            (path, body.clone())
+        })
+        .collect();
+    let routes = Arc::new(routes);
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+    {
+        let routes = routes.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let routes = routes.clone();
+                std::thread::spawn(move || {
+                    let mut reader = BufReader::new(stream.try_clone().unwrap());
+                    let mut line = String::new();
+                    let _ = reader.read_line(&mut line);
+                    loop {
+                        let mut h = String::new();
+                        if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
+                            break;
+                        }
+                    }
+                    let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
+                    let body = routes.get(&path).cloned().unwrap_or_default();
+                    let mut stream = stream;
+                    let _ = write!(
+                        stream,
+                        "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                });
+            }
+        });
+    }
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let host = CdpHost::launch_default().await.expect("launch chromium");
+        let shared: Arc<dyn BrowserHost> = Arc::new(host.clone());
+        let tools = page_tools(shared.clone());
+        let read = tools.iter().find(|t| t.spec().name == "page_read").unwrap().clone();
+        println!("| page | raw HTML (chars) | rendered DOM (chars) | page_read (chars) | ratio | elements listed | page_read time (median of 10) |");
+        println!("|---|---:|---:|---:|---:|---:|---:|");
+        for (i, (name, body)) in pages.iter().enumerate() {
+            let path = if name.ends_with(".html") { format!("/{name}") } else { format!("/gen{i}.html") };
+            shared.navigate(None, &format!("{base}{path}")).await.unwrap();
+            shared.wait_settled(None, Duration::from_secs(5)).await.unwrap();
+            let dom = shared
+                .evaluate(None, "document.documentElement.outerHTML.length")
+                .await
+                .unwrap()
+                .as_u64()
+                .unwrap_or(0);
+            let mut times = Vec::new();
+            let mut out = String::new();
+            for _ in 0..10 {
+                let t = Instant::now();
+                let o = read
+                    .call(json!({}), ToolContext::detached(SessionId::new_random(), "bench"))
+                    .await
+                    .unwrap();
+                times.push(t.elapsed());
+                out = o.text_content();
+            }
+            times.sort();
+            let raw = body.chars().count();
+            let chars = out.chars().count();
+            let listed = out
+                .lines()
+                .filter(|l| {
+                    let mut c = l.chars();
+                    c.next() == Some('e') && c.next().is_some_and(|d| d.is_ascii_digit())
+                })
+                .count();
+            println!(
+                "| {name} | {raw} | {dom} | {chars} | {:.2} | {listed} | {:.1} ms |",
+                chars as f64 / raw as f64,
+                times[5].as_secs_f64() * 1000.0
+            );
+        }
+        host.close().await.unwrap();
+    });
+}
