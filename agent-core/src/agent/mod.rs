@@ -87,10 +87,10 @@ impl SessionState {
     /// Records a pending question; returns the token that is cancelled once it is resolved.
     pub fn set_pending(&self, question: Clarification) -> CancellationToken {
         let resolved = CancellationToken::new();
-        if let Ok(mut pending) = self.pending.lock() {
-            if let Some((_, old)) = pending.replace((question, resolved.clone())) {
-                old.cancel();
-            }
+        if let Ok(mut pending) = self.pending.lock()
+            && let Some((_, old)) = pending.replace((question, resolved.clone()))
+        {
+            old.cancel();
         }
         resolved
     }
