@@ -362,6 +362,22 @@ fn click_success_reports_what_changed() {
 }
 
 #[test]
+fn click_checkbox_reports_the_change_and_read_shows_checked() {
+    let _g = exclusive();
+    let p = tools();
+    p.open("/form.html");
+    let r = p.ref_of("checkbox \"Agree\"");
+    let text = p.text("page_click", json!({"ref": r}));
+    assert!(text.contains("field values changed"), "{text}");
+    let snap = p.text("page_read", json!({}));
+    assert!(
+        snap.lines()
+            .any(|l| l.starts_with(&format!("{r} checkbox \"Agree\" checked"))),
+        "{snap}"
+    );
+}
+
+#[test]
 fn click_navigating_link_reports_the_new_address() {
     let _g = exclusive();
     let p = tools();
