@@ -99,7 +99,7 @@ export declare class NativeKeyStore {
 /** A model provider, shared by the agents built with it. */
 export declare class NativeProvider {
   /** A provider that replays `stepsJson` (a JSON array of steps), one per model call. */
-  static scripted(stepsJson: string): NativeProvider
+  static scripted(stepsJson: string, recordRequests?: boolean | undefined | null): NativeProvider
   /**
    * A scripted provider whose steps come from a synchronous JS function
    * `(requestJson) => stepJson`, called once per model call.

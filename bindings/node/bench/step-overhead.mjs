@@ -15,18 +15,23 @@ const here = path.dirname(fileURLToPath(import.meta.url))
 const noop = tool({ name: 'noop', parameters: { type: 'object', properties: { n: { type: 'integer' } } }, execute: () => 'ok' })
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
-async function inProcess(steps, repeats) {
+// Turns of `steps` tool calls plus a final answer, each in a fresh session (so the history,
+// which every model call carries, stays as short as in a real turn).
+async function inProcess(turns, steps, repeats) {
   const per = []
   for (let r = 0; r < repeats; r++) {
-    const script = Array.from({ length: steps }, (_, i) => ({ toolCalls: [{ name: 'noop', arguments: { n: i } }] }))
-    script.push({ text: 'done' })
-    const agent = new Agent({ provider: new ScriptedProvider(script), tools: [noop], config: { maxIterations: steps + 1 } })
-    const session = await agent.createSession()
+    const script = []
+    for (let t = 0; t < turns; t++) {
+      for (let i = 0; i < steps; i++) script.push({ toolCalls: [{ name: 'noop', arguments: { n: i } }] })
+      script.push({ text: 'done' })
+    }
+    const agent = new Agent({ provider: new ScriptedProvider(script, { recordRequests: false }), tools: [noop] })
     const t0 = performance.now()
-    const o = await session.send('go').outcome
-    const ms = performance.now() - t0
-    if (o.status !== 'done') throw new Error(`run ended ${o.status}: ${o.error}`)
-    per.push(ms / (steps + 1))
+    for (let t = 0; t < turns; t++) {
+      const o = await (await agent.createSession()).send('go').outcome
+      if (o.status !== 'done') throw new Error(`run ended ${o.status}: ${o.error}`)
+    }
+    per.push((performance.now() - t0) / (turns * (steps + 1)))
     agent.close()
   }
   return median(per)
@@ -56,9 +61,9 @@ async function wholeProcess(calls, repeats) {
   }
 }
 
-await inProcess(50, 3) // warm up
-const a = await inProcess(1000, 7)
-console.log(`in-process, scripted provider + JS no-op tool: ${(a * 1000).toFixed(1)} µs per step (median of 7 turns of 1000 steps)`)
-await wholeProcess(20, 2) // warm up
-const b = await wholeProcess(200, 5)
-console.log(`whole process, OpenAI-compatible adapter vs local mock server (SSE): ${b.toFixed(3)} ms per model call (median of 5 turns of 200 calls)`)
+await inProcess(20, 10, 2) // warm up
+const a = await inProcess(100, 10, 7)
+console.log(`in-process, scripted provider + JS no-op tool: ${(a * 1000).toFixed(1)} µs per step (median of 7 runs of 100 turns x 11 model calls)`)
+await wholeProcess(11, 3) // warm up
+const b = await wholeProcess(11, 30)
+console.log(`whole process, OpenAI-compatible adapter vs local mock server (SSE): ${b.toFixed(3)} ms per model call (median of 30 turns of 11 calls)`)

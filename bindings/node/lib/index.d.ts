@@ -266,7 +266,8 @@ export interface ModelRequest {
  * for tests, benchmarks and offline demos. When the script runs out, the call fails.
  */
 export declare class ScriptedProvider implements Provider {
-  constructor(steps: ScriptStep[])
+  /** `recordRequests` (default true) keeps every request for `requests()`. */
+  constructor(steps: ScriptStep[], options?: { recordRequests?: boolean })
   /**
    * Steps chosen by a synchronous function of the request, once per model call (a script that
    * plans from what the tools returned; still not a model).

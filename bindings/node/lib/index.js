@@ -36,11 +36,14 @@ const MAX_KEPT_ERRORS = 1024
  * for tests, benchmarks and offline demos.
  */
 class ScriptedProvider {
-  /** @param {any[]} steps */
-  constructor(steps) {
+  /**
+   * @param {any[]} steps
+   * @param {{ recordRequests?: boolean }} [options] keep every request for `requests()` (default true)
+   */
+  constructor(steps, options = {}) {
     if (!Array.isArray(steps)) throw new ConfigError('ScriptedProvider(steps): steps must be an array', 'invalid_argument')
     /** @internal */
-    this.native = wrap(() => native.NativeProvider.scripted(JSON.stringify(steps)))
+    this.native = wrap(() => native.NativeProvider.scripted(JSON.stringify(steps), options.recordRequests !== false))
   }
   /**
    * A scripted provider whose steps come from `choose(request)`, a synchronous function called

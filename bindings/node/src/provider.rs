@@ -21,11 +21,15 @@ pub struct NativeProvider {
 impl NativeProvider {
     /// A provider that replays `stepsJson` (a JSON array of steps), one per model call.
     #[napi(factory)]
-    pub fn scripted(steps_json: String) -> Result<NativeProvider> {
+    pub fn scripted(steps_json: String, record_requests: Option<bool>) -> Result<NativeProvider> {
         let steps: Vec<Value> =
             serde_json::from_str(&steps_json).map_err(|e| coded("invalid_argument", format!("steps: {e}")))?;
         let steps = steps.iter().map(parse_step).collect::<Result<Vec<_>>>()?;
-        let provider = Arc::new(ScriptedProvider::new(steps).record_requests());
+        let mut provider = ScriptedProvider::new(steps);
+        if record_requests.unwrap_or(true) {
+            provider = provider.record_requests();
+        }
+        let provider = Arc::new(provider);
         Ok(NativeProvider {
             inner: provider.clone(),
             scripted: Some(provider),
