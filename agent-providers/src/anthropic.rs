@@ -11,7 +11,8 @@ use agent_core::{
 };
 use bytes::Bytes;
 use futures::StreamExt;
-use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
+use reqwest::Url;
+use reqwest::header::{CONTENT_TYPE, HeaderValue};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tokio::time::Instant;
@@ -19,7 +20,7 @@ use tokio::time::Instant;
 use crate::config::{ProviderConfig, header_map};
 use crate::errors::{ErrorInfo, malformed_json};
 use crate::sse::SseEvent;
-use crate::transport::{Transport, WireDecoder};
+use crate::transport::{Transport, WireDecoder, parse_url};
 use crate::util::truncated_call_error;
 
 /// The default base URL.
@@ -464,8 +465,7 @@ pub fn parse_response(body: &[u8]) -> Result<Vec<StreamEvent>, ProviderError> {
 #[derive(Debug, Clone)]
 pub struct Anthropic {
     model: String,
-    url: String,
-    headers: HeaderMap,
+    url: Url,
     transport: Transport,
     streaming: bool,
     max_input_tokens: Option<u64>,
@@ -497,9 +497,8 @@ impl Anthropic {
         headers.insert("x-api-key", value);
         Ok(Anthropic {
             model: config.model.clone(),
-            url,
-            headers,
-            transport: Transport::new(config.http.clone(), key)?,
+            url: parse_url(&url)?,
+            transport: Transport::new(config.http.clone(), key, headers)?,
             streaming: config.streaming,
             max_input_tokens: config.max_input_tokens,
             options: AnthropicOptions::default(),
@@ -514,7 +513,7 @@ impl Anthropic {
 
     /// The endpoint this adapter posts to.
     pub fn url(&self) -> &str {
-        &self.url
+        self.url.as_str()
     }
 
     /// The same adapter (sharing its connection pool) for another model.
@@ -545,7 +544,7 @@ impl Provider for Anthropic {
             .map_err(|e| ProviderError::BadRequest(format!("could not encode the request: {e}")))?;
         let response = self
             .transport
-            .post(&self.url, &self.headers, Bytes::from(body), &cancel, deadline)
+            .post(&self.url, Bytes::from(body), &cancel, deadline)
             .await?;
         if self.streaming {
             return Ok(self

@@ -14,7 +14,8 @@ use agent_core::{
 };
 use bytes::Bytes;
 use futures::StreamExt;
-use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
+use reqwest::Url;
+use reqwest::header::{CONTENT_TYPE, HeaderValue};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tokio::time::Instant;
@@ -22,7 +23,7 @@ use tokio::time::Instant;
 use crate::config::{ProviderConfig, header_map};
 use crate::errors::{ErrorInfo, malformed_json};
 use crate::sse::SseEvent;
-use crate::transport::{Transport, WireDecoder};
+use crate::transport::{Transport, WireDecoder, parse_url};
 use crate::util::new_call_id;
 
 /// The Gemini API host. Configuration never changes it.
@@ -468,7 +469,7 @@ pub fn parse_response(body: &[u8]) -> Result<Vec<StreamEvent>, ProviderError> {
 pub struct Gemini {
     model: String,
     api_root: String,
-    headers: HeaderMap,
+    url: Url,
     transport: Transport,
     streaming: bool,
     max_input_tokens: Option<u64>,
@@ -489,22 +490,34 @@ impl Gemini {
             .map_err(|_| ProviderError::Config("the API key contains characters not allowed in a header".into()))?;
         value.set_sensitive(true);
         headers.insert("x-goog-api-key", value);
-        Ok(Gemini {
+        let mut gemini = Gemini {
             model: config.model.trim_start_matches("models/").to_owned(),
             api_root: API_ROOT.to_owned(),
-            headers,
-            transport: Transport::new(config.http.clone(), key)?,
+            url: parse_url(API_ROOT)?,
+            transport: Transport::new(config.http.clone(), key, headers)?,
             streaming: config.streaming,
             max_input_tokens: config.max_input_tokens,
             options: GeminiOptions::default(),
-        })
+        };
+        gemini.url = gemini.endpoint()?;
+        Ok(gemini)
+    }
+
+    fn endpoint(&self) -> Result<Url, ProviderError> {
+        let method = if self.streaming {
+            "streamGenerateContent?alt=sse"
+        } else {
+            "generateContent"
+        };
+        parse_url(&format!("{}/v1beta/models/{}:{method}", self.api_root, self.model))
     }
 
     /// Points the adapter at another host that serves the Gemini API (a loopback test server
     /// or a recording proxy). Configuration (`base_url`, `LLM_BASE_URL`) never sets this.
-    pub fn with_api_root(mut self, root: impl Into<String>) -> Self {
+    pub fn with_api_root(mut self, root: impl Into<String>) -> Result<Self, ProviderError> {
         self.api_root = root.into().trim_end_matches('/').to_owned();
-        self
+        self.url = self.endpoint()?;
+        Ok(self)
     }
 
     /// Asks for thought summaries, which arrive as reasoning.
@@ -526,10 +539,11 @@ impl Gemini {
     }
 
     /// The same adapter (sharing its connection pool) for another model.
-    pub fn with_model(&self, model: impl Into<String>) -> Self {
+    pub fn with_model(&self, model: impl Into<String>) -> Result<Self, ProviderError> {
         let mut other = self.clone();
         other.model = model.into().trim_start_matches("models/").to_owned();
-        other
+        other.url = other.endpoint()?;
+        Ok(other)
     }
 }
 
@@ -551,10 +565,9 @@ impl Provider for Gemini {
         let deadline = Instant::now() + self.transport.http.call_timeout;
         let body = serde_json::to_vec(&request_body(request, &self.options))
             .map_err(|e| ProviderError::BadRequest(format!("could not encode the request: {e}")))?;
-        let url = self.url();
         let response = self
             .transport
-            .post(&url, &self.headers, Bytes::from(body), &cancel, deadline)
+            .post(&self.url, Bytes::from(body), &cancel, deadline)
             .await?;
         if self.streaming {
             return Ok(self.transport.drive(response, GeminiDecoder::new(), cancel, deadline));

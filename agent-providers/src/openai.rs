@@ -5,129 +5,241 @@
 //! SSE events into [`StreamEvent`]s and [`parse_response`] reads a non-streamed body.
 
 use agent_core::{
-    CancellationToken, ContentPart, EventStream, FinishReason, ImageSource, ModelRequest, Provider, ProviderError,
-    Role, StreamEvent, Usage, async_trait,
+    CancellationToken, ContentPart, EventStream, FinishReason, ImageSource, Message, ModelRequest, Provider,
+    ProviderError, Role, StreamEvent, Usage, async_trait,
 };
 use bytes::Bytes;
 use futures::StreamExt;
-use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
-use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use reqwest::Url;
+use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue};
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
 use tokio::time::Instant;
 
 use crate::config::{ProviderConfig, header_map};
 use crate::errors::{ErrorInfo, malformed_json};
 use crate::sse::SseEvent;
-use crate::transport::{Transport, WireDecoder};
+use crate::transport::{Transport, WireDecoder, parse_url};
 use crate::util::{new_call_id, truncated_call_error};
 
 /// The default base URL (OpenAI itself).
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
-/// Builds the Chat Completions request body.
+/// Builds the Chat Completions request body as JSON.
 pub fn request_body(model: &str, request: &ModelRequest, stream: bool) -> Value {
-    let mut messages = Vec::with_capacity(request.messages.len() + 1);
-    if let Some(system) = request.system.as_deref().filter(|s| !s.is_empty()) {
-        messages.push(json!({"role": "system", "content": system}));
+    serde_json::to_value(WireRequest::new(model, request, stream)).unwrap_or(Value::Null)
+}
+
+/// Builds the Chat Completions request body as bytes (what the adapter sends; no
+/// intermediate JSON tree).
+pub fn request_bytes(model: &str, request: &ModelRequest, stream: bool) -> Result<Vec<u8>, ProviderError> {
+    serde_json::to_vec(&WireRequest::new(model, request, stream))
+        .map_err(|e| ProviderError::BadRequest(format!("could not encode the request: {e}")))
+}
+
+#[derive(Serialize)]
+struct WireRequest<'a> {
+    model: &'a str,
+    messages: Vec<WireMessage<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<Value>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream_options: Option<StreamOptions>,
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+enum WireMessage<'a> {
+    System {
+        content: Cow<'a, str>,
+    },
+    User {
+        content: UserContent<'a>,
+    },
+    Assistant {
+        content: Option<Cow<'a, str>>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<WireCall<'a>>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        reasoning_details: Vec<&'a Value>,
+    },
+    Tool {
+        tool_call_id: &'a str,
+        content: Cow<'a, str>,
+    },
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum UserContent<'a> {
+    Text(Cow<'a, str>),
+    Parts(Vec<UserPart<'a>>),
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum UserPart<'a> {
+    Text { text: &'a str },
+    ImageUrl { image_url: ImageUrl },
+}
+
+#[derive(Serialize)]
+struct ImageUrl {
+    url: String,
+}
+
+#[derive(Serialize)]
+struct WireCall<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: WireFunctionCall<'a>,
+}
+
+#[derive(Serialize)]
+struct WireFunctionCall<'a> {
+    name: &'a str,
+    arguments: &'a str,
+}
+
+#[derive(Serialize)]
+struct WireTool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: WireFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct WireFunction<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+}
+
+/// The text of a message, borrowed when it is a single part.
+fn text_of(m: &Message) -> Cow<'_, str> {
+    match m.content.as_slice() {
+        [ContentPart::Text { text }] => Cow::Borrowed(text),
+        _ => Cow::Owned(m.text()),
     }
-    for m in &request.messages {
-        match m.role {
-            Role::System => messages.push(json!({"role": "system", "content": m.text()})),
-            Role::User => messages.push(json!({"role": "user", "content": user_content(&m.content)})),
-            Role::Assistant => {
-                let mut msg = Map::new();
-                msg.insert("role".into(), "assistant".into());
-                let text = m.text();
-                msg.insert(
-                    "content".into(),
-                    if text.is_empty() && !m.tool_calls.is_empty() {
-                        Value::Null
+}
+
+impl<'a> WireRequest<'a> {
+    fn new(model: &'a str, request: &'a ModelRequest, stream: bool) -> Self {
+        let mut messages = Vec::with_capacity(request.messages.len() + 1);
+        if let Some(system) = request.system.as_deref().filter(|s| !s.is_empty()) {
+            messages.push(WireMessage::System {
+                content: Cow::Borrowed(system),
+            });
+        }
+        for m in &request.messages {
+            messages.push(match m.role {
+                Role::System => WireMessage::System { content: text_of(m) },
+                Role::User => WireMessage::User {
+                    content: user_content(&m.content),
+                },
+                Role::Assistant => {
+                    let text = text_of(m);
+                    let content = if text.is_empty() && !m.tool_calls.is_empty() {
+                        None
                     } else {
-                        Value::String(text)
-                    },
-                );
-                if !m.tool_calls.is_empty() {
-                    let calls: Vec<Value> = m
+                        Some(text)
+                    };
+                    let tool_calls = m
                         .tool_calls
                         .iter()
-                        .map(|c| {
-                            json!({
-                                "id": c.id,
-                                "type": "function",
-                                "function": {"name": c.name, "arguments": if c.arguments.trim().is_empty() { "{}" } else { &c.arguments }},
-                            })
+                        .map(|c| WireCall {
+                            id: &c.id,
+                            kind: "function",
+                            function: WireFunctionCall {
+                                name: &c.name,
+                                arguments: if c.arguments.trim().is_empty() {
+                                    "{}"
+                                } else {
+                                    &c.arguments
+                                },
+                            },
                         })
                         .collect();
-                    msg.insert("tool_calls".into(), Value::Array(calls));
-                }
-                if let Some(reasoning) = &m.reasoning {
                     // OpenRouter's reasoning_details must come back unchanged.
-                    let details: Vec<Value> = reasoning
-                        .opaque
+                    let reasoning_details = m
+                        .reasoning
                         .iter()
+                        .flat_map(|r| r.opaque.iter())
                         .filter(|v| {
                             v.get("type")
                                 .and_then(Value::as_str)
                                 .is_some_and(|t| t.starts_with("reasoning."))
                         })
-                        .cloned()
                         .collect();
-                    if !details.is_empty() {
-                        msg.insert("reasoning_details".into(), Value::Array(details));
+                    WireMessage::Assistant {
+                        content,
+                        tool_calls,
+                        reasoning_details,
                     }
                 }
-                messages.push(Value::Object(msg));
-            }
-            Role::Tool => messages.push(json!({
-                "role": "tool",
-                "tool_call_id": m.tool_call_id.as_deref().unwrap_or_default(),
-                "content": m.text(),
-            })),
+                Role::Tool => WireMessage::Tool {
+                    tool_call_id: m.tool_call_id.as_deref().unwrap_or_default(),
+                    content: text_of(m),
+                },
+            });
+        }
+        WireRequest {
+            model,
+            messages,
+            tools: request
+                .tools
+                .iter()
+                .map(|t| WireTool {
+                    kind: "function",
+                    function: WireFunction {
+                        name: &t.name,
+                        description: &t.description,
+                        parameters: &t.parameters,
+                    },
+                })
+                .collect(),
+            max_tokens: request.max_output_tokens,
+            temperature: request.temperature.map(crate::util::json_f32),
+            stream,
+            stream_options: stream.then_some(StreamOptions { include_usage: true }),
         }
     }
-    let mut body = Map::new();
-    body.insert("model".into(), model.into());
-    body.insert("messages".into(), Value::Array(messages));
-    if !request.tools.is_empty() {
-        let tools: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|t| {
-                json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}})
-            })
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
-    }
-    if let Some(max) = request.max_output_tokens {
-        body.insert("max_tokens".into(), max.into());
-    }
-    if let Some(t) = request.temperature {
-        body.insert("temperature".into(), crate::util::json_f32(t));
-    }
-    if stream {
-        body.insert("stream".into(), true.into());
-        body.insert("stream_options".into(), json!({"include_usage": true}));
-    }
-    Value::Object(body)
 }
 
-fn user_content(parts: &[ContentPart]) -> Value {
+fn user_content(parts: &[ContentPart]) -> UserContent<'_> {
     if parts.iter().all(|p| matches!(p, ContentPart::Text { .. })) {
-        let text: String = parts.iter().filter_map(ContentPart::as_text).collect();
-        return Value::String(text);
+        return UserContent::Text(match parts {
+            [ContentPart::Text { text }] => Cow::Borrowed(text.as_str()),
+            _ => Cow::Owned(parts.iter().filter_map(ContentPart::as_text).collect()),
+        });
     }
-    Value::Array(
+    UserContent::Parts(
         parts
             .iter()
             .map(|p| match p {
-                ContentPart::Text { text } => json!({"type": "text", "text": text}),
-                ContentPart::Image { media_type, source } => {
-                    let url = match source {
-                        ImageSource::Base64 { data } => format!("data:{media_type};base64,{data}"),
-                        ImageSource::Url { url } => url.clone(),
-                    };
-                    json!({"type": "image_url", "image_url": {"url": url}})
-                }
+                ContentPart::Text { text } => UserPart::Text { text },
+                ContentPart::Image { media_type, source } => UserPart::ImageUrl {
+                    image_url: ImageUrl {
+                        url: match source {
+                            ImageSource::Base64 { data } => format!("data:{media_type};base64,{data}"),
+                            ImageSource::Url { url } => url.clone(),
+                        },
+                    },
+                },
             })
             .collect(),
     )
@@ -510,8 +622,7 @@ pub fn parse_response(body: &[u8]) -> Result<Vec<StreamEvent>, ProviderError> {
 #[derive(Debug, Clone)]
 pub struct OpenAiCompatible {
     model: String,
-    url: String,
-    headers: HeaderMap,
+    url: Url,
     transport: Transport,
     streaming: bool,
     max_input_tokens: Option<u64>,
@@ -541,9 +652,8 @@ impl OpenAiCompatible {
         }
         Ok(OpenAiCompatible {
             model: config.model.clone(),
-            url,
-            headers,
-            transport: Transport::new(config.http.clone(), key)?,
+            url: parse_url(&url)?,
+            transport: Transport::new(config.http.clone(), key, headers)?,
             streaming: config.streaming,
             max_input_tokens: config.max_input_tokens,
         })
@@ -551,7 +661,7 @@ impl OpenAiCompatible {
 
     /// The endpoint this adapter posts to.
     pub fn url(&self) -> &str {
-        &self.url
+        self.url.as_str()
     }
 
     /// The same adapter (sharing its connection pool) for another model.
@@ -578,11 +688,10 @@ impl Provider for OpenAiCompatible {
 
     async fn stream(&self, request: &ModelRequest, cancel: CancellationToken) -> Result<EventStream, ProviderError> {
         let deadline = Instant::now() + self.transport.http.call_timeout;
-        let body = serde_json::to_vec(&request_body(&self.model, request, self.streaming))
-            .map_err(|e| ProviderError::BadRequest(format!("could not encode the request: {e}")))?;
+        let body = request_bytes(&self.model, request, self.streaming)?;
         let response = self
             .transport
-            .post(&self.url, &self.headers, Bytes::from(body), &cancel, deadline)
+            .post(&self.url, Bytes::from(body), &cancel, deadline)
             .await?;
         if self.streaming {
             return Ok(self.transport.drive(response, OpenAiDecoder::new(), cancel, deadline));

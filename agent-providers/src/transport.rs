@@ -7,6 +7,7 @@ use std::time::Duration;
 use agent_core::{CancellationToken, EventStream, ProviderError, StreamEvent};
 use bytes::Bytes;
 use futures::StreamExt;
+use reqwest::Url;
 use reqwest::header::HeaderMap;
 use tokio::time::Instant;
 
@@ -98,8 +99,10 @@ pub(crate) struct Transport {
 }
 
 impl Transport {
-    pub(crate) fn new(http: HttpConfig, secret: &str) -> Result<Self, ProviderError> {
+    /// A transport whose every request carries `headers`.
+    pub(crate) fn new(http: HttpConfig, secret: &str, headers: HeaderMap) -> Result<Self, ProviderError> {
         let client = reqwest::Client::builder()
+            .default_headers(headers)
             .connect_timeout(http.connect_timeout)
             .user_agent(http.user_agent.clone())
             .tcp_nodelay(true)
@@ -119,15 +122,14 @@ impl Transport {
     /// POSTs `body`, retrying per the policy, and returns the first successful response.
     pub(crate) async fn post(
         &self,
-        url: &str,
-        headers: &HeaderMap,
+        url: &Url,
         body: Bytes,
         cancel: &CancellationToken,
         deadline: Instant,
     ) -> Result<reqwest::Response, ProviderError> {
         let mut attempt = 1;
         loop {
-            let err = match self.attempt(url, headers, body.clone(), cancel, deadline).await {
+            let err = match self.attempt(url, body.clone(), cancel, deadline).await {
                 Ok(response) => return Ok(response),
                 Err(ProviderError::Cancelled) => return Err(ProviderError::Cancelled),
                 Err(err) => self.redact(err),
@@ -150,7 +152,7 @@ impl Transport {
             if Instant::now() + delay >= deadline {
                 return Err(err);
             }
-            tracing::warn!(url, attempt, delay_ms = delay.as_millis() as u64, error = %err, "model call failed; retrying");
+            tracing::warn!(url = url.as_str(), attempt, delay_ms = delay.as_millis() as u64, error = %err, "model call failed; retrying");
             tokio::select! {
                 _ = cancel.cancelled() => return Err(ProviderError::Cancelled),
                 _ = tokio::time::sleep(delay) => {}
@@ -172,13 +174,12 @@ impl Transport {
 
     async fn attempt(
         &self,
-        url: &str,
-        headers: &HeaderMap,
+        url: &Url,
         body: Bytes,
         cancel: &CancellationToken,
         deadline: Instant,
     ) -> Result<reqwest::Response, ProviderError> {
-        let send = self.client.post(url).headers(headers.clone()).body(body).send();
+        let send = self.client.post(url.clone()).body(body).send();
         let wait = self
             .http
             .read_timeout
@@ -337,6 +338,11 @@ impl<D: WireDecoder> Drive<D> {
         self.queue.extend(self.out.drain(..));
         result
     }
+}
+
+/// Parses an endpoint URL once, at construction.
+pub(crate) fn parse_url(url: &str) -> Result<Url, ProviderError> {
+    Url::parse(url).map_err(|e| ProviderError::Config(format!("invalid provider URL {url:?}: {e}")))
 }
 
 /// Maps a reqwest error to a provider error kind.

@@ -271,7 +271,7 @@ pub fn adapter_with(
     match wire {
         Wire::OpenAi => Arc::new(OpenAiCompatible::new(&config).unwrap()),
         Wire::Anthropic => Arc::new(Anthropic::new(&config).unwrap()),
-        Wire::Gemini => Arc::new(Gemini::new(&config).unwrap().with_api_root(url)),
+        Wire::Gemini => Arc::new(Gemini::new(&config).unwrap().with_api_root(url).unwrap()),
     }
 }
 

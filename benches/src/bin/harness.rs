@@ -1,0 +1,312 @@
+//! The whole-process harness: starts `mock-llm` as a separate process, measures its raw
+//! ceiling with a bare hyper client, then runs agent-core's loop against it through the
+//! OpenAI-compatible adapter: `--steps` tool steps plus the final answer per session, first
+//! `--sequential` sessions one after another, then `--concurrent` sessions at once.
+//!
+//! ```text
+//! cargo run --release -p agent-bench --bin harness -- [--sequential 200] [--concurrent 100]
+//!     [--steps 10] [--json] [--client-threads 1] [--server-threads 1] [--server-bin PATH]
+//! ```
+//!
+//! Figures: ms per model call (wall), CPU ms per model call (this process), calls/s, peak RSS
+//! of both processes.
+
+use std::io::BufRead;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use agent_bench::{cpu_time, peak_rss_kib};
+use agent_core::{Agent, OutcomeStatus, ToolContext, ToolError, tool_fn};
+use agent_providers::{OpenAiCompatible, ProviderConfig, ProviderKind};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper_util::rt::TokioIo;
+
+struct Opts {
+    sequential: usize,
+    concurrent: usize,
+    steps: u64,
+    stream: bool,
+    client_threads: usize,
+    server_threads: usize,
+    server_bin: Option<String>,
+}
+
+fn parse() -> Result<Opts, String> {
+    let mut o = Opts {
+        sequential: 200,
+        concurrent: 100,
+        steps: 10,
+        stream: true,
+        client_threads: 1,
+        server_threads: 1,
+        server_bin: None,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(flag) = args.next() {
+        let mut value = || args.next().ok_or(format!("{flag} needs a value"));
+        let num = |v: String| v.parse::<usize>().map_err(|e| format!("{flag}: {e}"));
+        match flag.as_str() {
+            "--sequential" => o.sequential = num(value()?)?,
+            "--concurrent" => o.concurrent = num(value()?)?,
+            "--steps" => o.steps = num(value()?)? as u64,
+            "--json" => o.stream = false,
+            "--client-threads" => o.client_threads = num(value()?)?.max(1),
+            "--server-threads" => o.server_threads = num(value()?)?.max(1),
+            "--server-bin" => o.server_bin = Some(value()?),
+            "--bench" => {} // passed by `cargo bench`
+            other => return Err(format!("unknown option {other}")),
+        }
+    }
+    Ok(o)
+}
+
+/// The server process; killed when dropped.
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_server(o: &Opts) -> Result<Server, String> {
+    let bin = match &o.server_bin {
+        Some(b) => b.into(),
+        None => std::env::current_exe()
+            .map_err(|e| e.to_string())?
+            .with_file_name("mock-llm"),
+    };
+    let mut child = Command::new(&bin)
+        .args(["--port", "0", "--max-seconds", "900"])
+        .args(["--tool-steps", &o.steps.to_string()])
+        .args(["--threads", &o.server_threads.to_string()])
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start {} (build it with the harness): {e}", bin.display()))?;
+    let stdout = child.stdout.take().ok_or("no stdout")?;
+    let mut line = String::new();
+    std::io::BufReader::new(stdout)
+        .read_line(&mut line)
+        .map_err(|e| e.to_string())?;
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .ok_or(format!("unexpected server output {line:?}"))?
+        .to_owned();
+    Ok(Server { child, url })
+}
+
+fn step_body(stream: bool) -> Bytes {
+    Bytes::from(
+        serde_json::json!({
+            "model": "mock",
+            "messages": [{"role": "system", "content": "You are a benchmark."}, {"role": "user", "content": "go"}],
+            "tools": [{"type": "function", "function": {"name": "step", "description": "One step.", "parameters": {"type": "object", "properties": {}}}}],
+            "stream": stream,
+        })
+        .to_string(),
+    )
+}
+
+/// `count` requests on one keep-alive connection with a bare hyper client.
+async fn raw_connection(url: &str, count: usize, body: Bytes) -> Result<(), String> {
+    let authority = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    let stream = tokio::net::TcpStream::connect(&authority)
+        .await
+        .map_err(|e| e.to_string())?;
+    let _ = stream.set_nodelay(true);
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .map_err(|e| e.to_string())?;
+    tokio::spawn(conn);
+    let uri = format!("{url}/chat/completions");
+    for _ in 0..count {
+        sender.ready().await.map_err(|e| e.to_string())?;
+        let request = hyper::Request::post(&uri)
+            .header("host", &authority)
+            .header("content-type", "application/json")
+            .body(Full::new(body.clone()))
+            .map_err(|e| e.to_string())?;
+        let response = sender.send_request(request).await.map_err(|e| e.to_string())?;
+        let bytes = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| e.to_string())?
+            .to_bytes();
+        if bytes.len() < 10 {
+            return Err("short response".into());
+        }
+    }
+    Ok(())
+}
+
+struct Figures {
+    calls: usize,
+    wall: Duration,
+    cpu: Duration,
+}
+
+impl Figures {
+    fn line(&self, what: &str) -> String {
+        let calls = self.calls as f64;
+        format!(
+            "{what:<44} {:>8.4} ms/call  {:>8.4} CPU ms/call  {:>9.0} calls/s  ({} calls in {:.2} s)",
+            self.wall.as_secs_f64() * 1000.0 / calls,
+            self.cpu.as_secs_f64() * 1000.0 / calls,
+            calls / self.wall.as_secs_f64(),
+            self.calls,
+            self.wall.as_secs_f64()
+        )
+    }
+}
+
+async fn measure<F: std::future::Future<Output = Result<usize, String>>>(f: F) -> Result<Figures, String> {
+    let (cpu0, t0) = (cpu_time(), Instant::now());
+    let calls = f.await?;
+    Ok(Figures {
+        calls,
+        wall: t0.elapsed(),
+        cpu: cpu_time().saturating_sub(cpu0),
+    })
+}
+
+async fn session(agent: &Agent, steps: u64) -> Result<usize, String> {
+    let session = agent.create_session().await.map_err(|e| e.to_string())?;
+    let outcome = session.send("go").await;
+    if outcome.status != OutcomeStatus::Done || u64::from(outcome.tool_calls) != steps {
+        return Err(format!(
+            "session ended {} after {} tool calls: {:?}",
+            outcome.status.as_str(),
+            outcome.tool_calls,
+            outcome.error
+        ));
+    }
+    Ok(outcome.iterations as usize)
+}
+
+async fn run(o: Opts) -> Result<(), String> {
+    let server = start_server(&o)?;
+    let url = server.url.clone();
+    let body = step_body(o.stream);
+    println!(
+        "whole-process harness: mock-llm (pid {}, {} thread(s)) at {url}; client {} thread(s); {} tool steps + final answer per session; {}",
+        server.child.id(),
+        o.server_threads,
+        o.client_threads,
+        o.steps,
+        if o.stream { "SSE" } else { "JSON" }
+    );
+    // Warm-up.
+    raw_connection(&url, 200, body.clone()).await?;
+
+    let raw_seq = measure(async {
+        raw_connection(&url, 5000, body.clone()).await?;
+        Ok(5000)
+    })
+    .await?;
+    println!("{}", raw_seq.line("server ceiling, bare hyper client, sequential"));
+    let raw_par = measure(async {
+        let tasks: Vec<_> = (0..o.concurrent)
+            .map(|_| {
+                let (url, body) = (url.clone(), body.clone());
+                tokio::spawn(async move { raw_connection(&url, 100, body).await })
+            })
+            .collect();
+        for t in tasks {
+            t.await.map_err(|e| e.to_string())??;
+        }
+        Ok(o.concurrent * 100)
+    })
+    .await?;
+    println!(
+        "{}",
+        raw_par.line(&format!("server ceiling, bare hyper client, {} conns", o.concurrent))
+    );
+
+    let config = ProviderConfig::new(ProviderKind::OpenAiCompatible, "mock", "")
+        .with_base_url(url.clone())
+        .with_streaming(o.stream);
+    let provider = OpenAiCompatible::new(&config).map_err(|e| e.to_string())?;
+    let step = tool_fn(
+        "step",
+        "One step.",
+        |_: serde_json::Value, _cx: ToolContext| async move { Ok::<_, ToolError>("ok") },
+    );
+    let agent = Arc::new(
+        Agent::builder()
+            .provider(provider)
+            .tool(step)
+            .system_prompt("You are a benchmark.")
+            .build()
+            .map_err(|e| e.to_string())?,
+    );
+    session(&agent, o.steps).await?; // warm-up
+
+    let seq = measure(async {
+        let mut calls = 0;
+        for _ in 0..o.sequential {
+            calls += session(&agent, o.steps).await?;
+        }
+        Ok(calls)
+    })
+    .await?;
+    println!(
+        "{}",
+        seq.line(&format!("agent, {} sessions one after another", o.sequential))
+    );
+
+    let par = measure(async {
+        let tasks: Vec<_> = (0..o.concurrent)
+            .map(|_| {
+                let agent = agent.clone();
+                let steps = o.steps;
+                tokio::spawn(async move { session(&agent, steps).await })
+            })
+            .collect();
+        let mut calls = 0;
+        for t in tasks {
+            calls += t.await.map_err(|e| e.to_string())??;
+        }
+        Ok(calls)
+    })
+    .await?;
+    println!("{}", par.line(&format!("agent, {} sessions at once", o.concurrent)));
+    let mib = |kib: Option<u64>| kib.map_or("?".to_owned(), |k| format!("{:.1} MiB", k as f64 / 1024.0));
+    println!(
+        "peak RSS: client {}, server {}",
+        mib(peak_rss_kib("self")),
+        mib(peak_rss_kib(&server.child.id().to_string()))
+    );
+    Ok(())
+}
+
+fn main() {
+    let result = parse().and_then(|o| {
+        let runtime = if o.client_threads == 1 {
+            tokio::runtime::Builder::new_current_thread().enable_all().build()
+        } else {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(o.client_threads)
+                .enable_all()
+                .build()
+        }
+        .map_err(|e| e.to_string())?;
+        runtime.block_on(run(o))
+    });
+    if let Err(e) = result {
+        eprintln!("harness: {e}");
+        std::process::exit(1);
+    }
+}
