@@ -224,3 +224,44 @@ async fn sequential_tools_run_one_at_a_time() {
     assert_eq!(session.send("go").await.status, OutcomeStatus::Done);
     assert_eq!(c.peak.load(Ordering::SeqCst), 1);
 }
+
+#[tokio::test]
+async fn replaced_tools_are_offered_and_dispatched_on_the_next_model_call() {
+    let provider = Arc::new(
+        ScriptedProvider::new([
+            ScriptedReply::text("no tools yet").into(),
+            ScriptedReply::tool_call("added", json!({"path": "p"})).into(),
+            ScriptedReply::text("used the new tool").into(),
+        ])
+        .record_requests(),
+    );
+    let agent = Agent::builder()
+        .provider_arc(provider.clone())
+        .clarification(true)
+        .build()
+        .unwrap();
+    let session = agent.create_session().await.unwrap();
+    session.send("one").await;
+    let mut tools = agent_core::ToolSet::new();
+    tools
+        .register(tool_fn(
+            "added",
+            "Added later.",
+            |a: PathArgs, _cx: ToolContext| async move { Ok::<_, ToolError>(format!("read {}", a.path)) },
+        ))
+        .unwrap();
+    agent.replace_tools(tools).unwrap();
+    let outcome = session.send("two").await;
+    assert_eq!(outcome.status, OutcomeStatus::Done);
+    let offered = |i: usize| {
+        provider.requests()[i]
+            .tools
+            .iter()
+            .map(|t| t.name.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(offered(0), vec!["ask_clarification"]);
+    assert_eq!(offered(1), vec!["added", "ask_clarification"]);
+    let messages = messages_of(&session).await;
+    assert_eq!(tool_results(&messages), vec![("read p".to_owned(), false)]);
+}

@@ -52,7 +52,9 @@ pub enum AgentError {
 
 pub(crate) struct AgentInner {
     pub provider: Arc<dyn Provider>,
-    pub tools: Arc<ToolSet>,
+    /// Swapped whole by [`Agent::replace_tools`]; each model call takes a snapshot.
+    tools: std::sync::RwLock<Arc<ToolSet>>,
+    clarification: bool,
     pub store: Option<Arc<dyn Store>>,
     pub gate: Option<Arc<dyn Gate>>,
     pub system_prompt: Option<String>,
@@ -60,6 +62,15 @@ pub(crate) struct AgentInner {
     pub observers: Arc<[EventObserver]>,
     pub runtime: Handle,
     sessions: Mutex<HashMap<SessionId, Weak<SessionState>>>,
+}
+
+impl AgentInner {
+    pub(crate) fn tool_snapshot(&self) -> Arc<ToolSet> {
+        match self.tools.read() {
+            Ok(tools) => tools.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
 }
 
 /// One session's in-process state, shared by every handle to it. The async mutex makes turns
@@ -131,7 +142,7 @@ impl std::fmt::Debug for Agent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Agent")
             .field("provider", &self.inner.provider.id())
-            .field("tools", &self.inner.tools)
+            .field("tools", &self.inner.tool_snapshot())
             .field("config", &self.inner.config)
             .finish_non_exhaustive()
     }
@@ -258,7 +269,8 @@ impl AgentBuilder {
         Ok(Agent {
             inner: Arc::new(AgentInner {
                 provider,
-                tools: Arc::new(self.tools),
+                tools: std::sync::RwLock::new(Arc::new(self.tools)),
+                clarification: self.clarification,
                 store: self.store,
                 gate: self.gate,
                 system_prompt: self.system_prompt,
@@ -277,9 +289,23 @@ impl Agent {
         AgentBuilder::default()
     }
 
-    /// The agent's tools.
-    pub fn tools(&self) -> &ToolSet {
-        &self.inner.tools
+    /// A snapshot of the agent's tools.
+    pub fn tools(&self) -> Arc<ToolSet> {
+        self.inner.tool_snapshot()
+    }
+
+    /// Replaces the agent's tools (for example when an MCP server's tool list changes). Turns
+    /// already running keep the snapshot their current model call was made with; the next
+    /// model call sees the new set. The built-in `ask_clarification` tool is kept when enabled.
+    pub fn replace_tools(&self, tools: ToolSet) -> Result<(), ToolSetError> {
+        let mut tools = tools;
+        if self.inner.clarification && !tools.has(CLARIFICATION_TOOL) {
+            tools.register(clarify::AskClarificationTool::new())?;
+        }
+        if let Ok(mut current) = self.inner.tools.write() {
+            *current = Arc::new(tools);
+        }
+        Ok(())
     }
 
     /// The agent's configuration.

@@ -21,7 +21,7 @@ use crate::gate::{GateDecision, GateRequest};
 use crate::message::{ContentPart, Message, ToolCall};
 use crate::session::SessionId;
 use crate::store::{ToolCallRecord, ToolCallState, now_millis};
-use crate::tool::{BoxError, Tool, ToolContext, ToolError, ToolOutput};
+use crate::tool::{BoxError, Tool, ToolContext, ToolError, ToolOutput, ToolSet};
 
 /// Why the calls of a message stopped early.
 pub(crate) enum Stop {
@@ -43,6 +43,8 @@ pub(crate) struct Executed {
 
 pub(crate) struct ExecCtx<'a> {
     pub agent: &'a AgentInner,
+    /// The tool set the model was offered in this iteration.
+    pub tools: &'a ToolSet,
     pub session: &'a SessionId,
     pub cancel: &'a CancellationToken,
     pub emitter: &'a Emitter,
@@ -195,8 +197,8 @@ impl ExecCtx<'_> {
     }
 
     fn prepare(&self, call: &ToolCall) -> Result<Prepared, String> {
-        let Some(tool) = self.agent.tools.get(&call.name) else {
-            let names = self.agent.tools.names();
+        let Some(tool) = self.tools.get(&call.name) else {
+            let names = self.tools.names();
             let available = if names.is_empty() {
                 "none".to_owned()
             } else {
@@ -213,7 +215,7 @@ impl ExecCtx<'_> {
                 call.name
             )
         })?;
-        self.agent.tools.validate(&call.name, &args).map_err(|e| e.message)?;
+        self.tools.validate(&call.name, &args).map_err(|e| e.message)?;
         Ok(Prepared {
             tool: tool.clone(),
             args,

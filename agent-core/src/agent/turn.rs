@@ -19,6 +19,7 @@ use crate::message::{Message, ToolCall};
 use crate::provider::{ModelRequest, ModelResponse, ProviderError, ResponseAssembler, StreamEvent};
 use crate::session::SessionId;
 use crate::store::{Store, StoreError, ToolCallRecord, ToolCallState, now_millis};
+use crate::tool::ToolSet;
 
 /// The assistant message appended when a cap ends the turn.
 pub(crate) const CAP_MESSAGE: &str = "Reached maximum iteration limit";
@@ -137,7 +138,9 @@ impl Turn<'_> {
             });
             self.emitter.emit(EventKind::ModelCallStarted { iteration });
 
-            let response = match self.call_model(&mut history).await {
+            // One snapshot per iteration: the schemas offered and the dispatch agree.
+            let tools = self.agent.tool_snapshot();
+            let response = match self.call_model(&mut history, &tools).await {
                 Ok(r) => r,
                 Err(CallFailed::Cancelled) => return with_status(outcome, OutcomeStatus::Cancelled),
                 Err(CallFailed::Provider(e)) => {
@@ -173,6 +176,7 @@ impl Turn<'_> {
 
             let exec = ExecCtx {
                 agent: self.agent,
+                tools: &tools,
                 session: self.session,
                 cancel: self.cancel,
                 emitter: self.emitter,
@@ -337,12 +341,12 @@ impl Turn<'_> {
     }
 
     /// One streamed model call, raced against cancellation and bounded by the model timeout.
-    async fn call_model(&self, history: &mut History) -> Result<ModelResponse, CallFailed> {
-        match self.call_model_once(history).await {
+    async fn call_model(&self, history: &mut History, tools: &ToolSet) -> Result<ModelResponse, CallFailed> {
+        match self.call_model_once(history, tools).await {
             Err(CallFailed::Provider(ProviderError::ContextOverflow(message))) => {
                 // The provider says the request does not fit: shrink it once and retry.
                 if context::after_overflow(self.agent, self.session, history, self.emitter).await {
-                    self.call_model_once(history).await
+                    self.call_model_once(history, tools).await
                 } else {
                     Err(CallFailed::Provider(ProviderError::ContextOverflow(message)))
                 }
@@ -351,12 +355,12 @@ impl Turn<'_> {
         }
     }
 
-    async fn call_model_once(&self, history: &mut History) -> Result<ModelResponse, CallFailed> {
+    async fn call_model_once(&self, history: &mut History, tools: &ToolSet) -> Result<ModelResponse, CallFailed> {
         let config = &self.agent.config;
         let mut request = ModelRequest {
             system: self.agent.system_prompt.clone(),
             messages: history.model_view(),
-            tools: self.agent.tools.schemas(),
+            tools: tools.schemas(),
             max_output_tokens: config.max_output_tokens,
             temperature: config.temperature,
         };
