@@ -31,19 +31,23 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def import_time(runs: int = 15) -> Dict[str, float]:
-    def once(code: str) -> float:
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", code], check=True)
-        return time.perf_counter() - start
+    """Median cumulative import times from ``python -X importtime -c "import agent_core"``."""
 
-    base = statistics.median(once("pass") for _ in range(runs))
-    with_asyncio = statistics.median(once("import asyncio") for _ in range(runs))
-    full = statistics.median(once("import agent_core") for _ in range(runs))
-    return {
-        "interpreter_ms": base * 1000,
-        "import_agent_core_ms": (full - base) * 1000,
-        "import_agent_core_after_asyncio_ms": (full - with_asyncio) * 1000,
-    }
+    def once() -> Dict[str, float]:
+        out = subprocess.run(
+            [sys.executable, "-X", "importtime", "-c", "import agent_core"], capture_output=True, text=True, check=True
+        ).stderr
+        cumulative = {}
+        for line in out.splitlines():
+            parts = [p.strip() for p in line.split("|")]
+            if len(parts) == 3 and parts[1].isdigit():
+                cumulative[parts[2]] = int(parts[1]) / 1000
+        return {"agent_core": cumulative.get("agent_core", 0.0), "asyncio": cumulative.get("asyncio", 0.0)}
+
+    samples = [once() for _ in range(runs)]
+    total = statistics.median(s["agent_core"] for s in samples)
+    asyncio_ms = statistics.median(s["asyncio"] for s in samples)
+    return {"import_agent_core_ms": total, "of_which_asyncio_ms": asyncio_ms}
 
 
 @ac.tool(parallel_safe=True)
@@ -98,21 +102,30 @@ def start_mock(path: str, steps: int) -> "tuple[subprocess.Popen[str], str]":
     return proc, line.split("listening on", 1)[1].strip()
 
 
-async def whole_process(mock: str, steps: int, sessions: int) -> Dict[str, float]:
+async def whole_process(mock: str, steps: int, sessions: int, rounds: int = 5) -> Dict[str, float]:
+    """Sequential sessions of `steps` tool steps + the answer against mock-llm; the median
+    (and best) round's ms per model call."""
     proc, base_url = start_mock(mock, steps)
     try:
         agent = ac.Agent(ac.OpenAICompatible("mock", "", base_url=base_url), tools=[noop], max_iterations=steps + 10)
-        calls = 0
-        cpu0 = time.process_time()
-        start = time.perf_counter()
-        for _ in range(sessions):
-            session = await agent.create_session()
-            outcome = await session.send("go")
-            assert outcome.status == "done", outcome
-            calls += outcome.iterations
-        wall = time.perf_counter() - start
-        cpu = time.process_time() - cpu0
-        return {"ms_per_model_call": wall / calls * 1000, "cpu_ms_per_model_call": cpu / calls * 1000, "calls": calls}
+        walls, cpus, calls = [], [], 0
+        for _ in range(rounds):
+            calls = 0
+            cpu0 = time.process_time()
+            start = time.perf_counter()
+            for _ in range(sessions):
+                session = await agent.create_session()
+                outcome = await session.send("go")
+                assert outcome.status == "done", outcome
+                calls += outcome.iterations
+            walls.append((time.perf_counter() - start) / calls * 1000)
+            cpus.append((time.process_time() - cpu0) / calls * 1000)
+        return {
+            "ms_per_model_call": statistics.median(walls),
+            "best_ms_per_model_call": min(walls),
+            "cpu_ms_per_model_call": statistics.median(cpus),
+            "calls": calls,
+        }
     finally:
         proc.kill()
         proc.wait()
@@ -160,17 +173,17 @@ async def main() -> None:
     print(f"Python {results['python']}")
     imp = results["import"]
     print(
-        f"import agent_core: {imp['import_agent_core_ms']:.1f} ms, of which "
-        f"{imp['import_agent_core_ms'] - imp['import_agent_core_after_asyncio_ms']:.1f} ms is asyncio itself "
-        f"(bare interpreter start {imp['interpreter_ms']:.1f} ms)"
+        f"import agent_core: {imp['import_agent_core_ms']:.1f} ms (median of -X importtime), of which "
+        f"{imp['of_which_asyncio_ms']:.1f} ms is importing asyncio"
     )
     for name, ms in results["in_process_ms_per_step"].items():
         print(f"in-process, scripted provider, {name}: {ms:.3f} ms per step")
     wp = results["whole_process_openai_mock"]
     if isinstance(wp, dict):
         print(
-            f"whole process vs mock OpenAI server ({wp['calls']} model calls): "
-            f"{wp['ms_per_model_call']:.3f} ms per model call, {wp['cpu_ms_per_model_call']:.3f} CPU ms"
+            f"whole process vs mock OpenAI server (5 rounds of {wp['calls']} model calls): "
+            f"{wp['ms_per_model_call']:.3f} ms per model call (median; best {wp['best_ms_per_model_call']:.3f}), "
+            f"{wp['cpu_ms_per_model_call']:.3f} CPU ms of this process"
         )
     else:
         print(wp)
