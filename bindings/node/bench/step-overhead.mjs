@@ -7,6 +7,7 @@
 // 2. Whole process: the OpenAI-compatible adapter against a local mock server running in a
 //    separate Node process (HTTP + SSE over loopback); per model call = wall time / model calls.
 import { spawn } from 'node:child_process'
+import http from 'node:http'
 import { fileURLToPath } from 'node:url'
 import path from 'node:path'
 import { Agent, OpenAICompatible, ScriptedProvider, tool } from '../lib/index.js'
@@ -37,12 +38,31 @@ async function inProcess(turns, steps, repeats) {
   return median(per)
 }
 
+let mockCost = 0
+
 async function wholeProcess(calls, repeats) {
   const server = spawn(process.execPath, [path.join(here, '..', 'test', 'mock-openai.mjs'), String(calls - 1)], {
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   const baseUrl = await new Promise((resolve) => server.stdout.once('data', (d) => resolve(String(d).trim())))
   try {
+    // The mock's own cost: the same request from a bare Node HTTP client (keep-alive).
+    const keepAlive = new http.Agent({ keepAlive: true, maxSockets: 1 })
+    const body = JSON.stringify({ model: 'mock', stream: true, messages: [{ role: 'user', content: 'go' }], tools: [] })
+    const once = () =>
+      new Promise((resolve, reject) => {
+        const req = http.request(`${baseUrl}/chat/completions`, { method: 'POST', agent: keepAlive, headers: { 'content-type': 'application/json' } }, (res) => {
+          res.on('data', () => {})
+          res.on('end', resolve)
+        })
+        req.on('error', reject)
+        req.end(body)
+      })
+    for (let i = 0; i < 100; i++) await once()
+    const m0 = performance.now()
+    for (let i = 0; i < 1000; i++) await once()
+    mockCost = (performance.now() - m0) / 1000
+    keepAlive.destroy()
     const provider = new OpenAICompatible({ model: 'mock', baseUrl })
     const per = []
     for (let r = 0; r < repeats; r++) {
@@ -67,3 +87,4 @@ console.log(`in-process, scripted provider + JS no-op tool: ${(a * 1000).toFixed
 await wholeProcess(11, 3) // warm up
 const b = await wholeProcess(11, 30)
 console.log(`whole process, OpenAI-compatible adapter vs local mock server (SSE): ${b.toFixed(3)} ms per model call (median of 30 turns of 11 calls)`)
+console.log(`  of which the mock server and loopback HTTP (a bare Node client, keep-alive): ${mockCost.toFixed(3)} ms`)
