@@ -1,1 +1,178 @@
-fn main() {}
+//! SqliteStore benchmarks:
+//! - append throughput, one message per transaction and in batches of 100;
+//! - loading the history of a 10 000-message session;
+//! - the loop overhead of agent-core's `loop_overhead` bench (a turn of 10 no-op tool calls
+//!   and 11 model calls) with no store, MemoryStore, and SqliteStore write-through.
+//!
+//! Run: `cargo bench -p agent-store --bench store`
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::sync::Arc;
+
+use agent_core::{
+    Agent, MemoryStore, Message, ModelRequest, Role, ScriptStep, ScriptedProvider, ScriptedReply, SessionId,
+    SessionInfo, Store, ToolCall, ToolContext, ToolError, tool_fn,
+};
+use agent_store::SqliteStore;
+use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// A realistic mix: user text, an assistant tool call, a ~500-character tool result, an answer.
+fn message(i: usize) -> Message {
+    match i % 4 {
+        0 => Message::user(format!("Please look at item {i} and tell me what it says.")),
+        1 => Message::assistant_with_tools(
+            "",
+            vec![ToolCall::new(
+                format!("call_{i}"),
+                "page_read",
+                &serde_json::json!({"item": i}),
+            )],
+        ),
+        2 => {
+            let mut m = Message::tool_result(format!("call_{}", i - 1), "page_read", "lorem ipsum ".repeat(40), false);
+            m.compressed = Some("lorem ipsum ...[+400 chars]...".into());
+            m
+        }
+        _ => Message::assistant(format!("Item {i} says lorem ipsum, forty times over.")),
+    }
+}
+
+async fn new_session(store: &SqliteStore) -> SessionId {
+    let id = SessionId::new_random();
+    store.create_session(&SessionInfo::new(id.clone())).await.unwrap();
+    id
+}
+
+fn appends(c: &mut Criterion) {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let store = rt.block_on(SqliteStore::open(dir.path().join("bench.db"))).unwrap();
+    let messages: Vec<Message> = (0..1_000).map(message).collect();
+
+    let mut group = c.benchmark_group("sqlite_append");
+    group.throughput(Throughput::Elements(messages.len() as u64));
+    group.sample_size(10);
+    group.bench_function("one_message_per_transaction", |b| {
+        b.to_async(&rt).iter_batched(
+            || (),
+            |()| async {
+                let id = new_session(&store).await;
+                for (i, m) in messages.iter().enumerate() {
+                    store
+                        .append_messages(&id, i as u64 + 1, std::slice::from_ref(m))
+                        .await
+                        .unwrap();
+                }
+            },
+            BatchSize::PerIteration,
+        )
+    });
+    group.bench_function("batches_of_100", |b| {
+        b.to_async(&rt).iter(|| async {
+            let id = new_session(&store).await;
+            for (n, chunk) in messages.chunks(100).enumerate() {
+                store.append_messages(&id, n as u64 * 100 + 1, chunk).await.unwrap();
+            }
+        })
+    });
+    group.bench_function("one_batch_of_1000", |b| {
+        b.to_async(&rt).iter(|| async {
+            let id = new_session(&store).await;
+            store.append_messages(&id, 1, &messages).await.unwrap();
+        })
+    });
+    group.finish();
+}
+
+fn load(c: &mut Criterion) {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let store = rt.block_on(SqliteStore::open(dir.path().join("bench.db"))).unwrap();
+    let id = rt.block_on(async {
+        let id = new_session(&store).await;
+        let messages: Vec<Message> = (0..10_000).map(message).collect();
+        for (n, chunk) in messages.chunks(1_000).enumerate() {
+            store.append_messages(&id, n as u64 * 1_000 + 1, chunk).await.unwrap();
+        }
+        id
+    });
+    let mut group = c.benchmark_group("sqlite_load");
+    group.throughput(Throughput::Elements(10_000));
+    group.sample_size(20);
+    group.bench_function("history_of_10000_messages", |b| {
+        b.to_async(&rt).iter(|| async {
+            let loaded = store.load_messages(&id, 0).await.unwrap();
+            assert_eq!(loaded.len(), 10_000);
+        })
+    });
+    group.finish();
+}
+
+const TOOL_STEPS: usize = 10;
+
+#[derive(Deserialize, JsonSchema)]
+struct NoArgs {}
+
+/// The foundation bench's script: the no-op tool 10 times, then an answer.
+fn scripted() -> ScriptedProvider {
+    ScriptedProvider::from_fn(|req: &ModelRequest| {
+        let results = req
+            .messages
+            .iter()
+            .rev()
+            .take_while(|m| m.role != Role::User)
+            .filter(|m| m.role == Role::Tool)
+            .count();
+        if results < TOOL_STEPS {
+            ScriptStep::Reply(ScriptedReply::tool_call("noop", serde_json::json!({})))
+        } else {
+            ScriptStep::Reply(ScriptedReply::text("done"))
+        }
+    })
+}
+
+fn loop_overhead(c: &mut Criterion) {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = rt.block_on(SqliteStore::open(dir.path().join("loop.db"))).unwrap();
+    let mut group = c.benchmark_group("loop_turn_10_tools");
+    group.throughput(Throughput::Elements(TOOL_STEPS as u64 + 1));
+    for (name, store) in [
+        ("no_store", None),
+        ("memory_store", Some(Arc::new(MemoryStore::new()) as Arc<dyn Store>)),
+        ("sqlite_store", Some(Arc::new(sqlite.clone()) as Arc<dyn Store>)),
+    ] {
+        let noop = tool_fn("noop", "Does nothing.", |_a: NoArgs, _cx: ToolContext| async move {
+            Ok::<_, ToolError>("ok")
+        });
+        let mut builder = Agent::builder()
+            .provider(scripted())
+            .tool(noop)
+            .runtime(rt.handle().clone());
+        if let Some(store) = store {
+            builder = builder.store_arc(store);
+        }
+        let agent = rt.block_on(async { builder.build() }).unwrap();
+        group.bench_function(name, |b| {
+            b.to_async(&rt).iter(|| async {
+                let session = agent.create_session().await.unwrap();
+                let outcome = session.send("go").await;
+                assert_eq!(outcome.iterations as usize, TOOL_STEPS + 1);
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, appends, load, loop_overhead);
+criterion_main!(benches);

@@ -139,8 +139,8 @@ fn open_connection(path: &Path, options: &SqliteOptions, read_only: bool) -> Res
 
 fn ensure_session(conn: &Connection, id: &SessionId) -> Result<(), StoreError> {
     let found: Option<i64> = conn
-        .query_row("SELECT 1 FROM sessions WHERE id = ?1", [id.as_str()], |r| r.get(0))
-        .optional()
+        .prepare_cached("SELECT 1 FROM sessions WHERE id = ?1")
+        .and_then(|mut stmt| stmt.query_row([id.as_str()], |r| r.get(0)).optional())
         .map_err(backend)?;
     match found {
         Some(_) => Ok(()),
@@ -199,7 +199,7 @@ impl SqliteStore {
 
     /// The schema version of the file (equal to [`Self::latest_schema_version`] once open).
     pub async fn schema_version(&self) -> Result<i64, StoreError> {
-        self.read(|conn| migrations::current_version(conn)).await
+        self.read(migrations::current_version).await
     }
 
     /// The schema version this code writes.
@@ -376,11 +376,8 @@ impl Store for SqliteStore {
                 .map_err(backend)?;
             ensure_session(&tx, &session)?;
             let last: i64 = tx
-                .query_row(
-                    "SELECT COALESCE(MAX(seq), 0) FROM messages WHERE session_id = ?1",
-                    [session.as_str()],
-                    |r| r.get(0),
-                )
+                .prepare_cached("SELECT COALESCE(MAX(seq), 0) FROM messages WHERE session_id = ?1")
+                .and_then(|mut stmt| stmt.query_row([session.as_str()], |r| r.get(0)))
                 .map_err(backend)?;
             let actual = last as u64 + 1;
             if first_seq != actual {
@@ -419,11 +416,9 @@ impl Store for SqliteStore {
                         .map_err(backend)?;
                 }
             }
-            tx.execute(
-                "UPDATE sessions SET updated_at = ?2 WHERE id = ?1",
-                params![session.as_str(), now],
-            )
-            .map_err(backend)?;
+            tx.prepare_cached("UPDATE sessions SET updated_at = ?2 WHERE id = ?1")
+                .and_then(|mut stmt| stmt.execute(params![session.as_str(), now]))
+                .map_err(backend)?;
             tx.commit().map_err(backend)
         })
         .await
@@ -472,12 +467,11 @@ impl Store for SqliteStore {
                 .map_err(backend)?;
             ensure_session(&tx, &record.session_id)?;
             let stored: Option<String> = tx
-                .query_row(
-                    "SELECT state FROM tool_calls WHERE session_id = ?1 AND call_id = ?2",
-                    params![record.session_id.as_str(), record.call_id],
-                    |r| r.get(0),
-                )
-                .optional()
+                .prepare_cached("SELECT state FROM tool_calls WHERE session_id = ?1 AND call_id = ?2")
+                .and_then(|mut stmt| {
+                    stmt.query_row(params![record.session_id.as_str(), record.call_id], |r| r.get(0))
+                        .optional()
+                })
                 .map_err(backend)?;
             if let Some(stored) = stored {
                 let from = ToolCallState::parse(&stored).ok_or_else(|| {
@@ -491,7 +485,7 @@ impl Store for SqliteStore {
                     });
                 }
             }
-            tx.execute(
+            tx.prepare_cached(
                 "INSERT INTO tool_calls (session_id, call_id, name, arguments, state, raw_result,
                    compressed_result, error, started_at, finished_at, created_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
@@ -500,7 +494,9 @@ impl Store for SqliteStore {
                    raw_result = excluded.raw_result, compressed_result = excluded.compressed_result,
                    error = excluded.error, started_at = excluded.started_at,
                    finished_at = excluded.finished_at",
-                params![
+            )
+            .and_then(|mut stmt| {
+                stmt.execute(params![
                     record.session_id.as_str(),
                     record.call_id,
                     record.name,
@@ -512,8 +508,8 @@ impl Store for SqliteStore {
                     record.started_at_ms,
                     record.finished_at_ms,
                     now_millis(),
-                ],
-            )
+                ])
+            })
             .map_err(backend)?;
             tx.commit().map_err(backend)
         })

@@ -7,43 +7,17 @@
 
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use agent_core::{Agent, Message, OutcomeStatus, Role, ScriptedProvider, ScriptedReply, SessionId, Store};
 use agent_store::SqliteStore;
+use common::child_binary;
+
+mod common;
 use rand::Rng;
 
 const ITERATIONS: usize = 50;
-
-fn child_binary() -> PathBuf {
-    // Integration tests live in target/<profile>/deps; `cargo test` builds examples into
-    // target/<profile>/examples, as `crash_child` (cargo build) or `crash_child-<hash>`
-    // (cargo test). Take the newest.
-    let exe = std::env::current_exe().unwrap();
-    let examples = exe.parent().unwrap().parent().unwrap().join("examples");
-    let name = format!("crash_child{}", std::env::consts::EXE_SUFFIX);
-    let mut candidates: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(&examples)
-        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect::<Vec<_>>())
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|p| {
-            let file = p.file_name().and_then(|f| f.to_str()).unwrap_or("");
-            let stem = file.strip_suffix(std::env::consts::EXE_SUFFIX).unwrap_or(file);
-            file == name || (stem.starts_with("crash_child-") && !stem.contains('.'))
-        })
-        .filter_map(|p| Some((p.metadata().ok()?.modified().ok()?, p)))
-        .collect();
-    candidates.sort();
-    match candidates.pop() {
-        Some((_, path)) => path,
-        None => panic!(
-            "the crash_child example is not built in {}; run `cargo test -p agent-store` (which builds examples)",
-            examples.display()
-        ),
-    }
-}
 
 /// Every assistant tool call has exactly one result, right after its message (before the
 /// next user or assistant message), and every result answers a call.

@@ -4,33 +4,14 @@
 //! what the model is sent: earlier tool results compressed, the latest turn in full, and after
 //! a compaction the summary followed by the messages after its cursor.
 
-use std::path::PathBuf;
 use std::process::Command;
 use std::sync::Arc;
 
 use agent_core::{Agent, Compaction, OutcomeStatus, Role, ScriptedProvider, ScriptedReply, SessionId, Store};
 use agent_store::SqliteStore;
+use common::child_binary;
 
-fn child_binary() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let examples = exe.parent().unwrap().parent().unwrap().join("examples");
-    let mut candidates: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(&examples)
-        .unwrap()
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| {
-            let file = p.file_name().and_then(|f| f.to_str()).unwrap_or("");
-            let stem = file.strip_suffix(std::env::consts::EXE_SUFFIX).unwrap_or(file);
-            stem == "crash_child" || (stem.starts_with("crash_child-") && !stem.contains('.'))
-        })
-        .filter_map(|p| Some((p.metadata().ok()?.modified().ok()?, p)))
-        .collect();
-    candidates.sort();
-    candidates
-        .pop()
-        .expect("crash_child example built by `cargo test -p agent-store`")
-        .1
-}
+mod common;
 
 #[tokio::test]
 async fn a_session_resumes_in_a_new_process_with_the_right_history() {

@@ -167,9 +167,9 @@ async fn two_store_handles_on_one_file_cannot_interleave() {
     let a = SqliteStore::open(&path).await.unwrap();
     let b = SqliteStore::open(&path).await.unwrap();
     let id = session(&a).await;
-    // Both writers race for seq 1 many times; exactly one wins each round.
-    let mut next = 1u64;
-    for round in 0..20 {
+    // Both writers race for the same next seq many times; exactly one wins each round.
+    for round in 0..20u64 {
+        let next = round + 1;
         let (ma, mb) = (
             [Message::user(format!("a{round}"))],
             [Message::user(format!("b{round}"))],
@@ -178,7 +178,6 @@ async fn two_store_handles_on_one_file_cannot_interleave() {
         assert!(ra.is_ok() ^ rb.is_ok(), "round {round}: {ra:?} {rb:?}");
         let loser = if ra.is_err() { ra } else { rb };
         assert!(matches!(loser, Err(StoreError::Conflict { .. })));
-        next += 1;
     }
     let seqs: Vec<u64> = b.load_messages(&id, 0).await.unwrap().iter().map(|m| m.seq).collect();
     assert_eq!(seqs, (1..=20).collect::<Vec<_>>());

@@ -43,6 +43,7 @@ pub(crate) async fn fit_request(
     emitter: &Emitter,
 ) {
     let config = &agent.config.compaction;
+    history.estimator.set_chars_per_token(config.chars_per_token);
     history.last_raw_estimate = Some(history.estimator.raw_request(request));
     if !config.enabled {
         return;
@@ -61,10 +62,7 @@ pub(crate) async fn fit_request(
     });
     let mut method = "trim";
     if summarise(agent, session, history, request, budget, limit).await {
-        *request = ModelRequest {
-            messages: history.model_view(),
-            ..request.clone()
-        };
+        request.messages = history.model_view();
         method = "summary";
     }
     if history.estimator.request(request) > budget {
@@ -162,7 +160,7 @@ async fn summarise(
 /// Called once when the provider answers `ContextOverflow`. Learns that the window is
 /// smaller than believed (the next requests aim at 70% of the refused request's size) and
 /// returns true, so the call is retried; [`fit_request`] then compacts or trims to the new
-/// limit. Returns false when there is nothing left to shrink.
+/// limit. Returns false when compaction is disabled or there is nothing left to shrink.
 pub(crate) async fn after_overflow(
     agent: &AgentInner,
     _session: &SessionId,
@@ -170,6 +168,9 @@ pub(crate) async fn after_overflow(
     emitter: &Emitter,
 ) -> bool {
     let _ = emitter;
+    if !agent.config.compaction.enabled {
+        return false;
+    }
     let Some(raw) = history.last_raw_estimate else {
         return false;
     };

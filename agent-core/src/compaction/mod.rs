@@ -90,6 +90,13 @@ impl TokenEstimator {
         }
     }
 
+    /// Changes the characters-per-token heuristic (keeping the calibration).
+    pub(crate) fn set_chars_per_token(&mut self, chars_per_token: f64) {
+        if chars_per_token > 0.0 {
+            self.chars_per_token = chars_per_token;
+        }
+    }
+
     /// The calibration factor (1.0 until usage has been observed).
     pub fn factor(&self) -> f64 {
         self.factor
