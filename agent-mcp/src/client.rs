@@ -59,7 +59,7 @@ pub struct ServerInfo {
 /// ```
 #[derive(Clone)]
 pub struct McpClient {
-    inner: Arc<Inner>,
+    pub(crate) inner: Arc<Inner>,
 }
 
 impl std::fmt::Debug for McpClient {
@@ -71,7 +71,7 @@ impl std::fmt::Debug for McpClient {
     }
 }
 
-struct Inner {
+pub(crate) struct Inner {
     config: McpServerConfig,
     state: Mutex<ConnState>,
     catalog: StdMutex<Arc<Vec<RemoteTool>>>,

@@ -47,6 +47,7 @@ mod content;
 mod error;
 mod names;
 mod server;
+mod sync;
 
 pub use client::{McpClient, ServerInfo};
 pub use config::{McpServerConfig, SAFE_ENV_VARS, Transport, servers_from_json};

@@ -278,3 +278,28 @@ async fn an_agent_calls_everything_tools_through_its_loop() {
     assert!(text.contains("42"), "{text}");
     client.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_synced_agent_sees_tools_the_server_adds_later() {
+    let client = McpClient::connect(stdio_config().root("file:///srv/agent-root"))
+        .await
+        .unwrap();
+    let agent = Agent::builder().provider(ScriptedProvider::new([])).build().unwrap();
+    let sync = client.sync_agent_tools(&agent).unwrap();
+    assert!(agent.tools().has("everything__echo"));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !agent.tools().has("everything__get-roots-list") {
+        assert!(
+            Instant::now() < deadline,
+            "the agent never got get-roots-list: {:?}",
+            agent.tools().names()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Each tool appears once: the server's tools were replaced, not appended again.
+    let names = agent.tools().names();
+    let echo = names.iter().filter(|n| n.as_str() == "everything__echo").count();
+    assert_eq!(echo, 1, "{names:?}");
+    sync.abort();
+    client.close().await;
+}
