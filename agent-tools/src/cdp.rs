@@ -447,11 +447,24 @@ impl CdpHost {
 impl BrowserHost for CdpHost {
     async fn evaluate(&self, tab: Option<&str>, expression: &str) -> Result<serde_json::Value, HostError> {
         let page = self.page(tab)?;
-        let mut params = EvaluateParams::new(expression);
-        params.await_promise = Some(true);
-        params.return_by_value = Some(true);
-        let result = self.call("evaluate", page.evaluate_expression(params)).await?;
-        Ok(result.value().cloned().unwrap_or(serde_json::Value::Null))
+        let mut attempt = 0;
+        loop {
+            let mut params = EvaluateParams::new(expression);
+            params.await_promise = Some(true);
+            params.return_by_value = Some(true);
+            match self.call("evaluate", page.evaluate_expression(params)).await {
+                Ok(result) => return Ok(result.value().cloned().unwrap_or(serde_json::Value::Null)),
+                // A navigation just replaced the document: its old script context is gone.
+                Err(HostError::Other(msg) | HostError::Script(msg))
+                    if attempt < 3
+                        && (msg.contains("Cannot find context") || msg.contains("context was destroyed")) =>
+                {
+                    attempt += 1;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     async fn navigate(&self, tab: Option<&str>, url: &str) -> Result<(), HostError> {
