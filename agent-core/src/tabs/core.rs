@@ -162,20 +162,17 @@ impl HubInner {
         };
         let before = slot.info.borrow().state;
         let after = info.state;
-        if before != after {
-            let was = before == TabState::Running;
-            let is = after == TabState::Running;
-            if was != is {
-                self.running.send_modify(|n| {
-                    if is {
-                        *n += 1;
-                    } else {
-                        *n = n.saturating_sub(1);
-                    }
-                });
-            }
+        let was_running = before == TabState::Running;
+        let is_running = after == TabState::Running;
+        // Count a tab as running before it is shown running, and show it idle before it stops
+        // counting, so `wait_all_idle` never returns while a snapshot still says running.
+        if is_running && !was_running {
+            self.running.send_modify(|n| *n += 1);
         }
         slot.info.send_replace(info);
+        if was_running && !is_running {
+            self.running.send_modify(|n| *n = n.saturating_sub(1));
+        }
         if before != after {
             self.emit(&slot.id, TabEventKind::StateChanged { state: after });
         }
