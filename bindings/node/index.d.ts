@@ -116,6 +116,11 @@ export declare class NativeProvider {
   /** A real provider adapter (OpenAI-compatible, Anthropic or Gemini). */
   static connect(options: ProviderOptions): NativeProvider
   /**
+   * A router trying this provider first and `fallback` when a call fails with a retryable
+   * error before any content streamed.
+   */
+  withFallback(fallback: NativeProvider): NativeProvider
+  /**
    * The provider the `LLM_PROVIDER`, `LLM_MODEL`, `LLM_API_KEY` and `LLM_BASE_URL`
    * environment variables describe.
    */

@@ -318,6 +318,12 @@ export declare class Gemini implements Provider {
   readonly id: string
   readonly model: string
 }
+/** Tries the providers in order: a retryable failure before any content moves to the next route. */
+export declare class FallbackRouter implements Provider {
+  constructor(primary: Provider, ...fallbacks: Provider[])
+  readonly id: string
+  readonly model: string
+}
 /** The provider `LLM_PROVIDER`, `LLM_MODEL`, `LLM_API_KEY` and `LLM_BASE_URL` describe; throws a `ConfigError` naming what is missing. */
 export declare function providerFromEnv(): Provider & { readonly model: string }
 

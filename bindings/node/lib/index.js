@@ -137,6 +137,29 @@ class Gemini {
   }
 }
 
+/**
+ * Routes each model call to the first provider, falling back to the next ones in order when a
+ * call fails with a retryable error (rate limit, timeout, transport, 5xx) before any content.
+ */
+class FallbackRouter {
+  /** @param {any} primary @param {...any} fallbacks */
+  constructor(primary, ...fallbacks) {
+    for (const p of [primary, ...fallbacks]) {
+      if (!p || !p.native) throw new ConfigError('FallbackRouter: every route must be a provider', 'invalid_argument')
+    }
+    let n = primary.native
+    for (const f of fallbacks) n = n.withFallback(f.native)
+    /** @internal */
+    this.native = n
+  }
+  get id() {
+    return this.native.id
+  }
+  get model() {
+    return this.native.model
+  }
+}
+
 /** The provider `LLM_PROVIDER`, `LLM_MODEL`, `LLM_API_KEY` and `LLM_BASE_URL` describe. */
 function providerFromEnv() {
   const n = wrap(() => native.NativeProvider.fromEnv())
@@ -788,6 +811,7 @@ module.exports = {
   OpenAICompatible,
   Anthropic,
   Gemini,
+  FallbackRouter,
   providerFromEnv,
   MemoryStore,
   SqliteStore,

@@ -269,6 +269,17 @@ impl NativeProvider {
         Ok(NativeProvider { inner, scripted: None })
     }
 
+    /// A router trying this provider first and `fallback` when a call fails with a retryable
+    /// error before any content streamed.
+    #[napi]
+    pub fn with_fallback(&self, fallback: &NativeProvider) -> NativeProvider {
+        let router = agent_providers::FallbackRouter::new(self.inner.clone()).with_fallback(fallback.inner.clone());
+        NativeProvider {
+            inner: Arc::new(router),
+            scripted: None,
+        }
+    }
+
     /// The provider the `LLM_PROVIDER`, `LLM_MODEL`, `LLM_API_KEY` and `LLM_BASE_URL`
     /// environment variables describe.
     #[napi(factory)]

@@ -182,3 +182,17 @@ test('the key store encrypts through a JS Crypt and never stores plaintext', asy
   await keys.clearKey(provider)
   assert.equal(await keys.getKey(provider), null)
 })
+
+test('a fallback router moves to the next provider after a retryable failure', async () => {
+  const { FallbackRouter } = await import('../lib/index.js')
+  const primary = new ScriptedProvider([{ error: { kind: 'server', status: 503, message: 'overloaded' } }])
+  const backup = new ScriptedProvider([{ text: 'from the backup' }])
+  const router = new FallbackRouter(primary, backup)
+  assert.equal(router.id, 'router')
+  const run = (await new Agent({ provider: router }).createSession()).send('x')
+  const o = await run.outcome
+  assert.equal(o.status, 'done')
+  assert.equal(o.finalText, 'from the backup')
+  assert.equal(primary.callCount, 1)
+  assert.equal(backup.callCount, 1)
+})

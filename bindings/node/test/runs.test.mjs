@@ -94,7 +94,7 @@ test('status() reports thinking, tool_call and complete', async () => {
   let release
   const gateOpen = new Promise((r) => (release = r))
   const slow = tool({ name: 'slow', execute: async () => (await gateOpen, 'ok') })
-  const { agent } = scripted([{ delayMs: 150, then: { toolCalls: [{ name: 'slow' }] } }, { text: 'end' }], {
+  const { agent } = scripted([{ delayMs: 500, then: { toolCalls: [{ name: 'slow' }] } }, { text: 'end' }], {
     tools: [slow],
   })
   const s = await agent.createSession()
