@@ -125,3 +125,23 @@ async def test_status_snapshots():
 
 def test_outcome_statuses_constant():
     assert set(ac.OUTCOME_STATUSES) == {"done", "denied", "capped", "cancelled", "error", "awaiting_user"}
+
+
+async def test_send_a_message_with_an_image():
+    provider = ac.ScriptedProvider(["I see a red dot."], record_requests=True)
+    agent = ac.Agent(provider)
+    session = await agent.create_session()
+    message = {
+        "content": [
+            {"type": "text", "text": "What is in this picture?"},
+            {"type": "image", "media_type": "image/png", "source": {"kind": "base64", "data": "iVBORw0KGgo="}},
+        ]
+    }
+    outcome = await session.send(message)
+    assert outcome.final_text == "I see a red dot."
+    sent = provider.requests()[0]["messages"][0]
+    assert sent["role"] == "user"
+    assert sent["content"][1] == message["content"][1]
+    assert (await session.send({"content": "plain text in a dict"})).status == "error"  # script exhausted
+    with pytest.raises(ac.ConfigError, match="invalid message"):
+        session.send({"content": [{"type": "video"}]})
