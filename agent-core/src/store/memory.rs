@@ -201,3 +201,26 @@ impl Store for MemoryStore {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[tokio::test]
+    async fn delete_session_removes_everything_and_reports_missing_ones() {
+        let store = MemoryStore::new();
+        let id = SessionId::new_random();
+        store.create_session(&SessionInfo::new(id.clone())).await.unwrap();
+        store.append_messages(&id, 1, &[Message::user("x")]).await.unwrap();
+        store.delete_session(&id).await.unwrap();
+        assert!(store.session(&id).await.unwrap().is_none());
+        assert_eq!(
+            store.delete_session(&id).await.unwrap_err(),
+            StoreError::SessionNotFound(id.clone())
+        );
+        store.create_session(&SessionInfo::new(id.clone())).await.unwrap();
+        assert!(store.load_messages(&id, 0).await.unwrap().is_empty());
+    }
+}
