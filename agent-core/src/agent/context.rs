@@ -190,7 +190,6 @@ pub(crate) async fn after_overflow(
 
 /// Calibrates the token estimate from a model call's reported usage. The loop calls it after
 /// every model call that reported usage.
-#[allow(dead_code)]
 pub(crate) fn observe_usage(history: &mut History, usage: Option<&Usage>) {
     if let (Some(raw), Some(usage)) = (history.last_raw_estimate, usage) {
         history.estimator.observe(raw, usage.input_tokens);

@@ -523,17 +523,6 @@ impl Session {
 
     /// The messages the model would see on the next turn.
     pub async fn model_history(&self) -> Vec<Message> {
-        let history = self.state.history.lock().await;
-        let mut view = history.model_view();
-        // The next turn starts after everything that exists now.
-        if history.turn_start < history.messages.len() {
-            let next = History {
-                messages: history.messages.clone(),
-                turn_start: history.messages.len(),
-                ..History::default()
-            };
-            view = next.model_view();
-        }
-        view
+        self.state.history.lock().await.next_turn_view()
     }
 }

@@ -155,6 +155,8 @@ impl Turn<'_> {
             if let Some(usage) = &response.usage {
                 outcome.usage.add(usage);
             }
+            // Calibrates the token estimate against what the provider counted.
+            context::observe_usage(&mut history, response.usage.as_ref());
             self.emitter.emit(EventKind::ModelCallCompleted {
                 iteration,
                 usage: response.usage,
@@ -364,7 +366,12 @@ impl Turn<'_> {
             max_output_tokens: config.max_output_tokens,
             temperature: config.temperature,
         };
-        context::fit_request(self.agent, self.session, history, &mut request, self.emitter).await;
+        // Compaction may call the model to summarise: it is cancellable like any model call.
+        tokio::select! {
+            biased;
+            _ = self.cancel.cancelled() => return Err(CallFailed::Cancelled),
+            _ = context::fit_request(self.agent, self.session, history, &mut request, self.emitter) => {}
+        }
         let call = async {
             let mut stream = self.agent.provider.stream(&request, self.cancel.child_token()).await?;
             let mut assembler = ResponseAssembler::new();
