@@ -129,25 +129,24 @@ impl Transport {
     ) -> Result<reqwest::Response, ProviderError> {
         let mut attempt = 1;
         loop {
-            let err = match self.attempt(url, body.clone(), cancel, deadline).await {
+            let (err, header_hint) = match self.attempt(url, body.clone(), cancel, deadline).await {
                 Ok(response) => return Ok(response),
-                Err(ProviderError::Cancelled) => return Err(ProviderError::Cancelled),
-                Err(err) => self.redact(err),
+                Err((ProviderError::Cancelled, _)) => return Err(ProviderError::Cancelled),
+                Err((err, hint)) => (self.redact(err), hint),
             };
             if !err.is_retryable() || attempt >= self.http.max_attempts {
                 return Err(err);
             }
-            let delay = match &err {
-                ProviderError::RateLimited {
-                    retry_after: Some(hint),
-                    ..
-                } => {
-                    if *hint > self.http.max_retry_after {
-                        return Err(err);
-                    }
-                    *hint
-                }
-                _ => self.backoff(attempt),
+            // The server's hint (Retry-After on a 429 or a 503, Gemini's RetryInfo) wins over
+            // the backoff.
+            let hint = match &err {
+                ProviderError::RateLimited { retry_after, .. } => retry_after.or(header_hint),
+                _ => header_hint,
+            };
+            let delay = match hint {
+                Some(hint) if hint > self.http.max_retry_after => return Err(err),
+                Some(hint) => hint,
+                None => self.backoff(attempt),
             };
             if Instant::now() + delay >= deadline {
                 return Err(err);
@@ -178,19 +177,19 @@ impl Transport {
         body: Bytes,
         cancel: &CancellationToken,
         deadline: Instant,
-    ) -> Result<reqwest::Response, ProviderError> {
+    ) -> Result<reqwest::Response, (ProviderError, Option<Duration>)> {
         let send = self.client.post(url.clone()).body(body).send();
         let wait = self
             .http
             .read_timeout
             .min(deadline.saturating_duration_since(Instant::now()));
         let response = tokio::select! {
-            _ = cancel.cancelled() => return Err(ProviderError::Cancelled),
+            _ = cancel.cancelled() => return Err((ProviderError::Cancelled, None)),
             r = tokio::time::timeout(wait, send) => match r {
-                Err(_) => return Err(ProviderError::Timeout(format!(
+                Err(_) => return Err((ProviderError::Timeout(format!(
                     "no response from the provider within {} s", wait.as_secs_f64()
-                ))),
-                Ok(Err(e)) => return Err(map_reqwest(e)),
+                )), None)),
+                Ok(Err(e)) => return Err((map_reqwest(e), None)),
                 Ok(Ok(response)) => response,
             },
         };
@@ -200,13 +199,16 @@ impl Transport {
         }
         let headers = response.headers().clone();
         let body = tokio::select! {
-            _ = cancel.cancelled() => return Err(ProviderError::Cancelled),
+            _ = cancel.cancelled() => return Err((ProviderError::Cancelled, None)),
             r = tokio::time::timeout(self.http.read_timeout, response.bytes()) => match r {
                 Ok(Ok(body)) => body,
                 _ => Bytes::new(),
             },
         };
-        Err(errors::from_status(status.as_u16(), &headers, &body))
+        Err((
+            errors::from_status(status.as_u16(), &headers, &body),
+            errors::retry_after(&headers),
+        ))
     }
 
     /// Reads a whole (non-streamed) body within the read timeout.

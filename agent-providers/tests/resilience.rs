@@ -350,3 +350,16 @@ async fn every_route_down_reports_the_last_error() {
     let err = call(&router).await.unwrap_err();
     assert_eq!(err.kind(), "transport", "{err}");
 }
+
+#[tokio::test]
+async fn retry_after_on_a_503_is_honoured_too() {
+    let server = MockServer::start([
+        Reply::new(503, "maintenance").header("retry-after", "1"),
+        Reply::sse("openai/stream-text.sse"),
+    ])
+    .await;
+    let started = Instant::now();
+    call(adapter(Wire::OpenAi, &server.url()).as_ref()).await.unwrap();
+    assert!(started.elapsed() >= Duration::from_millis(950));
+    assert_eq!(server.requests().len(), 2);
+}

@@ -281,8 +281,31 @@ pub fn peak_rss_kib(pid: &str) -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
-/// CPU time (user + system) this process has used, from `/proc/self/stat`.
+/// CPU time this process has used: the sum of its threads' on-CPU nanoseconds from
+/// `/proc/self/task/*/schedstat` (precise), or `/proc/self/stat` ticks (10 ms steps) when
+/// schedstat is unavailable. Threads that already exited are not counted by schedstat.
 pub fn cpu_time() -> Duration {
+    let mut total = 0u64;
+    let mut found = false;
+    if let Ok(tasks) = std::fs::read_dir("/proc/self/task") {
+        for task in tasks.flatten() {
+            let path = task.path().join("schedstat");
+            if let Some(ns) = std::fs::read_to_string(path)
+                .ok()
+                .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse::<u64>().ok()))
+            {
+                total += ns;
+                found = true;
+            }
+        }
+    }
+    if found {
+        return Duration::from_nanos(total);
+    }
+    stat_cpu_time()
+}
+
+fn stat_cpu_time() -> Duration {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
     // Fields after the command name (which may contain spaces) start after the last ')'.
     let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or_default();

@@ -1,11 +1,12 @@
 //! The whole-process harness: starts `mock-llm` as a separate process, measures its raw
 //! ceiling with a bare hyper client, then runs agent-core's loop against it through the
 //! OpenAI-compatible adapter: `--steps` tool steps plus the final answer per session, first
-//! `--sequential` sessions one after another, then `--concurrent` sessions at once.
+//! `--sequential` sessions one after another, then `--concurrent` sessions at once (once with
+//! a cold connection pool, then `--rounds` more times).
 //!
 //! ```text
 //! cargo run --release -p agent-bench --bin harness -- [--sequential 200] [--concurrent 100]
-//!     [--steps 10] [--json] [--client-threads 1] [--server-threads 1] [--server-bin PATH]
+//!     [--rounds 5] [--steps 10] [--json] [--client-threads 1] [--server-threads 1] [--server-bin PATH]
 //! ```
 //!
 //! Figures: ms per model call (wall), CPU ms per model call (this process), calls/s, peak RSS
@@ -26,6 +27,7 @@ use hyper_util::rt::TokioIo;
 struct Opts {
     sequential: usize,
     concurrent: usize,
+    rounds: usize,
     steps: u64,
     stream: bool,
     client_threads: usize,
@@ -37,6 +39,7 @@ fn parse() -> Result<Opts, String> {
     let mut o = Opts {
         sequential: 200,
         concurrent: 100,
+        rounds: 5,
         steps: 10,
         stream: true,
         client_threads: 1,
@@ -50,6 +53,7 @@ fn parse() -> Result<Opts, String> {
         match flag.as_str() {
             "--sequential" => o.sequential = num(value()?)?,
             "--concurrent" => o.concurrent = num(value()?)?,
+            "--rounds" => o.rounds = num(value()?)?.max(1),
             "--steps" => o.steps = num(value()?)? as u64,
             "--json" => o.stream = false,
             "--client-threads" => o.client_threads = num(value()?)?.max(1),
@@ -267,7 +271,7 @@ async fn run(o: Opts) -> Result<(), String> {
         seq.line(&format!("agent, {} sessions one after another", o.sequential))
     );
 
-    let par = measure(async {
+    let burst = || async {
         let tasks: Vec<_> = (0..o.concurrent)
             .map(|_| {
                 let agent = agent.clone();
@@ -279,10 +283,28 @@ async fn run(o: Opts) -> Result<(), String> {
         for t in tasks {
             calls += t.await.map_err(|e| e.to_string())??;
         }
+        Ok::<usize, String>(calls)
+    };
+    let first = measure(burst()).await?;
+    println!(
+        "{}",
+        first.line(&format!("agent, {} sessions at once (cold pool)", o.concurrent))
+    );
+    let par = measure(async {
+        let mut calls = 0;
+        for _ in 0..o.rounds {
+            calls += burst().await?;
+        }
         Ok(calls)
     })
     .await?;
-    println!("{}", par.line(&format!("agent, {} sessions at once", o.concurrent)));
+    println!(
+        "{}",
+        par.line(&format!(
+            "agent, {} sessions at once, x{} rounds",
+            o.concurrent, o.rounds
+        ))
+    );
     let mib = |kib: Option<u64>| kib.map_or("?".to_owned(), |k| format!("{:.1} MiB", k as f64 / 1024.0));
     println!(
         "peak RSS: client {}, server {}",
