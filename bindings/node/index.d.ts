@@ -246,6 +246,14 @@ export interface AgentConfigInput {
   maxOutputTokens?: number
   /** Sampling temperature. */
   temperature?: number
+  /** How long a clarification question waits for an answer, in ms (default 1 800 000). */
+  clarificationTtlMs?: number
+  /** Whether older turns are compacted when the context fills up (default true). */
+  compaction?: boolean
+  /** Compact when the estimated input exceeds this share of the window (default 0.7). */
+  compactionRatio?: number
+  /** The model's input window in tokens (default: ask the provider). */
+  maxInputTokens?: number
 }
 
 /** One request to the JS Crypt wrapper: `available`, `encrypt` (text) or `decrypt` (base64). */

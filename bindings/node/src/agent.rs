@@ -41,6 +41,14 @@ pub struct AgentConfigInput {
     pub max_output_tokens: Option<u32>,
     /// Sampling temperature.
     pub temperature: Option<f64>,
+    /// How long a clarification question waits for an answer, in ms (default 1 800 000).
+    pub clarification_ttl_ms: Option<f64>,
+    /// Whether older turns are compacted when the context fills up (default true).
+    pub compaction: Option<bool>,
+    /// Compact when the estimated input exceeds this share of the window (default 0.7).
+    pub compaction_ratio: Option<f64>,
+    /// The model's input window in tokens (default: ask the provider).
+    pub max_input_tokens: Option<f64>,
 }
 
 fn millis(ms: f64) -> Duration {
@@ -82,6 +90,18 @@ fn to_config(input: AgentConfigInput) -> Result<AgentConfig> {
     }
     c.max_output_tokens = input.max_output_tokens;
     c.temperature = input.temperature.map(|t| t as f32);
+    if let Some(v) = input.clarification_ttl_ms {
+        c.clarification_ttl = millis(v);
+    }
+    if let Some(v) = input.compaction {
+        c.compaction.enabled = v;
+    }
+    if let Some(v) = input.compaction_ratio {
+        c.compaction.ratio = v;
+    }
+    if let Some(v) = input.max_input_tokens {
+        c.compaction.max_input_tokens = Some(v as u64);
+    }
     Ok(c)
 }
 

@@ -33,3 +33,20 @@ test('ask_clarification parks the turn; a JS answer resumes it in a new run', as
   const last = provider.requests().at(-1).messages.filter((m) => m.role === 'tool').at(-1)
   assert.match(last.content[0].text, /M/)
 })
+
+test('an unanswered question expires after clarificationTtlMs', async () => {
+  const { agent } = scripted(
+    [{ toolCalls: [{ name: 'ask_clarification', arguments: { kind: 'confirm', question: 'Proceed?' } }] }],
+    { clarification: true, config: { clarificationTtlMs: 50 } },
+  )
+  const s = await agent.createSession()
+  assert.equal((await s.send('go').outcome).status, 'awaiting_user')
+  const q = s.pendingClarification()
+  await new Promise((r) => setTimeout(r, 120))
+  // Expired: no longer pending, and answering is refused.
+  assert.equal(s.pendingClarification(), null)
+  assert.throws(
+    () => s.answerClarification(q.id, 'yes'),
+    (e) => e instanceof ClarificationError && ['clarification_expired', 'clarification_not_pending'].includes(e.code),
+  )
+})
