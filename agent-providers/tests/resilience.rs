@@ -164,7 +164,7 @@ async fn cancel_during_a_stream_returns_promptly_and_drops_the_request() {
         }
         assert_eq!(last, Some(ProviderError::Cancelled), "{wire:?}");
         assert!(
-            started.elapsed() < Duration::from_secs(1),
+            started.elapsed() < Duration::from_secs(2),
             "{wire:?}: {:?}",
             started.elapsed()
         );
@@ -198,7 +198,7 @@ async fn cancel_during_a_retry_wait_returns_promptly() {
         Err(e) => e,
     };
     assert_eq!(err, ProviderError::Cancelled);
-    assert!(started.elapsed() < Duration::from_secs(1));
+    assert!(started.elapsed() < Duration::from_secs(2));
 }
 
 #[tokio::test]
@@ -211,7 +211,7 @@ async fn retry_after_longer_than_the_cap_fails_at_once() {
         matches!(err, ProviderError::RateLimited { retry_after: Some(d), .. } if d.as_secs() == 3600),
         "{err:?}"
     );
-    assert!(started.elapsed() < Duration::from_secs(1));
+    assert!(started.elapsed() < Duration::from_secs(2));
     assert_eq!(server.requests().len(), 1);
 }
 
