@@ -109,6 +109,7 @@ fn table() -> Vec<Case> {
         case("one tool call", OpenAi, File("openai/stream-tool-call.sse"), O(want("").calls(json!([["get_weather", {"city": "New York City"}]])).usage(44, 16))),
         case("one tool call", Anthropic, File("anthropic/stream-tool-use.sse"), O(want("I'll check the current weather in Paris for you.").calls(json!([["get_weather", {"location": "Paris"}]])).usage(377, 65))),
         case("one tool call", Gemini, File("gemini/stream-function-call.sse"), O(want("").calls(json!([["weather", {"location": "Florence,Italy"}]])).usage(54, 58))),
+        case("one tool call", OpenAi, File("vllm/stream-tool-call.sse"), O(want("").calls(json!([["run_command", {"command": "ls"}]])))),
         // two tool calls in one response
         case("two tool calls", OpenAi, File("openai/stream-two-tool-calls.sse"), O(want("").calls(json!([["GetWeatherArgs", {"city": "Edinburgh", "country": "GB", "units": "c"}], ["get_stock_price", {"ticker": "AAPL", "exchange": "NASDAQ"}]])).usage(149, 60))),
         case("two tool calls", Anthropic, File("anthropic/stream-parallel-tool-use.sse"), O(want("I'll add and multiply the numbers 2 and 3 for you.").calls(add_mul.clone()).usage(502, 137))),
@@ -410,5 +411,27 @@ async fn http_error_bodies() {
                 "{err:?}"
             );
         }
+    }
+}
+
+/// Every recorded body of the collection is exercised by one of the suites.
+#[test]
+fn every_recorded_body_is_exercised() {
+    let sources = [
+        include_str!("conformance.rs"),
+        include_str!("requests.rs"),
+        include_str!("resilience.rs"),
+        include_str!("agent_e2e.rs"),
+    ]
+    .concat();
+    let cases: Vec<Value> = serde_json::from_slice(&fixture("cases.json")).unwrap();
+    assert_eq!(cases.len(), 41);
+    for case in cases {
+        let file = case["file"].as_str().unwrap();
+        assert!(!fixture(file).is_empty(), "{file} is copied");
+        assert!(
+            sources.contains(&format!("\"{file}\"")),
+            "{file} is not exercised by any test"
+        );
     }
 }
