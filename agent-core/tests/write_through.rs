@@ -171,3 +171,30 @@ async fn sessions_reopen_with_their_history() {
     let seen: Vec<String> = provider.requests()[0].messages.iter().map(Message::text).collect();
     assert_eq!(seen, vec!["first question", "first answer", "second question"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn turns_sent_back_to_back_run_in_the_order_they_were_sent() {
+    let provider = ScriptedProvider::from_fn(|req: &agent_core::ModelRequest| {
+        let last = req.messages.last().map(Message::text).unwrap_or_default();
+        ScriptStep::Reply(ScriptedReply::text(format!("answer to {last}")))
+    });
+    let agent = Agent::builder()
+        .provider(provider)
+        .store(MemoryStore::new())
+        .build()
+        .unwrap();
+    let session = agent.create_session().await.unwrap();
+    let runs: Vec<_> = (0..30).map(|i| session.send(format!("message {i}"))).collect();
+    for run in runs {
+        assert_eq!(run.outcome().await.status, OutcomeStatus::Done);
+    }
+    let users: Vec<String> = session
+        .messages()
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.message.role == Role::User)
+        .map(|m| m.message.text())
+        .collect();
+    assert_eq!(users, (0..30).map(|i| format!("message {i}")).collect::<Vec<_>>());
+}

@@ -77,7 +77,7 @@ impl AgentInner {
 /// of a session run one after another.
 pub(crate) struct SessionState {
     pub id: SessionId,
-    pub history: tokio::sync::Mutex<History>,
+    pub history: Arc<tokio::sync::Mutex<History>>,
     /// The question a turn is parked on, and the token that stops its expiry watcher.
     pending: Mutex<Option<(Clarification, CancellationToken)>>,
 }
@@ -86,7 +86,7 @@ impl SessionState {
     fn new(id: SessionId, history: History) -> Self {
         SessionState {
             id,
-            history: tokio::sync::Mutex::new(history),
+            history: Arc::new(tokio::sync::Mutex::new(history)),
             pending: Mutex::new(None),
         }
     }
@@ -495,8 +495,9 @@ impl Session {
         };
         let agent = inner.clone();
         let state = self.state.clone();
+        let slot = turn::TurnSlot::queue(&self.state.history);
         inner.runtime.spawn(async move {
-            let outcome = turn::run_turn(agent, state, input, run_id, cancel, emitter).await;
+            let outcome = turn::run_turn(agent, state, slot, input, run_id, cancel, emitter).await;
             let _ = outcome_tx.send(Some(outcome));
         });
         run

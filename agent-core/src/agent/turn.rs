@@ -2,7 +2,12 @@
 //! answers without tool calls or the turn stops. However the turn ends, every tool call in the
 //! stored history has exactly one result.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+
+use tokio::sync::OwnedMutexGuard;
 
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
@@ -35,9 +40,27 @@ pub(crate) enum TurnInput {
     Answer { clarification_id: String, answer: String },
 }
 
+/// A turn's place in its session's queue, taken when the turn is requested, so turns of one
+/// session run in the order they were sent (the session lock is FIFO once a waiter is queued).
+pub(crate) struct TurnSlot(Pin<Box<dyn Future<Output = OwnedMutexGuard<History>> + Send>>);
+
+impl TurnSlot {
+    /// Queues for the session's history lock now, without waiting.
+    pub fn queue(history: &Arc<tokio::sync::Mutex<History>>) -> Self {
+        let mut waiting = Box::pin(history.clone().lock_owned());
+        // One poll registers this waiter in the lock's FIFO queue (or takes the lock at once);
+        // the task that runs the turn polls it again with its own waker.
+        match waiting.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(guard) => TurnSlot(Box::pin(std::future::ready(guard))),
+            Poll::Pending => TurnSlot(waiting),
+        }
+    }
+}
+
 pub(crate) async fn run_turn(
     agent: Arc<AgentInner>,
     state: Arc<SessionState>,
+    slot: TurnSlot,
     input: TurnInput,
     run_id: String,
     cancel: CancellationToken,
@@ -51,7 +74,7 @@ pub(crate) async fn run_turn(
         cancel: &cancel,
         emitter: &emitter,
     };
-    let outcome = turn.drive(input).await;
+    let outcome = turn.drive(slot, input).await;
     finish(&emitter, outcome)
 }
 
@@ -101,12 +124,12 @@ enum CallFailed {
 }
 
 impl Turn<'_> {
-    async fn drive(&self, input: TurnInput) -> Outcome {
+    async fn drive(&self, slot: TurnSlot, input: TurnInput) -> Outcome {
         let mut outcome = Outcome::new(OutcomeStatus::Done);
         let mut history = tokio::select! {
             biased;
             _ = self.cancel.cancelled() => return with_status(outcome, OutcomeStatus::Cancelled),
-            h = self.state.history.lock() => h,
+            h = slot.0 => h,
         };
         let store = self.agent.store.as_ref();
         let parked_call = self.state.pending_clarification().map(|q| q.call_id);
