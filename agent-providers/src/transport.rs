@@ -46,6 +46,9 @@ pub struct HttpConfig {
     pub max_retry_after: Duration,
     /// Sent as `User-Agent`.
     pub user_agent: String,
+    /// An HTTP(S) proxy URL for every request. The `HTTP_PROXY`/`HTTPS_PROXY` environment
+    /// variables are not read (the crate reads no environment outside `from_env`).
+    pub proxy: Option<String>,
 }
 
 impl Default for HttpConfig {
@@ -60,6 +63,7 @@ impl Default for HttpConfig {
             backoff_max: Duration::from_secs(8),
             max_retry_after: Duration::from_secs(60),
             user_agent: concat!("agent-providers/", env!("CARGO_PKG_VERSION")).to_owned(),
+            proxy: None,
         }
     }
 }
@@ -101,11 +105,18 @@ pub(crate) struct Transport {
 impl Transport {
     /// A transport whose every request carries `headers`.
     pub(crate) fn new(http: HttpConfig, secret: &str, headers: HeaderMap) -> Result<Self, ProviderError> {
-        let client = reqwest::Client::builder()
+        let mut builder = reqwest::Client::builder()
             .default_headers(headers)
             .connect_timeout(http.connect_timeout)
             .user_agent(http.user_agent.clone())
             .tcp_nodelay(true)
+            .no_proxy();
+        if let Some(proxy) = &http.proxy {
+            let proxy = reqwest::Proxy::all(proxy.as_str())
+                .map_err(|e| ProviderError::Config(format!("invalid proxy URL {proxy:?}: {e}")))?;
+            builder = builder.proxy(proxy);
+        }
+        let client = builder
             .build()
             .map_err(|e| ProviderError::Config(format!("could not build the HTTP client: {e}")))?;
         Ok(Transport {
