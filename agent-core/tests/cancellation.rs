@@ -11,7 +11,7 @@ use agent_core::{
     Agent, GateDecision, GateRequest, Message, OutcomeStatus, RunState, ScriptStep, ScriptedProvider, ScriptedReply,
     ToolCallState, ToolContext, ToolError, gate_fn, tool_fn,
 };
-use common::{assert_transcript_valid, tool_results};
+use common::{assert_transcript_valid, messages_of, tool_results};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -25,16 +25,6 @@ impl Drop for DropGuard {
     fn drop(&mut self) {
         self.0.store(true, Ordering::SeqCst);
     }
-}
-
-async fn messages_of(session: &agent_core::Session) -> Vec<Message> {
-    session
-        .messages()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|m| m.message)
-        .collect()
 }
 
 #[tokio::test]

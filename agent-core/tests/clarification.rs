@@ -8,10 +8,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_core::{
-    Agent, AgentEvent, ClarificationError, ClarificationKind, MemoryStore, Message, OutcomeStatus, Role, RunState,
+    Agent, AgentEvent, ClarificationError, ClarificationKind, MemoryStore, OutcomeStatus, Role, RunState,
     ScriptedProvider, ScriptedReply, Store,
 };
-use common::{assert_transcript_valid, collect_events, names};
+use common::{assert_transcript_valid, collect_events, messages_of, names};
 use serde_json::json;
 
 fn asking(kind: &str, extra: serde_json::Value) -> ScriptedReply {
@@ -44,16 +44,6 @@ fn fixture(replies: Vec<ScriptedReply>, store: Arc<dyn Store>) -> Fixture {
         provider,
         observed,
     }
-}
-
-async fn messages_of(session: &agent_core::Session) -> Vec<Message> {
-    session
-        .messages()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|m| m.message)
-        .collect()
 }
 
 async fn answered(kind: &str, extra: serde_json::Value, answer: &str, expected: &str) {

@@ -8,10 +8,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use agent_core::{
-    Agent, AgentConfig, AllowAll, DenialPolicy, GateDecision, GateRequest, Message, OutcomeStatus, ScriptedProvider,
+    Agent, AgentConfig, AllowAll, DenialPolicy, GateDecision, GateRequest, OutcomeStatus, ScriptedProvider,
     ScriptedReply, ToolContext, ToolError, gate_fn, tool_fn,
 };
-use common::{Log, assert_transcript_valid, collect_events, names, tool_results};
+use common::{Log, assert_transcript_valid, collect_events, messages_of, names, tool_results};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -42,16 +42,6 @@ fn script() -> ScriptedProvider {
         ScriptedReply::tool_call("fs_delete", json!({"path": "/tmp/x"})).into(),
         ScriptedReply::text("done").into(),
     ])
-}
-
-async fn messages_of(session: &agent_core::Session) -> Vec<Message> {
-    session
-        .messages()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|m| m.message)
-        .collect()
 }
 
 #[tokio::test]

@@ -11,7 +11,7 @@ use agent_core::{
     Agent, AgentConfig, Message, OutcomeStatus, Role, RunState, ScriptStep, ScriptedProvider, ScriptedReply,
     ToolContext, ToolError, ToolOutput, ToolSet, ToolSetError, ToolSpec, tool_fn,
 };
-use common::{assert_transcript_valid, tool_results};
+use common::{assert_transcript_valid, messages_of, tool_results};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -45,16 +45,6 @@ fn transcribe(counter: Arc<AtomicUsize>) -> impl agent_core::Tool {
             }
         },
     )
-}
-
-async fn messages_of(session: &agent_core::Session) -> Vec<Message> {
-    session
-        .messages()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|m| m.message)
-        .collect()
 }
 
 #[tokio::test]

@@ -121,52 +121,26 @@ impl ExecCtx<'_> {
             let parallel = spec.parallel_safe;
             let room = if parallel { max_parallel } else { 1 };
             while inflight.len() >= room || (!parallel && !inflight.is_empty()) {
-                match self.next_finished(&mut inflight).await {
-                    Some(done) => {
-                        if let Some(s) = self.settle(calls, &mut slots, done).await {
-                            stop = Some(s);
-                            break 'calls;
-                        }
-                    }
-                    None => {
-                        stop = Some(Stop::Cancelled);
-                        break 'calls;
-                    }
+                if let Some(s) = self.settle_next(calls, &mut slots, &mut inflight).await {
+                    stop = Some(s);
+                    break 'calls;
                 }
             }
             started[index] = true;
             let future = self.launch(index, call, prepared).await;
             inflight.push(future);
-            if !parallel {
-                match self.next_finished(&mut inflight).await {
-                    Some(done) => {
-                        if let Some(s) = self.settle(calls, &mut slots, done).await {
-                            stop = Some(s);
-                            break 'calls;
-                        }
-                    }
-                    None => {
-                        stop = Some(Stop::Cancelled);
-                        break 'calls;
-                    }
-                }
+            if !parallel && let Some(s) = self.settle_next(calls, &mut slots, &mut inflight).await {
+                stop = Some(s);
+                break 'calls;
             }
         }
 
         // Calls already running finish unless the turn was cancelled or failed.
         if matches!(stop, None | Some(Stop::Denied(_))) {
             while !inflight.is_empty() {
-                match self.next_finished(&mut inflight).await {
-                    Some(done) => {
-                        if let Some(s) = self.settle(calls, &mut slots, done).await {
-                            stop = Some(s);
-                            break;
-                        }
-                    }
-                    None => {
-                        stop = Some(Stop::Cancelled);
-                        break;
-                    }
+                if let Some(s) = self.settle_next(calls, &mut slots, &mut inflight).await {
+                    stop = Some(s);
+                    break;
                 }
             }
         }
@@ -289,13 +263,20 @@ impl ExecCtx<'_> {
         .boxed()
     }
 
-    /// The next finished call, or `None` when the run is cancelled first.
-    async fn next_finished(&self, inflight: &mut Inflight) -> Option<Finished> {
-        tokio::select! {
+    /// Waits for the next running call to finish and records its result. Returns why the
+    /// calls must stop, if they must: the run was cancelled first, or the tool failed fatally.
+    async fn settle_next(
+        &self,
+        calls: &[ToolCall],
+        slots: &mut [Option<Message>],
+        inflight: &mut Inflight,
+    ) -> Option<Stop> {
+        let done = tokio::select! {
             biased;
-            _ = self.cancel.cancelled() => None,
-            done = inflight.next() => done,
-        }
+            _ = self.cancel.cancelled() => return Some(Stop::Cancelled),
+            done = inflight.next() => done?,
+        };
+        self.settle(calls, slots, done).await
     }
 
     /// Turns a finished call into its result message; returns a stop for fatal errors.

@@ -55,6 +55,17 @@ pub fn names(events: &[AgentEvent]) -> Vec<&'static str> {
         .collect()
 }
 
+/// Every stored message of the session, in order.
+pub async fn messages_of(session: &agent_core::Session) -> Vec<Message> {
+    session
+        .messages()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|m| m.message)
+        .collect()
+}
+
 /// A thread-safe log of strings, for side effects of tools.
 #[derive(Clone, Default)]
 pub struct Log(pub Arc<Mutex<Vec<String>>>);
