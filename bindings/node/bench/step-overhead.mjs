@@ -8,6 +8,7 @@
 //    separate Node process (HTTP + SSE over loopback); per model call = wall time / model calls.
 import { spawn } from 'node:child_process'
 import http from 'node:http'
+import fs from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import path from 'node:path'
 import { Agent, OpenAICompatible, ScriptedProvider, tool } from '../lib/index.js'
@@ -40,11 +41,23 @@ async function inProcess(turns, steps, repeats) {
 
 let mockCost = 0
 
-async function wholeProcess(calls, repeats) {
-  const server = spawn(process.execPath, [path.join(here, '..', 'test', 'mock-openai.mjs'), String(calls - 1)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  const baseUrl = await new Promise((resolve) => server.stdout.once('data', (d) => resolve(String(d).trim())))
+// The project's Rust mock server (benches/src/bin/mock-llm.rs), when built:
+// cargo build --release -p agent-bench --bin mock-llm
+const mockLlm =
+  process.env.AGENT_MOCK_LLM ??
+  path.join(process.env.CARGO_TARGET_DIR ?? path.join(here, '..', '..', '..', 'target'), 'release', 'mock-llm')
+
+async function wholeProcess(calls, repeats, rust = false) {
+  const server = rust
+    ? spawn(mockLlm, ['--port', '0', '--tool-steps', String(calls - 1), '--tool', 'noop', '--args', '{"n":1}'], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      })
+    : spawn(process.execPath, [path.join(here, '..', 'test', 'mock-openai.mjs'), String(calls - 1)], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      })
+  const baseUrl = await new Promise((resolve) =>
+    server.stdout.once('data', (d) => resolve(String(d).trim().replace(/^listening on /, ''))),
+  )
   try {
     // The mock's own cost: the same request from a bare Node HTTP client (keep-alive).
     const keepAlive = new http.Agent({ keepAlive: true, maxSockets: 1 })
@@ -87,4 +100,12 @@ console.log(`in-process, scripted provider + JS no-op tool: ${(a * 1000).toFixed
 await wholeProcess(11, 3) // warm up
 const b = await wholeProcess(11, 30)
 console.log(`whole process, OpenAI-compatible adapter vs local mock server (SSE): ${b.toFixed(3)} ms per model call (median of 30 turns of 11 calls)`)
-console.log(`  of which the mock server and loopback HTTP (a bare Node client, keep-alive): ${mockCost.toFixed(3)} ms`)
+console.log(`  the same mock from a bare Node HTTP client (keep-alive): ${mockCost.toFixed(3)} ms per request`)
+if (fs.existsSync(mockLlm)) {
+  await wholeProcess(11, 3, true) // warm up
+  const c = await wholeProcess(11, 30, true)
+  console.log(`whole process, OpenAI-compatible adapter vs the Rust mock-llm server: ${c.toFixed(3)} ms per model call (median of 30 turns of 11 calls)`)
+  console.log(`  the same mock from a bare Node HTTP client (keep-alive): ${mockCost.toFixed(3)} ms per request`)
+} else {
+  console.log(`(build ${mockLlm} with \`cargo build --release -p agent-bench --bin mock-llm\` to also measure against the Rust mock)`)
+}
