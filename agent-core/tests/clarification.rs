@@ -233,3 +233,24 @@ async fn a_parked_question_survives_a_restart() {
     assert!(store.parked_run(&id).await.unwrap().is_none());
     assert_transcript_valid(&messages_of(&session).await);
 }
+
+#[tokio::test]
+async fn a_question_cut_by_the_tool_call_cap_still_gets_a_result() {
+    let provider = ScriptedProvider::new([asking("confirm", json!({}))
+        .with_call("ask_clarification", json!({"kind": "input", "question": "And?"}))
+        .into()]);
+    let agent = Agent::builder()
+        .provider(provider)
+        .clarification(true)
+        .config(agent_core::AgentConfig {
+            max_tool_calls: Some(1),
+            ..agent_core::AgentConfig::default()
+        })
+        .build()
+        .unwrap();
+    let session = agent.create_session().await.unwrap();
+    let outcome = session.send("ask twice").await;
+    assert_eq!(outcome.status, OutcomeStatus::Capped);
+    assert!(session.pending_clarification().is_none());
+    assert_transcript_valid(&messages_of(&session).await);
+}

@@ -221,7 +221,14 @@ impl Turn<'_> {
             results.extend(not_run(&exec, over_cap, "the tool-call cap was reached").await);
 
             match executed.stop {
-                None if !over_cap.is_empty() => return self.capped(&mut history, outcome, results).await,
+                None if !over_cap.is_empty() => {
+                    // The cap ends the turn, so a question asked in the same message is not asked.
+                    if let Some((call, _)) = &executed.question {
+                        results
+                            .extend(not_run(&exec, std::slice::from_ref(call), "the tool-call cap was reached").await);
+                    }
+                    return self.capped(&mut history, outcome, results).await;
+                }
                 None if executed.question.is_some() => {
                     if let Err(e) = history.push(store, self.session, results).await {
                         return store_failed(outcome, e);
