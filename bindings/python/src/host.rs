@@ -1,4 +1,4 @@
-//! A `BrowserHost` written in Python, and the Rust page tools over it.
+//! A `BrowserHost` written in Python, and the Rust page tools over it (or over a `CdpHost`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use serde_json::Value;
 
+use crate::cdp::NativeCdpHost;
 use crate::convert::py_to_json;
 use crate::provider::NativeTool;
 use crate::pyloop::{Callback, Loops};
@@ -181,7 +182,8 @@ impl BrowserHost for PyHost {
 }
 
 /// The page and tab tools (page_read, page_text, page_scrape, page_navigate, page_click,
-/// page_fill, page_select, tabs_list, tab_open, tab_activate, tab_close) over a Python host.
+/// page_fill, page_select, tabs_list, tab_open, tab_activate, tab_close) over a Python host or
+/// a `CdpHost`.
 #[pyfunction]
 #[pyo3(signature = (host, settle_timeout=None, max_chars=None, max_elements=None, scrape_loopback_http=false, search_template=None))]
 pub fn page_tools(
@@ -193,19 +195,23 @@ pub fn page_tools(
     scrape_loopback_http: bool,
     search_template: Option<String>,
 ) -> PyResult<Vec<NativeTool>> {
-    let loops = Arc::new(Loops::default());
-    loops.remember_current(py);
-    let req = |name| method(host, name, true).and_then(|m| m.ok_or_else(|| crate::errors::config_error(name)));
-    let py_host = PyHost {
-        evaluate: req("evaluate")?,
-        navigate: req("navigate")?,
-        wait_settled: method(host, "wait_settled", false)?,
-        tabs: req("tabs")?,
-        open_tab: req("open_tab")?,
-        close_tab: req("close_tab")?,
-        activate_tab: req("activate_tab")?,
-        resolve_address: method(host, "resolve_address", false)?,
-        loops,
+    let browser_host: Arc<dyn BrowserHost> = if let Ok(cdp) = host.cast::<NativeCdpHost>() {
+        Arc::new(cdp.get().inner.clone())
+    } else {
+        let loops = Arc::new(Loops::default());
+        loops.remember_current(py);
+        let req = |name| method(host, name, true).and_then(|m| m.ok_or_else(|| crate::errors::config_error(name)));
+        Arc::new(PyHost {
+            evaluate: req("evaluate")?,
+            navigate: req("navigate")?,
+            wait_settled: method(host, "wait_settled", false)?,
+            tabs: req("tabs")?,
+            open_tab: req("open_tab")?,
+            close_tab: req("close_tab")?,
+            activate_tab: req("activate_tab")?,
+            resolve_address: method(host, "resolve_address", false)?,
+            loops,
+        })
     };
     let mut cfg = PageToolsConfig::default();
     if let Some(t) = settle_timeout {
@@ -221,7 +227,7 @@ pub fn page_tools(
         cfg.search_template = t;
     }
     cfg.scrape_loopback_http = scrape_loopback_http;
-    Ok(page_tools_with(Arc::new(py_host), cfg)
+    Ok(page_tools_with(browser_host, cfg)
         .into_iter()
         .map(NativeTool::new)
         .collect())

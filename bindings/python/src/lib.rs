@@ -5,6 +5,7 @@
 
 mod adapters;
 mod agent;
+mod cdp;
 mod convert;
 mod errors;
 mod host;
@@ -31,6 +32,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<store::NativeKeyStore>()?;
     m.add_class::<tabs::NativeTabHub>()?;
     m.add_class::<tabs::NativeTabEvents>()?;
+    m.add_class::<cdp::NativeCdpHost>()?;
     m.add_function(wrap_pyfunction!(adapters::filesystem_tools, m)?)?;
     m.add_function(wrap_pyfunction!(adapters::provider_configured, m)?)?;
     m.add_function(wrap_pyfunction!(adapters::provider_from_env, m)?)?;

@@ -64,7 +64,7 @@ from .providers import (
     ToolCallStep,
     provider_from_env,
 )
-from .hosts import BrowserHost, TabInfo, page_tools
+from .hosts import BrowserHost, CdpHost, TabInfo, page_tools
 from .stores import Crypt, KeyStore, MemoryStore, SqliteStore, Store
 from .tabs import Delivery, TabHub, TabPermissions
 from .tools import NativeTools, Tool, ToolContext, fs_tools, tool
@@ -78,6 +78,7 @@ __all__ = [
     "page_tools",
     "TabInfo",
     "BrowserHost",
+    "CdpHost",
     "ClarificationError",
     "Clarification",
     "fs_tools",

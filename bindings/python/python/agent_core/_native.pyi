@@ -7,6 +7,7 @@ from typing import Any, Awaitable, Callable, Dict, List, Optional, Sequence, Tup
 __all__ = [
     "Agent",
     "CORE_VERSION",
+    "CdpHost",
     "KeyStore",
     "NativeTool",
     "Provider",
@@ -167,6 +168,26 @@ class TabHub:
 @final
 class TabEvents:
     def next(self) -> Awaitable[Optional[Dict[str, Any]]]: ...
+
+@final
+class CdpHost:
+    @staticmethod
+    def launch(
+        executable: Optional[_Path] = None,
+        extra_args: Optional[Sequence[str]] = None,
+        window_size: Optional[Tuple[int, int]] = None,
+        launch_timeout: Optional[float] = None,
+        call_timeout: Optional[float] = None,
+        kill_on_parent_exit: bool = True,
+    ) -> Awaitable[CdpHost]: ...
+    @staticmethod
+    def connect(url: str, call_timeout: Optional[float] = None) -> Awaitable[CdpHost]: ...
+    def close(self) -> Awaitable[None]: ...
+    @property
+    def ws_url(self) -> str: ...
+    @property
+    def pid(self) -> Optional[int]: ...
+    def is_alive(self) -> bool: ...
 
 def filesystem_tools(
     root: Optional[_Path] = None, unrestricted: bool = False, gated: Optional[Dict[str, bool]] = None

@@ -1,8 +1,12 @@
-"""Browser hosts written in Python, and the Rust page tools that run through them."""
+"""Browser hosts: written in Python (:class:`BrowserHost`), or headless Chromium driven over
+the DevTools protocol by Rust (:class:`CdpHost`); and the Rust page tools that run through
+them."""
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, List, Optional, Union
+import os
+from types import TracebackType
+from typing import Any, Awaitable, List, Optional, Sequence, Tuple, Type, Union
 
 from . import _native
 from .tools import NativeTools
@@ -12,7 +16,7 @@ try:
 except ImportError:  # pragma: no cover
     from typing_extensions import Protocol, TypedDict, runtime_checkable  # type: ignore[assignment]
 
-__all__ = ["BrowserHost", "TabInfo", "page_tools"]
+__all__ = ["BrowserHost", "CdpHost", "TabInfo", "page_tools"]
 
 
 class TabInfo(TypedDict):
@@ -66,8 +70,123 @@ class BrowserHost(Protocol):
         ...
 
 
+class CdpHost:
+    """Chromium driven over the DevTools protocol by the Rust host (``agent_tools::CdpHost``).
+
+    ``await CdpHost.launch()`` starts Debian's ``/usr/bin/chromium`` headless with a fresh
+    profile directory (removed on close) and every flag a closed network needs (no background
+    networking, component updates or sync; only loopback names resolve);
+    ``await CdpHost.connect(url)`` attaches to a running browser. Pass the host to
+    :func:`page_tools` (or call :meth:`page_tools`) to give an agent the page and tab tools.
+
+    A browser that has exited or was closed fails every tool call with a ``disconnected``
+    host error, which ends the turn. Use ``async with`` (or :meth:`close`) to shut it down.
+    """
+
+    __slots__ = ("_native",)
+
+    def __init__(self, native: _native.CdpHost) -> None:
+        """Wraps a native handle; use :meth:`launch` or :meth:`connect`."""
+        self._native = native
+
+    @classmethod
+    async def launch(
+        cls,
+        *,
+        executable: Optional[Union[str, "os.PathLike[str]"]] = None,
+        extra_args: Optional[Sequence[str]] = None,
+        window_size: Optional[Tuple[int, int]] = None,
+        launch_timeout: Optional[float] = None,
+        call_timeout: Optional[float] = None,
+        kill_on_parent_exit: bool = True,
+    ) -> "CdpHost":
+        """Launches the browser headless and opens one blank tab.
+
+        Args:
+            executable: The browser binary (default ``/usr/bin/chromium``).
+            extra_args: Extra command-line flags, added after the closed-network flags (for
+                example ``--lang=en-US``; a later ``--user-data-dir=...`` overrides the fresh
+                profile, which is still created and removed).
+            window_size: Window (and viewport) size, default ``(1280, 800)``.
+            launch_timeout: Seconds the browser may take to start (default 30).
+            call_timeout: The longest any single browser call may take, seconds (default 30).
+            kill_on_parent_exit: Kill the browser when this process exits even without a clean
+                shutdown (default True).
+
+        Raises :class:`HostError` when the browser is missing or does not start.
+        """
+        native = await _native.CdpHost.launch(
+            None if executable is None else os.fspath(executable),
+            None if extra_args is None else [str(a) for a in extra_args],
+            None if window_size is None else (int(window_size[0]), int(window_size[1])),
+            launch_timeout,
+            call_timeout,
+            kill_on_parent_exit,
+        )
+        return cls(native)
+
+    @classmethod
+    async def connect(cls, url: str, *, call_timeout: Optional[float] = None) -> "CdpHost":
+        """Connects to a running browser by its ``ws://`` DevTools address (or
+        ``http://host:port``, looked up at ``/json/version``); its pages become the tabs.
+        Closing this host does not stop a browser it did not launch."""
+        return cls(await _native.CdpHost.connect(url, call_timeout))
+
+    async def close(self) -> None:
+        """Closes the browser (when this host launched it) and removes its profile directory.
+        Safe to call more than once."""
+        await self._native.close()
+
+    @property
+    def ws_url(self) -> str:
+        """The browser's DevTools websocket address (another client can connect to it)."""
+        return self._native.ws_url
+
+    @property
+    def pid(self) -> Optional[int]:
+        """The browser's process id, when this host launched it."""
+        return self._native.pid
+
+    def is_alive(self) -> bool:
+        """Whether the browser is still reachable as far as this host knows."""
+        return self._native.is_alive()
+
+    def page_tools(
+        self,
+        *,
+        settle_timeout: Optional[float] = None,
+        max_chars: Optional[int] = None,
+        max_elements: Optional[int] = None,
+        scrape_loopback_http: bool = False,
+        search_template: Optional[str] = None,
+    ) -> NativeTools:
+        """The page and tab tools over this browser: ``page_tools(self, ...)``."""
+        return page_tools(
+            self,
+            settle_timeout=settle_timeout,
+            max_chars=max_chars,
+            max_elements=max_elements,
+            scrape_loopback_http=scrape_loopback_http,
+            search_template=search_template,
+        )
+
+    async def __aenter__(self) -> "CdpHost":
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> None:
+        await self.close()
+
+    def __repr__(self) -> str:
+        return f"CdpHost(ws_url={self.ws_url!r}, pid={self.pid!r})"
+
+
 def page_tools(
-    host: BrowserHost,
+    host: Union[BrowserHost, CdpHost],
     *,
     settle_timeout: Optional[float] = None,
     max_chars: Optional[int] = None,
@@ -75,11 +194,13 @@ def page_tools(
     scrape_loopback_http: bool = False,
     search_template: Optional[str] = None,
 ) -> NativeTools:
-    """The Rust page and tab tools over ``host``: page_read, page_text, page_scrape,
-    page_navigate, page_click, page_fill, page_select, tabs_list, tab_open, tab_activate and
-    tab_close. The page logic is JavaScript shipped with agent-tools, run through
-    ``host.evaluate``, so every host behaves the same. Call it from inside the asyncio loop
-    that should run the host's async methods."""
+    """The Rust page and tab tools over ``host`` (a Python :class:`BrowserHost` or a
+    :class:`CdpHost`): page_read, page_text, page_scrape, page_navigate, page_click,
+    page_fill, page_select, tabs_list, tab_open, tab_activate and tab_close. The page logic is
+    JavaScript shipped with agent-tools, run through ``host.evaluate``, so every host behaves
+    the same. For a Python host, call it from inside the asyncio loop that should run the
+    host's async methods."""
+    target: Any = host._native if isinstance(host, CdpHost) else host
     return NativeTools(
-        _native.page_tools(host, settle_timeout, max_chars, max_elements, scrape_loopback_http, search_template)
+        _native.page_tools(target, settle_timeout, max_chars, max_elements, scrape_loopback_http, search_template)
     )

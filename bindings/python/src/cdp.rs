@@ -1,0 +1,112 @@
+//! The CDP host: headless Chromium driven over the DevTools protocol (`agent_tools::CdpHost`).
+
+use std::path::PathBuf;
+
+use agent_tools::{CdpConfig, CdpHost, HostError};
+use pyo3::prelude::*;
+
+use crate::runtime::spawn_py;
+
+/// Maps a host error to `agent_core.HostError` with its `host_kind`.
+pub fn host_error(e: HostError) -> PyErr {
+    let kind = match &e {
+        HostError::Disconnected(_) => "disconnected",
+        HostError::Timeout(_) => "timeout",
+        HostError::Script(_) => "script",
+        HostError::Navigation(_) => "navigation",
+        HostError::NoSuchTab(_) => "no_such_tab",
+        HostError::Other(_) => "other",
+    };
+    let message = e.to_string();
+    crate::runtime::attach(|py| {
+        let build = || -> PyResult<PyErr> {
+            let class = py.import("agent_core.errors")?.getattr("HostError")?;
+            let exc = class.call1((message.clone(), kind))?;
+            Ok(PyErr::from_value(exc))
+        };
+        build().unwrap_or_else(|_| pyo3::exceptions::PyRuntimeError::new_err(message.clone()))
+    })
+    .unwrap_or_else(crate::runtime::shutting_down)
+}
+
+/// A Chromium browser driven over CDP (launched by this process, or connected to).
+#[pyclass(module = "agent_core._native", name = "CdpHost", frozen)]
+pub struct NativeCdpHost {
+    pub(crate) inner: CdpHost,
+}
+
+#[pymethods]
+impl NativeCdpHost {
+    /// Launches the browser headless with a fresh profile and the closed-network flags.
+    /// Awaitable; every argument left as None keeps the Rust default.
+    #[staticmethod]
+    #[pyo3(signature = (executable=None, extra_args=None, window_size=None, launch_timeout=None, call_timeout=None, kill_on_parent_exit=true))]
+    fn launch<'py>(
+        py: Python<'py>,
+        executable: Option<PathBuf>,
+        extra_args: Option<Vec<String>>,
+        window_size: Option<(u32, u32)>,
+        launch_timeout: Option<f64>,
+        call_timeout: Option<f64>,
+        kill_on_parent_exit: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let mut config = CdpConfig::default();
+        if let Some(e) = executable {
+            config.executable = e;
+        }
+        if let Some(a) = extra_args {
+            config.extra_args = a;
+        }
+        if let Some(w) = window_size {
+            config.window_size = w;
+        }
+        if let Some(t) = launch_timeout {
+            config.launch_timeout = crate::tool::seconds(t)?;
+        }
+        if let Some(t) = call_timeout {
+            config.call_timeout = crate::tool::seconds(t)?;
+        }
+        config.kill_on_parent_exit = kill_on_parent_exit;
+        spawn_py(py, async move {
+            let inner = CdpHost::launch(config).await.map_err(host_error)?;
+            Ok(NativeCdpHost { inner })
+        })
+    }
+
+    /// Connects to a running browser by its `ws://` address (or `http://host:port`). Awaitable.
+    #[staticmethod]
+    #[pyo3(signature = (url, call_timeout=None))]
+    fn connect<'py>(py: Python<'py>, url: String, call_timeout: Option<f64>) -> PyResult<Bound<'py, PyAny>> {
+        let call_timeout = match call_timeout {
+            Some(t) => crate::tool::seconds(t)?,
+            None => CdpConfig::default().call_timeout,
+        };
+        spawn_py(py, async move {
+            let inner = CdpHost::connect(&url, call_timeout).await.map_err(host_error)?;
+            Ok(NativeCdpHost { inner })
+        })
+    }
+
+    /// Closes the browser (when launched by this host) and removes its profile. Awaitable.
+    fn close<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let inner = self.inner.clone();
+        spawn_py(py, async move { inner.close().await.map_err(host_error) })
+    }
+
+    /// The browser's DevTools websocket address.
+    #[getter]
+    fn ws_url(&self) -> String {
+        self.inner.ws_url().to_string()
+    }
+
+    /// The browser's process id when this host launched it.
+    #[getter]
+    fn pid(&self) -> Option<u32> {
+        self.inner.pid()
+    }
+
+    /// Whether the browser is still reachable as far as this host knows.
+    fn is_alive(&self) -> bool {
+        self.inner.is_alive()
+    }
+}
