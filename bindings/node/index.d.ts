@@ -54,6 +54,11 @@ export declare class NativeAgentBuilder {
   seal(): void
   /** Builds the agent. The builder can be used again. */
   build(): NativeAgent
+  /**
+   * Serves the builder's tools (native, and JS ones once `seal` ran) with its gate over
+   * MCP's streamable HTTP on loopback. Without a gate, gated tools are denied.
+   */
+  serveMcp(options: McpServeOptions): Promise<NativeMcpServer>
   /** Builds a tab hub whose tabs' agents are made from this builder's pieces. */
   tabHub(store?: NativeStore | undefined | null, autoWakeBudget?: number | undefined | null, sendToTab?: boolean | undefined | null, readTab?: boolean | undefined | null): Promise<NativeTabHub>
 }
@@ -94,6 +99,32 @@ export declare class NativeKeyStore {
   status(): Promise<any[]>
   /** Removes a provider's key. */
   clearKey(provider: string): Promise<void>
+}
+
+/** A connection to one MCP server. */
+export declare class NativeMcpClient {
+  /** The server's alias. */
+  get alias(): string
+  /** The server's current tools, as a tool set an agent accepts. */
+  tools(): NativeToolSet
+  /** The current tools' (prefixed) names. */
+  toolNames(): Array<string>
+  /** Lists the server's tools again. */
+  refreshTools(): Promise<void>
+  /** The server's name, version, protocol version and instructions. */
+  serverInfo(): { name: string | null, version: string | null, protocolVersion: string, instructions: string | null } | null
+  /** Whether the connection is up. */
+  isConnected(): Promise<boolean>
+  /** Closes the connection (and stops a stdio server). */
+  close(): Promise<void>
+}
+
+/** A running MCP endpoint. */
+export declare class NativeMcpServer {
+  /** The endpoint URL, such as `http://127.0.0.1:41234/mcp`. */
+  get url(): string
+  /** Stops the server and ends every session (a second call does nothing). */
+  shutdown(): Promise<void>
 }
 
 /** A model provider, shared by the agents built with it. */
@@ -317,6 +348,47 @@ export interface HostRequest {
   arg?: string
   /** The timeout (`waitSettled`), in ms. */
   timeoutMs?: number
+}
+
+/** Connects to an MCP server (starting it for stdio), completes the handshake and lists its tools. */
+export declare function mcpConnect(options: McpConnectOptions): Promise<NativeMcpClient>
+
+/** How to reach an MCP server. */
+export interface McpConnectOptions {
+  /** Prefix of the tool names (`alias__tool`): 1 to 32 of `[a-zA-Z0-9_-]`, without `__`. */
+  alias: string
+  /** The program to start (stdio transport). */
+  command?: string
+  /** Its arguments. */
+  args?: Array<string>
+  /** Variables set for the child on top of the safe inherited ones. */
+  env?: Record<string, string>
+  /** Let the child inherit the host's whole environment. */
+  inheritEnv?: boolean
+  /** The child's working directory. */
+  cwd?: string
+  /** The endpoint (streamable HTTP transport), such as `http://127.0.0.1:3001/mcp`. */
+  url?: string
+  /** Headers sent with every HTTP request. */
+  headers?: Record<string, string>
+  /** Longest a tool call may take, in ms (default 60 000). */
+  callTimeoutMs?: number
+  /** Longest the start and handshake may take, in ms (default 30 000). */
+  connectTimeoutMs?: number
+  /** Let tools the server marks read-only run without the gate. */
+  trustReadOnlyHints?: boolean
+}
+
+/** Options of a served MCP endpoint. */
+export interface McpServeOptions {
+  /** The server's name in the handshake (default `agent-core`). */
+  name?: string
+  /** Instructions sent to clients in the handshake. */
+  instructions?: string
+  /** The loopback port (default 0: any free port). */
+  port?: number
+  /** The loopback host (default `127.0.0.1`). */
+  host?: string
 }
 
 /** Opens (or creates) a SQLite session store at `path`. */

@@ -472,6 +472,86 @@ export interface FsToolsOptions {
 /** fs_read, fs_write, fs_list, fs_mkdir, fs_delete and shell_exec (writes, deletes and the shell are gated). */
 export declare function fsTools(options: FsToolsOptions): ToolSet
 
+// ---------------------------------------------------------------------------------------------
+// MCP
+
+/** How to reach an MCP server: `command` (stdio child process) or `url` (streamable HTTP). */
+export interface McpConnectOptionsBase {
+  /** Prefix of the tool names (`alias__tool`): 1 to 32 of `[a-zA-Z0-9_-]`, without `__`. */
+  alias: string
+  /** Longest a tool call may take, in ms (default 60 000); on expiry the server is told to cancel. */
+  callTimeoutMs?: number
+  /** Longest the start and handshake may take, in ms (default 30 000). */
+  connectTimeoutMs?: number
+  /** Let tools the server marks `readOnlyHint` run without the gate (default false: all gated). */
+  trustReadOnlyHints?: boolean
+}
+/** A server started as a child process speaking MCP over stdio. */
+export interface McpStdioOptions extends McpConnectOptionsBase {
+  command: string
+  args?: string[]
+  /** Variables for the child, on top of the safe ones it inherits (PATH, HOME, ...). */
+  env?: Record<string, string>
+  /** Inherit the host's whole environment (default false: API keys do not leak). */
+  inheritEnv?: boolean
+  cwd?: string
+  url?: never
+}
+/** A server reached over MCP's streamable HTTP. */
+export interface McpHttpOptions extends McpConnectOptionsBase {
+  url: string
+  /** Headers sent with every request (for example `Authorization`). */
+  headers?: Record<string, string>
+  command?: never
+}
+export type McpConnectOptions = McpStdioOptions | McpHttpOptions
+
+/** A connection to an MCP server; its tools are a `ToolSet` for an agent's `tools`. */
+export declare class McpClient {
+  private constructor()
+  /** Starts (or connects to) the server, completes the handshake and lists its tools. */
+  static connect(options: McpConnectOptions): Promise<McpClient>
+  readonly alias: string
+  /** The server's current tools (named `alias__tool`). */
+  tools(): ToolSet
+  readonly toolNames: string[]
+  /** Lists the server's tools again. */
+  refreshTools(): Promise<void>
+  serverInfo(): Promise<{ name: string | null; version: string | null; protocolVersion: string; instructions: string | null } | null>
+  isConnected(): Promise<boolean>
+  /** Closes the connection (and stops a stdio server); its tools then fail for the model. */
+  close(): Promise<void>
+  [Symbol.asyncDispose](): Promise<void>
+}
+
+/** Options of `serveMcp`. */
+export interface ServeMcpOptions {
+  /** Built-in tool sets (fsTools, an McpClient's tools, ...) and JS tools. */
+  tools: Array<Tool<any> | ToolSet>
+  /** Asked before every call of a gated tool; without one, gated tools are denied. */
+  gate?: Gate
+  /** The server's name in the handshake (default `agent-core`). */
+  name?: string
+  instructions?: string
+  /** A loopback address (default `127.0.0.1`); other addresses are refused. */
+  host?: string
+  /** Default 0: any free port. */
+  port?: number
+}
+
+/** A running MCP endpoint. */
+export declare class McpServer {
+  private constructor()
+  /** The endpoint URL, such as `http://127.0.0.1:41234/mcp`. */
+  readonly url: string
+  /** Stops the server and ends every session. */
+  shutdown(): Promise<void>
+  [Symbol.asyncDispose](): Promise<void>
+}
+
+/** Serves tools over MCP's streamable HTTP on loopback, with argument validation and the gate. */
+export declare function serveMcp(options: ServeMcpOptions): Promise<McpServer>
+
 /** A tab as the host reports it. */
 export interface TabInfo {
   id: string
@@ -730,7 +810,11 @@ export declare class TabHub {
   closeTab(tab: string): Promise<void>
   reopenTab(tab: string): Promise<void>
   /** Delivers a message: an idle tab starts a turn, a busy one queues it. */
-  deliver(tab: string, text: string, options?: { origin?: 'human' | 'agent' }): Promise<Delivery>
+  /**
+   * `signal` cancels the turn this delivery started; an already-aborted one delivers nothing
+   * and rejects (`AgentCoreError`, code `cancelled`). Queued and held messages are not affected.
+   */
+  deliver(tab: string, text: string, options?: { origin?: 'human' | 'agent'; signal?: AbortSignal }): Promise<Delivery>
   /** Resolves a handle or id prefix. */
   resolve(input: string):
     | { status: 'ok'; tab: string; handle: string }
@@ -767,6 +851,8 @@ export type ErrorCode =
   | 'session_exists'
   | 'store'
   | 'closed'
+  | 'cancelled'
+  | 'mcp'
   | (string & {})
 
 /** Base class of every error thrown by agent-core. */

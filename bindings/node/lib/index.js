@@ -347,6 +347,137 @@ function pageTools(host, options = {}) {
   )
 }
 
+/**
+ * A connection to an MCP server: a child process over stdio (`command`, `args`, `env`, `cwd`)
+ * or streamable HTTP (`url`, `headers`). Its tools are named `alias__tool` and are gated unless
+ * the server marks them read-only and `trustReadOnlyHints` is set.
+ */
+class McpClient {
+  /** @internal @param {any} n */
+  constructor(n) {
+    /** @internal */
+    this.native = n
+  }
+  /**
+   * Starts (or connects to) the server, completes the handshake and lists its tools.
+   * @param {any} options
+   */
+  static async connect(options) {
+    if (!options || typeof options !== 'object' || typeof options.alias !== 'string') {
+      throw new ConfigError('McpClient.connect(options): `alias` (a string) is required', 'invalid_argument')
+    }
+    const { alias, command, args, env, inheritEnv, cwd, url, headers, callTimeoutMs, connectTimeoutMs, trustReadOnlyHints } =
+      options
+    const strings = (/** @type {any} */ o, /** @type {string} */ what) => {
+      if (o === undefined) return undefined
+      if (o === null || typeof o !== 'object') throw new ConfigError(`McpClient.connect: \`${what}\` must be an object of strings`, 'invalid_argument')
+      return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, String(v)]))
+    }
+    const n = await wrap(() =>
+      native.mcpConnect({
+        alias,
+        command,
+        args: args === undefined ? undefined : Array.from(args, String),
+        env: strings(env, 'env'),
+        inheritEnv,
+        cwd,
+        url,
+        headers: strings(headers, 'headers'),
+        callTimeoutMs,
+        connectTimeoutMs,
+        trustReadOnlyHints,
+      }),
+    )
+    return new McpClient(n)
+  }
+  /** The server's alias (the prefix of its tool names). */
+  get alias() {
+    return this.native.alias
+  }
+  /** The server's current tools, as a `ToolSet` for an agent's `tools`. */
+  tools() {
+    return new ToolSet(this.native.tools())
+  }
+  /** The current tools' (prefixed) names. */
+  get toolNames() {
+    return this.native.toolNames()
+  }
+  /** Lists the server's tools again (read `tools()` afterwards). */
+  refreshTools() {
+    return wrap(() => this.native.refreshTools())
+  }
+  /** What the server said about itself: name, version, protocolVersion, instructions. */
+  serverInfo() {
+    return this.native.serverInfo()
+  }
+  /** Whether the connection is up. */
+  isConnected() {
+    return this.native.isConnected()
+  }
+  /** Closes the connection (and stops a stdio server); its tools then fail for the model. */
+  close() {
+    return this.native.close()
+  }
+}
+
+/** A running MCP endpoint (streamable HTTP on loopback). */
+class McpServer {
+  /** @internal @param {any} n @param {Map<number, AbortController>} controllers */
+  constructor(n, controllers) {
+    /** @internal */
+    this.native = n
+    /** @internal */
+    this._controllers = controllers
+    /** The endpoint URL, such as `http://127.0.0.1:41234/mcp`. */
+    this.url = n.url
+  }
+  /** Stops the server and ends every session (a second call does nothing). */
+  async shutdown() {
+    await wrap(() => this.native.shutdown())
+    for (const c of this._controllers.values()) c.abort(new ClosedError('the MCP server was shut down', 'closed'))
+    this._controllers.clear()
+  }
+}
+
+/**
+ * Serves tools (built-in `ToolSet`s such as `fsTools` or an `McpClient`'s, and JS `tool({...})`s)
+ * to MCP clients over streamable HTTP on loopback. Every call is validated and, for gated tools,
+ * asks `gate` (the same gate an `Agent` takes); without a gate, gated tools are denied.
+ * @param {{ tools: any[], gate?: any, name?: string, instructions?: string, host?: string, port?: number }} options
+ */
+async function serveMcp(options) {
+  if (!options || typeof options !== 'object') {
+    throw new ConfigError('serveMcp(options): options must be an object', 'invalid_argument')
+  }
+  const { tools = [], gate, name, instructions, host, port } = options
+  const b = new native.NativeAgentBuilder()
+  /** @type {Map<number, AbortController>} */
+  const controllers = new Map()
+  /** @type {Map<number, unknown>} */
+  const errors = new Map()
+  let next = 1
+  addToolsAndGate(b, tools, gate, controllers, errors, () => {
+    errors.clear() // fatal errors of served tools become MCP protocol errors; nothing reads them here
+    return next++
+  })
+  wrap(() => b.seal())
+  const n = await wrap(() => b.serveMcp({ name, instructions, host, port }))
+  return new McpServer(n, controllers)
+}
+
+for (const [cls, method] of /** @type {const} */ ([
+  [McpClient, 'close'],
+  [McpServer, 'shutdown'],
+])) {
+  if (typeof Symbol.asyncDispose === 'symbol') {
+    Object.defineProperty(cls.prototype, Symbol.asyncDispose, {
+      value: function asyncDispose() {
+        return this[method]()
+      },
+    })
+  }
+}
+
 /** A store keeping sessions in this process's memory (lost when the process ends). */
 class MemoryStore {
   constructor() {
@@ -368,6 +499,71 @@ function gateReply(reply) {
     return { allow, reason: allow || reply.reason == null ? undefined : String(reply.reason) }
   }
   return { allow: false, reason: `the gate answered ${JSON.stringify(reply)}; expected a boolean or {allow, reason}` }
+}
+
+/**
+ * Adds tools (built-in tool sets and JS tools) and the gate to a native builder.
+ * @param {any} b the NativeAgentBuilder
+ * @param {any[]} tools
+ * @param {any} gate
+ * @param {Map<number, AbortController>} controllers the running JS tools' controllers
+ * @param {Map<number, unknown>} errors fatal JS tool errors, kept for outcomes
+ * @param {() => number} nextId
+ */
+function addToolsAndGate(b, tools, gate, controllers, errors, nextId) {
+  b.abortHook((invocation) => {
+    const c = controllers.get(invocation)
+    if (c) {
+      controllers.delete(invocation)
+      c.abort(new AgentCoreError('the tool call was cancelled', 'cancelled'))
+    }
+  })
+  for (const t of tools) {
+    if (t instanceof ToolSet) {
+      wrap(() => b.toolSet(t.native))
+      continue
+    }
+    if (!t || t.kind !== 'agent-core.tool') {
+      throw new ToolDefinitionError('every entry of `tools` must come from tool({...})', 'tool_invalid')
+    }
+    wrap(() =>
+      b.tool(
+        {
+          name: t.name,
+          description: t.description,
+          parametersJson: JSON.stringify(t.parameters),
+          gated: t.gated,
+          parallelSafe: t.parallelSafe,
+          timeoutMs: t.timeoutMs,
+        },
+        invoker(t, controllers, errors, nextId),
+      ),
+    )
+  }
+  if (gate !== undefined) {
+    if (typeof gate !== 'function') throw new ConfigError('`gate` must be a function', 'invalid_argument')
+    b.gate((input) => {
+      const request = {
+        sessionId: input.sessionId,
+        callId: input.callId,
+        tool: input.tool,
+        arguments: JSON.parse(input.argumentsJson),
+      }
+      let answer
+      try {
+        answer = gate(request)
+      } catch (e) {
+        return { allow: false, reason: `the gate threw: ${e instanceof Error ? e.message : String(e)}` }
+      }
+      if (answer !== null && typeof answer === 'object' && typeof answer.then === 'function') {
+        return Promise.resolve(answer).then(gateReply, (e) => ({
+          allow: false,
+          reason: `the gate threw: ${e instanceof Error ? e.message : String(e)}`,
+        }))
+      }
+      return gateReply(answer)
+    })
+  }
 }
 
 /** An LLM agent: a provider, tools, an optional store and gate, and the loop's limits. */
@@ -393,68 +589,14 @@ class Agent {
     if (systemPrompt !== undefined) b.systemPrompt(String(systemPrompt))
     if (clarification) wrap(() => b.clarification(true))
     if (config) wrap(() => b.config(config))
-    const controllers = this.#controllers
-    b.abortHook((invocation) => {
-      const c = controllers.get(invocation)
-      if (c) {
-        controllers.delete(invocation)
-        c.abort(new AgentCoreError('the tool call was cancelled', 'cancelled'))
-      }
-    })
-    const nextId = () => {
+    addToolsAndGate(b, tools, gate, this.#controllers, this.#errors, () => {
       const id = this.#nextErrorId++
       if (this.#errors.size >= MAX_KEPT_ERRORS) {
         const oldest = this.#errors.keys().next().value
         if (oldest !== undefined) this.#errors.delete(oldest)
       }
       return id
-    }
-    for (const t of tools) {
-      if (t instanceof ToolSet) {
-        wrap(() => b.toolSet(t.native))
-        continue
-      }
-      if (!t || t.kind !== 'agent-core.tool') {
-        throw new ToolDefinitionError('every entry of `tools` must come from tool({...})', 'tool_invalid')
-      }
-      wrap(() =>
-        b.tool(
-          {
-            name: t.name,
-            description: t.description,
-            parametersJson: JSON.stringify(t.parameters),
-            gated: t.gated,
-            parallelSafe: t.parallelSafe,
-            timeoutMs: t.timeoutMs,
-          },
-          invoker(t, controllers, this.#errors, nextId),
-        ),
-      )
-    }
-    if (gate !== undefined) {
-      if (typeof gate !== 'function') throw new ConfigError('`gate` must be a function', 'invalid_argument')
-      b.gate((input) => {
-        const request = {
-          sessionId: input.sessionId,
-          callId: input.callId,
-          tool: input.tool,
-          arguments: JSON.parse(input.argumentsJson),
-        }
-        let answer
-        try {
-          answer = gate(request)
-        } catch (e) {
-          return { allow: false, reason: `the gate threw: ${e instanceof Error ? e.message : String(e)}` }
-        }
-        if (answer !== null && typeof answer === 'object' && typeof answer.then === 'function') {
-          return Promise.resolve(answer).then(gateReply, (e) => ({
-            allow: false,
-            reason: `the gate threw: ${e instanceof Error ? e.message : String(e)}`,
-          }))
-        }
-        return gateReply(answer)
-      })
-    }
+    })
     if (onEvent !== undefined) {
       if (typeof onEvent !== 'function') throw new ConfigError('`onEvent` must be a function', 'invalid_argument')
       b.onEvent((event) => {
@@ -572,19 +714,36 @@ class TabHub {
   /**
    * Delivers a message: an idle tab starts a turn (`started`, with `run`), a busy one queues it
    * (`queued`), and agent messages past the auto-wake budget wait (`held`).
+   *
+   * `signal` cancels the turn this delivery started. An already-aborted signal delivers
+   * nothing: the promise rejects with an `AgentCoreError` (code `cancelled`) and no turn starts.
+   * A queued or held message is not affected by the signal (take it out with the tab's queue).
    * @param {string} tab
    * @param {string} text
-   * @param {{ origin?: 'human' | 'agent' }} [options]
+   * @param {{ origin?: 'human' | 'agent', signal?: AbortSignal }} [options]
    */
   async deliver(tab, text, options = {}) {
+    const signal = options.signal
+    const refuse = () =>
+      new AgentCoreError('the signal was aborted: nothing was delivered', 'cancelled', { cause: signal?.reason })
+    if (signal && signal.aborted) throw refuse()
     const d = await wrap(() => this.#native.deliver(tab, text, options.origin))
-    const run = d.run()
+    const n = d.run()
+    const run = n ? new Run(n, this.#agent) : null
+    if (signal && run) {
+      if (signal.aborted) n.cancel()
+      else {
+        const onAbort = () => n.cancel()
+        signal.addEventListener('abort', onAbort, { once: true })
+        run.outcome.then(() => signal.removeEventListener('abort', onAbort))
+      }
+    }
     return {
       status: d.status,
       queueLen: d.queueLen,
       autoWakeBudget: d.autoWakeBudget,
       awaitingUser: d.awaitingUser,
-      run: run ? new Run(run, this.#agent) : null,
+      run,
     }
   }
   /** Resolves a handle or id prefix: `{ status: 'ok', tab, handle }`, `none` or `ambiguous`. @param {string} input */
@@ -821,6 +980,9 @@ module.exports = {
   tool,
   fsTools,
   pageTools,
+  McpClient,
+  McpServer,
+  serveMcp,
   AgentCoreError,
   ConfigError,
   ToolDefinitionError,

@@ -146,6 +146,16 @@ pub(crate) struct Recipe {
 }
 
 impl Recipe {
+    /// The tools (what an MCP server built from this recipe serves).
+    pub(crate) fn tools(&self) -> Vec<Arc<dyn agent_core::Tool>> {
+        self.tools.clone()
+    }
+
+    /// The gate.
+    pub(crate) fn gate(&self) -> Option<Arc<dyn agent_core::Gate>> {
+        self.gate.clone()
+    }
+
     /// An `AgentBuilder` with every piece (the store too, when `with_store`).
     pub(crate) fn builder(&self, with_store: bool) -> AgentBuilder {
         let mut b = Agent::builder();

@@ -16,6 +16,7 @@ pub mod callbacks;
 pub mod convert;
 pub mod error;
 pub mod keys;
+pub mod mcp;
 pub mod provider;
 pub mod run;
 pub mod tabs;

@@ -51,3 +51,34 @@ test('a tab hub: tabs with handles, deliver starts or queues, send_to_tab betwee
   await assert.rejects(hub.deliver(b, 'x'), (e) => e.code === 'tab_closed')
   hub.close()
 })
+
+test('deliver honours an AbortSignal: aborted before delivers nothing, aborted later cancels the turn', async () => {
+  const provider = new ScriptedProvider([
+    { toolCalls: [{ name: 'slow', arguments: {} }] },
+    { text: 'never' },
+  ])
+  const { tool } = await import('../lib/index.js')
+  const slow = tool({
+    name: 'slow',
+    execute: (_args, { signal }) =>
+      new Promise((resolve) => {
+        const t = setTimeout(() => resolve('slow done'), 10_000)
+        signal.addEventListener('abort', () => (clearTimeout(t), resolve('aborted')))
+      }),
+  })
+  const hub = await TabHub.create({ provider, tools: [slow] })
+  const a = await hub.openTab()
+  const pre = new AbortController()
+  pre.abort()
+  await assert.rejects(hub.deliver(a, 'x', { signal: pre.signal }), (e) => e.code === 'cancelled')
+  assert.equal(provider.callCount, 0)
+  assert.equal((await (await hub.session(a)).messages()).length, 0)
+
+  const later = new AbortController()
+  const d = await hub.deliver(a, 'go', { signal: later.signal })
+  assert.equal(d.status, 'started')
+  setTimeout(() => later.abort(), 50)
+  const o = await d.run.outcome
+  assert.equal(o.status, 'cancelled')
+  hub.close()
+})

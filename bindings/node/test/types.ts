@@ -22,6 +22,9 @@ import {
   HostError,
   providerFromEnv,
   TabHub,
+  McpClient,
+  serveMcp,
+  type McpServer,
 } from 'agent-core'
 
 async function tabs(): Promise<void> {
@@ -34,6 +37,24 @@ async function tabs(): Promise<void> {
   for await (const ev of hub.events()) if (ev.event?.type === 'run_completed') break
 }
 void tabs
+
+async function mcp(): Promise<void> {
+  const stdio = await McpClient.connect({ alias: 'everything', command: 'node', args: ['server.js'], env: { A: 'b' }, cwd: '/tmp' })
+  const http = await McpClient.connect({ alias: 'remote', url: 'http://127.0.0.1:1/mcp', headers: { Authorization: 'x' } })
+  // @ts-expect-error: an alias is required
+  await McpClient.connect({ command: 'node' })
+  const agent = new Agent({ provider: new ScriptedProvider([]), tools: [stdio.tools(), http.tools()], gate: () => true })
+  const names: string[] = stdio.toolNames
+  const server: McpServer = await serveMcp({ tools: [fsTools({ root: '/tmp' })], gate: (req) => req.tool !== 'fs_write' })
+  const url: string = server.url
+  await server.shutdown()
+  await stdio.close()
+  const ac = new AbortController()
+  const hub = await TabHub.create({ provider: new ScriptedProvider([]) })
+  await hub.deliver('t', 'hi', { signal: ac.signal })
+  console.log(agent, names, url)
+}
+void mcp
 
 const host: BrowserHost = {
   evaluate: async (expression) => expression.length,

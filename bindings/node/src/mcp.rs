@@ -1,0 +1,236 @@
+//! MCP both ways (agent-mcp): an MCP server's tools as a [`NativeToolSet`], and the tools and
+//! gate of a [`NativeAgentBuilder`] served over streamable HTTP on loopback.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent_mcp::{HttpServerHandle, McpClient, McpServerConfig, ToolServer};
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use tokio::sync::Mutex;
+
+use crate::agent::NativeAgentBuilder;
+use crate::error::coded;
+use crate::toolsets::NativeToolSet;
+
+/// How to reach an MCP server.
+#[napi(object)]
+pub struct McpConnectOptions {
+    /// Prefix of the tool names (`alias__tool`): 1 to 32 of `[a-zA-Z0-9_-]`, without `__`.
+    pub alias: String,
+    /// The program to start (stdio transport).
+    pub command: Option<String>,
+    /// Its arguments.
+    pub args: Option<Vec<String>>,
+    /// Variables set for the child on top of the safe inherited ones.
+    pub env: Option<HashMap<String, String>>,
+    /// Let the child inherit the host's whole environment.
+    pub inherit_env: Option<bool>,
+    /// The child's working directory.
+    pub cwd: Option<String>,
+    /// The endpoint (streamable HTTP transport), such as `http://127.0.0.1:3001/mcp`.
+    pub url: Option<String>,
+    /// Headers sent with every HTTP request.
+    pub headers: Option<HashMap<String, String>>,
+    /// Longest a tool call may take, in ms (default 60 000).
+    pub call_timeout_ms: Option<f64>,
+    /// Longest the start and handshake may take, in ms (default 30 000).
+    pub connect_timeout_ms: Option<f64>,
+    /// Let tools the server marks read-only run without the gate.
+    pub trust_read_only_hints: Option<bool>,
+}
+
+fn millis(ms: f64) -> Duration {
+    Duration::from_secs_f64(ms.max(0.0) / 1000.0)
+}
+
+fn config(o: McpConnectOptions) -> Result<McpServerConfig> {
+    let mut c = match (o.command, o.url) {
+        (Some(command), None) => {
+            let mut c = McpServerConfig::stdio(o.alias, command).args(o.args.unwrap_or_default());
+            let mut env: Vec<_> = o.env.unwrap_or_default().into_iter().collect();
+            env.sort();
+            for (k, v) in env {
+                c = c.env(k, v);
+            }
+            c = c.inherit_env(o.inherit_env.unwrap_or(false));
+            if let Some(dir) = o.cwd {
+                c = c.cwd(dir);
+            }
+            c
+        }
+        (None, Some(url)) => {
+            let mut c = McpServerConfig::http(o.alias, url);
+            let mut headers: Vec<_> = o.headers.unwrap_or_default().into_iter().collect();
+            headers.sort();
+            for (k, v) in headers {
+                c = c.header(k, v);
+            }
+            c
+        }
+        _ => {
+            return Err(coded(
+                "invalid_argument",
+                "McpClient.connect needs exactly one of `command` (stdio) or `url` (streamable HTTP)",
+            ));
+        }
+    };
+    if let Some(ms) = o.call_timeout_ms {
+        c = c.call_timeout(millis(ms));
+    }
+    if let Some(ms) = o.connect_timeout_ms {
+        c = c.connect_timeout(millis(ms));
+    }
+    if let Some(t) = o.trust_read_only_hints {
+        c = c.trust_read_only_hints(t);
+    }
+    Ok(c)
+}
+
+/// A connection to one MCP server.
+#[napi]
+pub struct NativeMcpClient {
+    inner: McpClient,
+}
+
+/// Connects to an MCP server (starting it for stdio), completes the handshake and lists its tools.
+#[napi]
+pub async fn mcp_connect(options: McpConnectOptions) -> Result<NativeMcpClient> {
+    let client = McpClient::connect(config(options)?)
+        .await
+        .map_err(|e| coded("mcp", e))?;
+    Ok(NativeMcpClient { inner: client })
+}
+
+#[napi]
+impl NativeMcpClient {
+    /// The server's alias.
+    #[napi(getter)]
+    pub fn alias(&self) -> String {
+        self.inner.alias().to_owned()
+    }
+
+    /// The server's current tools, as a tool set an agent accepts.
+    #[napi]
+    pub fn tools(&self) -> NativeToolSet {
+        NativeToolSet {
+            tools: self.inner.tools(),
+        }
+    }
+
+    /// The current tools' (prefixed) names.
+    #[napi]
+    pub fn tool_names(&self) -> Vec<String> {
+        self.inner.tool_names()
+    }
+
+    /// Lists the server's tools again.
+    #[napi]
+    pub async fn refresh_tools(&self) -> Result<()> {
+        self.inner.refresh_tools().await.map_err(|e| coded("mcp", e))
+    }
+
+    /// The server's name, version, protocol version and instructions.
+    #[napi(
+        ts_return_type = "{ name: string | null, version: string | null, protocolVersion: string, instructions: string | null } | null"
+    )]
+    pub async fn server_info(&self) -> Option<serde_json::Value> {
+        let info = self.inner.server_info().await?;
+        Some(serde_json::json!({
+            "name": info.name,
+            "version": info.version,
+            "protocolVersion": info.protocol_version,
+            "instructions": info.instructions,
+        }))
+    }
+
+    /// Whether the connection is up.
+    #[napi]
+    pub async fn is_connected(&self) -> bool {
+        self.inner.is_connected().await
+    }
+
+    /// Closes the connection (and stops a stdio server).
+    #[napi]
+    pub async fn close(&self) {
+        self.inner.close().await;
+    }
+}
+
+/// Options of a served MCP endpoint.
+#[napi(object)]
+pub struct McpServeOptions {
+    /// The server's name in the handshake (default `agent-core`).
+    pub name: Option<String>,
+    /// Instructions sent to clients in the handshake.
+    pub instructions: Option<String>,
+    /// The loopback port (default 0: any free port).
+    pub port: Option<u32>,
+    /// The loopback host (default `127.0.0.1`).
+    pub host: Option<String>,
+}
+
+/// A running MCP endpoint.
+#[napi]
+pub struct NativeMcpServer {
+    url: String,
+    handle: Arc<Mutex<Option<HttpServerHandle>>>,
+}
+
+#[napi]
+impl NativeMcpServer {
+    /// The endpoint URL, such as `http://127.0.0.1:41234/mcp`.
+    #[napi(getter)]
+    pub fn url(&self) -> String {
+        self.url.clone()
+    }
+
+    /// Stops the server and ends every session (a second call does nothing).
+    #[napi]
+    pub async fn shutdown(&self) -> Result<()> {
+        let handle = self.handle.lock().await.take();
+        if let Some(h) = handle {
+            h.shutdown().await.map_err(|e| coded("mcp", e))?;
+        }
+        Ok(())
+    }
+}
+
+#[napi]
+impl NativeAgentBuilder {
+    /// Serves the builder's tools (native, and JS ones once `seal` ran) with its gate over
+    /// MCP's streamable HTTP on loopback. Without a gate, gated tools are denied.
+    #[napi]
+    pub async fn serve_mcp(&self, options: McpServeOptions) -> Result<NativeMcpServer> {
+        let gate = self.recipe.gate();
+        let mut b = ToolServer::builder_from_tools(self.recipe.tools()).map_err(|e| coded("tool_duplicate", e))?;
+        if let Some(g) = gate {
+            b = b.gate_arc(g);
+        }
+        if let Some(n) = options.name {
+            b = b.name(n);
+        }
+        if let Some(i) = options.instructions {
+            b = b.instructions(i);
+        }
+        let server = b.build();
+        let host = options.host.unwrap_or_else(|| "127.0.0.1".to_owned());
+        let port = u16::try_from(options.port.unwrap_or(0))
+            .map_err(|_| coded("invalid_argument", "port must be 0 to 65535"))?;
+        let ip: std::net::IpAddr = if host == "localhost" {
+            std::net::Ipv4Addr::LOCALHOST.into()
+        } else {
+            host.parse()
+                .map_err(|e| coded("invalid_argument", format!("host {host:?}: {e}")))?
+        };
+        let handle = server
+            .serve_http(std::net::SocketAddr::new(ip, port))
+            .await
+            .map_err(|e| coded("mcp", e))?;
+        Ok(NativeMcpServer {
+            url: handle.url(),
+            handle: Arc::new(Mutex::new(Some(handle))),
+        })
+    }
+}
