@@ -9,6 +9,7 @@ mod cdp;
 mod convert;
 mod errors;
 mod host;
+mod mcp;
 mod provider;
 mod pyloop;
 mod runtime;
@@ -33,6 +34,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tabs::NativeTabHub>()?;
     m.add_class::<tabs::NativeTabEvents>()?;
     m.add_class::<cdp::NativeCdpHost>()?;
+    m.add_class::<mcp::NativeMcpClient>()?;
+    m.add_class::<mcp::NativeMcpHttpServer>()?;
     m.add_function(wrap_pyfunction!(adapters::filesystem_tools, m)?)?;
     m.add_function(wrap_pyfunction!(adapters::provider_configured, m)?)?;
     m.add_function(wrap_pyfunction!(adapters::provider_from_env, m)?)?;

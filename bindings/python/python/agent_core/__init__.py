@@ -40,6 +40,7 @@ from .errors import (
     CryptError,
     HostError,
     InvalidSessionIdError,
+    McpError,
     ProviderError,
     RunError,
     SessionExistsError,
@@ -65,6 +66,7 @@ from .providers import (
     provider_from_env,
 )
 from .hosts import BrowserHost, CdpHost, TabInfo, page_tools
+from .mcp import McpClient, McpHttpServer, McpServerInfo, serve_mcp_http
 from .stores import Crypt, KeyStore, MemoryStore, SqliteStore, Store
 from .tabs import Delivery, TabHub, TabPermissions
 from .tools import NativeTools, Tool, ToolContext, fs_tools, tool
@@ -75,6 +77,11 @@ __version__: str = _native.CORE_VERSION
 _atexit.register(_native.shutdown)
 
 __all__ = [
+    "McpClient",
+    "McpHttpServer",
+    "McpServerInfo",
+    "McpError",
+    "serve_mcp_http",
     "page_tools",
     "TabInfo",
     "BrowserHost",

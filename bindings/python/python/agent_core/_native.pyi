@@ -9,6 +9,8 @@ __all__ = [
     "CORE_VERSION",
     "CdpHost",
     "KeyStore",
+    "McpClient",
+    "McpHttpServer",
     "NativeTool",
     "Provider",
     "Run",
@@ -188,6 +190,51 @@ class CdpHost:
     @property
     def pid(self) -> Optional[int]: ...
     def is_alive(self) -> bool: ...
+
+@final
+class McpClient:
+    @staticmethod
+    def connect(
+        alias: str,
+        command: Optional[str] = None,
+        args: Optional[Sequence[str]] = None,
+        env: Optional[Sequence[Tuple[str, str]]] = None,
+        inherit_env: bool = False,
+        cwd: Optional[_Path] = None,
+        url: Optional[str] = None,
+        headers: Optional[Sequence[Tuple[str, str]]] = None,
+        call_timeout: Optional[float] = None,
+        connect_timeout: Optional[float] = None,
+        trust_read_only_hints: bool = False,
+    ) -> Awaitable[McpClient]: ...
+    def tools(self) -> List[NativeTool]: ...
+    def tool_names(self) -> List[str]: ...
+    @property
+    def alias(self) -> str: ...
+    def refresh_tools(self) -> Awaitable[None]: ...
+    def is_connected(self) -> Awaitable[bool]: ...
+    def server_info(
+        self,
+    ) -> Awaitable[Optional[Tuple[Optional[str], Optional[str], str, Optional[str]]]]: ...
+    def close(self) -> Awaitable[None]: ...
+
+@final
+class McpHttpServer:
+    @staticmethod
+    def serve(
+        tools: Sequence[Any],
+        native_tools: Sequence[NativeTool],
+        gate: Optional[Callable[[Dict[str, Any]], Any]] = None,
+        gate_is_async: bool = False,
+        host: Optional[str] = None,
+        port: int = 0,
+        name: Optional[str] = None,
+        allowed_hosts: Optional[Sequence[str]] = None,
+    ) -> Awaitable[McpHttpServer]: ...
+    @property
+    def url(self) -> str: ...
+    def is_running(self) -> bool: ...
+    def shutdown(self) -> Awaitable[None]: ...
 
 def filesystem_tools(
     root: Optional[_Path] = None, unrestricted: bool = False, gated: Optional[Dict[str, bool]] = None

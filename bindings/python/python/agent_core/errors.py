@@ -23,6 +23,7 @@ __all__ = [
     "CryptError",
     "ClarificationError",
     "RunError",
+    "McpError",
 ]
 
 
@@ -88,6 +89,12 @@ class TabError(AgentCoreError):
 
 class TabNotFoundError(TabError, LookupError):
     """No tab has this id."""
+
+
+class McpError(AgentCoreError):
+    """An MCP server could not be started or reached, its handshake failed, or serving MCP
+    failed. ``kind`` is ``mcp.spawn``, ``mcp.handshake``, ``mcp.request``, ``mcp.io`` or
+    ``mcp.session``."""
 
 
 class CryptError(AgentCoreError):

@@ -1,0 +1,234 @@
+//! MCP both ways (agent-mcp): an MCP server's tools as native tools, and a tool set served over
+//! streamable HTTP on loopback.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use agent_core::{Gate, Tool};
+use agent_mcp::{HttpServerHandle, McpClient, McpError, McpServerConfig, ToolServer};
+use pyo3::prelude::*;
+
+use crate::errors::{config_error, new_error};
+use crate::provider::NativeTool;
+use crate::pyloop::Loops;
+use crate::runtime::spawn_py;
+use crate::tool::{PyGate, PyTool, seconds};
+
+/// Maps an MCP error: configuration problems are `ConfigError`, anything else `McpError`.
+pub fn mcp_error(e: McpError) -> PyErr {
+    let kind = match &e {
+        McpError::Config(_) => return config_error(e.to_string()),
+        McpError::Spawn { .. } => "mcp.spawn",
+        McpError::Handshake { .. } => "mcp.handshake",
+        McpError::Request { .. } => "mcp.request",
+        McpError::Io(_) => "mcp.io",
+        McpError::Session(_) => "mcp.session",
+        _ => "mcp",
+    };
+    new_error("McpError", e.to_string(), Some(kind))
+}
+
+/// A connection to one MCP server (a child process over stdio, or streamable HTTP).
+#[pyclass(module = "agent_core._native", name = "McpClient", frozen)]
+pub struct NativeMcpClient {
+    inner: McpClient,
+}
+
+#[pymethods]
+impl NativeMcpClient {
+    /// Connects: give `command` (stdio) or `url` (streamable HTTP), not both. Awaitable.
+    #[staticmethod]
+    #[pyo3(signature = (alias, command=None, args=None, env=None, inherit_env=false, cwd=None, url=None, headers=None, call_timeout=None, connect_timeout=None, trust_read_only_hints=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn connect<'py>(
+        py: Python<'py>,
+        alias: String,
+        command: Option<String>,
+        args: Option<Vec<String>>,
+        env: Option<Vec<(String, String)>>,
+        inherit_env: bool,
+        cwd: Option<PathBuf>,
+        url: Option<String>,
+        headers: Option<Vec<(String, String)>>,
+        call_timeout: Option<f64>,
+        connect_timeout: Option<f64>,
+        trust_read_only_hints: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let mut config = match (command, url) {
+            (Some(command), None) => {
+                if headers.is_some() {
+                    return Err(config_error("headers= applies to url= servers, not command= ones"));
+                }
+                let mut c = McpServerConfig::stdio(alias, command)
+                    .args(args.unwrap_or_default())
+                    .inherit_env(inherit_env);
+                for (key, value) in env.unwrap_or_default() {
+                    c = c.env(key, value);
+                }
+                if let Some(dir) = cwd {
+                    c = c.cwd(dir);
+                }
+                c
+            }
+            (None, Some(url)) => {
+                if args.is_some() || env.is_some() || cwd.is_some() || inherit_env {
+                    return Err(config_error(
+                        "args=, env=, cwd= and inherit_env= apply to command= servers, not url= ones",
+                    ));
+                }
+                let mut c = McpServerConfig::http(alias, url);
+                for (name, value) in headers.unwrap_or_default() {
+                    c = c.header(name, value);
+                }
+                c
+            }
+            _ => return Err(config_error("give either command= (stdio) or url= (streamable HTTP)")),
+        };
+        if let Some(t) = call_timeout {
+            config = config.call_timeout(seconds(t)?);
+        }
+        if let Some(t) = connect_timeout {
+            config = config.connect_timeout(seconds(t)?);
+        }
+        config = config.trust_read_only_hints(trust_read_only_hints);
+        spawn_py(py, async move {
+            let inner = McpClient::connect(config).await.map_err(mcp_error)?;
+            Ok(NativeMcpClient { inner })
+        })
+    }
+
+    /// The server's current tools, named `alias__tool`.
+    fn tools(&self) -> Vec<NativeTool> {
+        self.inner.tools().into_iter().map(NativeTool::new).collect()
+    }
+
+    /// The current tools' names (`alias__tool`).
+    fn tool_names(&self) -> Vec<String> {
+        self.inner.tool_names()
+    }
+
+    /// The prefix of every tool name.
+    #[getter]
+    fn alias(&self) -> String {
+        self.inner.alias().to_string()
+    }
+
+    /// Lists the server's tools again. Awaitable.
+    fn refresh_tools<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let inner = self.inner.clone();
+        spawn_py(py, async move { inner.refresh_tools().await.map_err(mcp_error) })
+    }
+
+    /// Whether the connection is up. Awaitable.
+    fn is_connected<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let inner = self.inner.clone();
+        spawn_py(py, async move { Ok(inner.is_connected().await) })
+    }
+
+    /// The server's name, version, protocol version and instructions from the handshake (None
+    /// while disconnected). Awaitable.
+    fn server_info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let inner = self.inner.clone();
+        spawn_py(py, async move {
+            Ok(inner
+                .server_info()
+                .await
+                .map(|i| (i.name, i.version, i.protocol_version, i.instructions)))
+        })
+    }
+
+    /// Ends the connection (and stops a stdio server). Awaitable.
+    fn close<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let inner = self.inner.clone();
+        spawn_py(py, async move {
+            inner.close().await;
+            Ok(())
+        })
+    }
+}
+
+/// A tool set served over MCP's streamable HTTP transport.
+#[pyclass(module = "agent_core._native", name = "McpHttpServer", frozen)]
+pub struct NativeMcpHttpServer {
+    url: String,
+    handle: Arc<Mutex<Option<HttpServerHandle>>>,
+    // The asyncio loops the Python tools and gate run on (kept alive with the server).
+    _loops: Arc<Loops>,
+}
+
+#[pymethods]
+impl NativeMcpHttpServer {
+    /// Serves `tools` (Python tools) and `native_tools` at `http://host:port/mcp` (host
+    /// 127.0.0.1 when None), gated tools through `gate`. Awaitable.
+    #[staticmethod]
+    #[pyo3(signature = (tools, native_tools, gate=None, gate_is_async=false, host=None, port=0, name=None, allowed_hosts=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn serve<'py>(
+        py: Python<'py>,
+        tools: Vec<Bound<'py, PyAny>>,
+        native_tools: Vec<PyRef<'py, NativeTool>>,
+        gate: Option<Py<PyAny>>,
+        gate_is_async: bool,
+        host: Option<String>,
+        port: u16,
+        name: Option<String>,
+        allowed_hosts: Option<Vec<String>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let loops = Arc::new(Loops::default());
+        loops.remember_current(py);
+        let mut all: Vec<Arc<dyn Tool>> = Vec::new();
+        for tool in &tools {
+            all.push(Arc::new(PyTool::from_py(tool, loops.clone())?));
+        }
+        for tool in &native_tools {
+            all.push(tool.inner.clone());
+        }
+        let host = host.unwrap_or_else(|| "127.0.0.1".to_string());
+        let ip: std::net::IpAddr = host
+            .parse()
+            .map_err(|_| config_error(format!("invalid host {host:?}: give an IP address such as 127.0.0.1")))?;
+        let addr = SocketAddr::new(ip, port);
+        let mut builder = ToolServer::builder_from_tools(all).map_err(|e| config_error(e.to_string()))?;
+        if let Some(g) = gate {
+            builder = builder.gate_arc(Arc::new(PyGate::new(g, gate_is_async, loops.clone())) as Arc<dyn Gate>);
+        }
+        if let Some(n) = name {
+            builder = builder.name(n);
+        }
+        if let Some(h) = allowed_hosts {
+            builder = builder.allowed_hosts(h);
+        }
+        let server = builder.build();
+        spawn_py(py, async move {
+            let handle = server.serve_http(addr).await.map_err(mcp_error)?;
+            Ok(NativeMcpHttpServer {
+                url: handle.url(),
+                handle: Arc::new(Mutex::new(Some(handle))),
+                _loops: loops,
+            })
+        })
+    }
+
+    /// The MCP endpoint, such as `http://127.0.0.1:41234/mcp`.
+    #[getter]
+    fn url(&self) -> String {
+        self.url.clone()
+    }
+
+    /// Whether the server still runs (shutdown not called yet).
+    fn is_running(&self) -> bool {
+        self.handle.lock().map(|h| h.is_some()).unwrap_or(false)
+    }
+
+    /// Stops the server and ends every session; safe to call more than once. Awaitable.
+    fn shutdown<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let handle = self.handle.lock().ok().and_then(|mut h| h.take());
+        spawn_py(py, async move {
+            match handle {
+                Some(h) => h.shutdown().await.map_err(mcp_error),
+                None => Ok(()),
+            }
+        })
+    }
+}
