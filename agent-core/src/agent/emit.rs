@@ -33,12 +33,17 @@ impl Emitter {
     /// An emitter for work that outlives the run (a parked question's expiry): it reaches the
     /// agent's observers only, since the run's event stream has ended.
     pub fn observers_only(&self) -> Emitter {
+        Emitter::detached(self.session_id.clone(), self.observers.clone(), self.status.clone())
+    }
+
+    /// An emitter with no run behind it: events reach the observers only.
+    pub fn detached(session_id: SessionId, observers: Arc<[EventObserver]>, status: StatusCell) -> Emitter {
         let (sender, _) = broadcast::channel(1);
         Emitter {
-            session_id: self.session_id.clone(),
+            session_id,
             sender,
-            observers: self.observers.clone(),
-            status: self.status.clone(),
+            observers,
+            status,
         }
     }
 

@@ -86,8 +86,7 @@ impl History {
     }
 
     /// What the model would see on the next turn (every tool result so far is from an earlier
-    /// turn by then). `Session::model_history` should use this: it keeps the summary.
-    #[allow(dead_code)]
+    /// turn by then), summary included.
     pub fn next_turn_view(&self) -> Vec<Message> {
         self.view_with_turn_start(self.messages.len())
     }

@@ -367,13 +367,11 @@ impl Agent {
             let left = question.expires_at_ms.saturating_sub(crate::store::now_millis()).max(0) as u64;
             let question_id = question.id.clone();
             let resolved = session.state.set_pending(question);
-            let (sender, _) = broadcast::channel(1);
-            let emitter = emit::Emitter {
-                session_id: id.clone(),
-                sender,
-                observers: self.inner.observers.clone(),
-                status: Arc::new(Mutex::new(RunStatus::default())),
-            };
+            let emitter = emit::Emitter::detached(
+                id.clone(),
+                self.inner.observers.clone(),
+                Arc::new(Mutex::new(RunStatus::default())),
+            );
             turn::watch_question(
                 self.inner.clone(),
                 session.state.clone(),

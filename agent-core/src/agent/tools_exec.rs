@@ -353,11 +353,7 @@ impl ExecCtx<'_> {
             error: message.clone(),
             fatal: false,
         });
-        let mut record = self.record(call, ToolCallState::Failed);
-        record.error = Some(message.clone());
-        record.finished_at_ms = Some(now_millis());
-        self.save(&record).await;
-        Message::tool_result(&call.id, &call.name, message, true)
+        self.end_without_running(call, ToolCallState::Failed, message).await
     }
 
     async fn deny(&self, call: &ToolCall, reason: &str) -> Message {
@@ -370,11 +366,7 @@ impl ExecCtx<'_> {
             "denied: {} was not run because the user did not allow it ({reason})",
             call.name
         );
-        let mut record = self.record(call, ToolCallState::Denied);
-        record.error = Some(text.clone());
-        record.finished_at_ms = Some(now_millis());
-        self.save(&record).await;
-        Message::tool_result(&call.id, &call.name, text, true)
+        self.end_without_running(call, ToolCallState::Denied, text).await
     }
 
     /// The result of a call that never finished: cancelled while running, or never started.
@@ -391,7 +383,13 @@ impl ExecCtx<'_> {
             }
             (None, _) => "not run".to_owned(),
         };
-        let mut record = self.record(call, ToolCallState::Cancelled);
+        self.end_without_running(call, ToolCallState::Cancelled, text).await
+    }
+
+    /// Records the final state of a call that produced no result of its own and returns the
+    /// error result the model sees instead.
+    async fn end_without_running(&self, call: &ToolCall, state: ToolCallState, text: String) -> Message {
+        let mut record = self.record(call, state);
         record.error = Some(text.clone());
         record.finished_at_ms = Some(now_millis());
         self.save(&record).await;
@@ -418,12 +416,10 @@ impl ExecCtx<'_> {
 pub(crate) async fn not_run(cx: &ExecCtx<'_>, calls: &[ToolCall], why: &str) -> Vec<Message> {
     let mut out = Vec::with_capacity(calls.len());
     for call in calls {
-        let text = format!("not run: {why}");
-        let mut record = cx.record(call, ToolCallState::Cancelled);
-        record.error = Some(text.clone());
-        record.finished_at_ms = Some(now_millis());
-        cx.save(&record).await;
-        out.push(Message::tool_result(&call.id, &call.name, text, true));
+        out.push(
+            cx.end_without_running(call, ToolCallState::Cancelled, format!("not run: {why}"))
+                .await,
+        );
     }
     out
 }

@@ -167,12 +167,7 @@ impl Turn<'_> {
                 Ok(r) => r,
                 Err(CallFailed::Cancelled) => return with_status(outcome, OutcomeStatus::Cancelled),
                 Err(CallFailed::Provider(e)) => {
-                    let mut failed = Outcome::failed(format!("provider.{}", e.kind()), e.to_string());
-                    failed.iterations = outcome.iterations;
-                    failed.tool_calls = outcome.tool_calls;
-                    failed.usage = outcome.usage;
-                    failed.final_text = outcome.final_text;
-                    return failed;
+                    return failed_with(outcome, format!("provider.{}", e.kind()), e.to_string());
                 }
             };
             if let Some(usage) = &response.usage {
@@ -283,7 +278,7 @@ impl Turn<'_> {
         let store = self.agent.store.as_ref();
         if let Some(pending) = self.state.take_pending(None) {
             let text = "[Clarification dismissed]: the user sent a new message instead of answering";
-            settle_question(history, store, self.session, &pending, text)
+            settle_question(history, store, self.session, &pending, text, false)
                 .await
                 .map_err(|e| Box::new(store_failed(Outcome::new(OutcomeStatus::Error), e)))?;
             self.emitter.emit(EventKind::ClarificationDismissed {
@@ -308,7 +303,7 @@ impl Turn<'_> {
         };
         history.turn_start = history.messages.len();
         let text = format!("[User Response to Clarification]: {answer}");
-        settle_question(history, self.agent.store.as_ref(), self.session, &pending, &text)
+        settle_question(history, self.agent.store.as_ref(), self.session, &pending, &text, true)
             .await
             .map_err(|e| Box::new(store_failed(Outcome::new(OutcomeStatus::Error), e)))?;
         self.emitter.emit(EventKind::ClarificationResponded {
@@ -450,13 +445,18 @@ fn with_status(mut outcome: Outcome, status: OutcomeStatus) -> Outcome {
     outcome
 }
 
+/// The turn so far, ended by an error: it keeps its counts, usage and last text.
+fn failed_with(mut outcome: Outcome, kind: impl Into<String>, error: impl Into<String>) -> Outcome {
+    outcome.status = OutcomeStatus::Error;
+    outcome.error_kind = Some(kind.into());
+    outcome.error = Some(error.into());
+    outcome.error_source = None;
+    outcome.clarification = None;
+    outcome
+}
+
 fn store_failed(outcome: Outcome, error: StoreError) -> Outcome {
-    let mut failed = Outcome::failed("store", format!("could not save the conversation: {error}"));
-    failed.iterations = outcome.iterations;
-    failed.tool_calls = outcome.tool_calls;
-    failed.usage = outcome.usage;
-    failed.final_text = outcome.final_text;
-    failed
+    failed_with(outcome, "store", format!("could not save the conversation: {error}"))
 }
 
 /// Gives every dangling tool call of the last assistant message an "interrupted" result, and
@@ -492,15 +492,16 @@ pub(crate) async fn repair_interrupted(
     history.push(store, session, results).await
 }
 
-/// Gives the parked `ask_clarification` call its result and clears the parked state.
+/// Gives the parked `ask_clarification` call its result (`answered`: the person answered;
+/// otherwise it expired or was dismissed) and clears the parked state.
 async fn settle_question(
     history: &mut History,
     store: Option<&Arc<dyn Store>>,
     session: &SessionId,
     question: &Clarification,
     text: &str,
+    answered: bool,
 ) -> Result<(), StoreError> {
-    let answered = text.starts_with("[User Response");
     let result = Message::tool_result(&question.call_id, CLARIFICATION_TOOL, text, !answered);
     history.push(store, session, vec![result]).await?;
     if let Some(store) = store {
@@ -567,7 +568,7 @@ pub(crate) fn watch_question(
                 },
             )
         };
-        if let Err(e) = settle_question(&mut history, agent.store.as_ref(), &state.id, &question, &text).await {
+        if let Err(e) = settle_question(&mut history, agent.store.as_ref(), &state.id, &question, &text, false).await {
             tracing::warn!(error = %e, "could not record the end of a clarification");
         }
         drop(history);
