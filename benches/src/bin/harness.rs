@@ -2,7 +2,9 @@
 //! ceiling with a bare hyper client, then runs agent-core's loop against it through the
 //! OpenAI-compatible adapter: `--steps` tool steps plus the final answer per session, first
 //! `--sequential` sessions one after another, then `--concurrent` sessions at once (once with
-//! a cold connection pool, then `--rounds` more times).
+//! a cold connection pool, then `--rounds` more times). A last row streams the same requests
+//! through the adapter alone (no agent loop), `--concurrent` at a time, `--rounds` times, to
+//! tell the adapter's share of the CPU time from the loop's.
 //!
 //! ```text
 //! cargo run --release -p agent-bench --bin harness -- [--sequential 200] [--concurrent 100]
@@ -18,9 +20,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agent_bench::{cpu_time, peak_rss_kib};
-use agent_core::{Agent, OutcomeStatus, ToolContext, ToolError, tool_fn};
+use agent_core::{
+    Agent, CancellationToken, Message, ModelRequest, OutcomeStatus, Provider, StreamEvent, ToolCall, ToolContext,
+    ToolError, ToolSchema, tool_fn,
+};
 use agent_providers::{OpenAiCompatible, ProviderConfig, ProviderKind};
 use bytes::Bytes;
+use futures::StreamExt;
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
 
@@ -200,6 +206,55 @@ async fn session(agent: &Agent, steps: u64) -> Result<usize, String> {
     Ok(outcome.iterations as usize)
 }
 
+/// The requests of one session as the loop builds them: system prompt, the task, then `k`
+/// (tool call, result) pairs for `k` in `0..=steps`.
+fn session_requests(steps: u64) -> Vec<ModelRequest> {
+    let tools = Arc::new(vec![ToolSchema {
+        name: "step".into(),
+        description: "One step.".into(),
+        parameters: serde_json::json!({"type": "object", "properties": {}}),
+    }]);
+    let mut messages = vec![Message::user("go")];
+    let mut requests = Vec::new();
+    for k in 0..=steps {
+        requests.push(ModelRequest {
+            system: Some("You are a benchmark.".into()),
+            messages: messages.clone(),
+            tools: tools.clone(),
+            ..ModelRequest::default()
+        });
+        let id = format!("call_{k}_0");
+        let call = ToolCall::new(id.clone(), "step", &serde_json::json!({}));
+        messages.push(Message::assistant_with_tools("", vec![call]));
+        messages.push(Message::tool_result(id, "step", "ok", false));
+    }
+    requests
+}
+
+/// The adapter alone: every request of `sessions` sessions, streamed to the end.
+async fn provider_calls(
+    provider: &OpenAiCompatible,
+    requests: &[ModelRequest],
+    sessions: usize,
+) -> Result<usize, String> {
+    for _ in 0..sessions {
+        for request in requests {
+            let mut events = provider
+                .stream(request, CancellationToken::new())
+                .await
+                .map_err(|e| e.to_string())?;
+            let mut done = false;
+            while let Some(event) = events.next().await {
+                done |= matches!(event.map_err(|e| e.to_string())?, StreamEvent::Done { .. });
+            }
+            if !done {
+                return Err("a provider stream ended without Done".into());
+            }
+        }
+    }
+    Ok(sessions * requests.len())
+}
+
 async fn run(o: Opts) -> Result<(), String> {
     let server = start_server(&o)?;
     let url = server.url.clone();
@@ -243,6 +298,7 @@ async fn run(o: Opts) -> Result<(), String> {
         .with_base_url(url.clone())
         .with_streaming(o.stream);
     let provider = OpenAiCompatible::new(&config).map_err(|e| e.to_string())?;
+    let adapter = Arc::new(provider.clone());
     let step = tool_fn(
         "step",
         "One step.",
@@ -302,6 +358,29 @@ async fn run(o: Opts) -> Result<(), String> {
         "{}",
         par.line(&format!(
             "agent, {} sessions at once, x{} rounds",
+            o.concurrent, o.rounds
+        ))
+    );
+    let requests = Arc::new(session_requests(o.steps));
+    let alone = measure(async {
+        let tasks: Vec<_> = (0..o.concurrent)
+            .map(|_| {
+                let (adapter, requests) = (adapter.clone(), requests.clone());
+                let sessions = o.rounds;
+                tokio::spawn(async move { provider_calls(&adapter, &requests, sessions).await })
+            })
+            .collect();
+        let mut calls = 0;
+        for t in tasks {
+            calls += t.await.map_err(|e| e.to_string())??;
+        }
+        Ok(calls)
+    })
+    .await?;
+    println!(
+        "{}",
+        alone.line(&format!(
+            "adapter alone, {} sessions at once, x{} rounds",
             o.concurrent, o.rounds
         ))
     );
