@@ -7,7 +7,8 @@
 //!
 //! It opens (or creates) the session, which repairs a turn a previous kill interrupted, then
 //! runs turns in a loop: each turn streams text slowly, calls a slow tool several times (two
-//! at once on the first step), and answers. After every append the store commits, it prints
+//! at once on the first step), and answers. After every append it waits for the store to
+//! commit (the loop itself does not: the store writes behind) and prints
 //! `committed <seq> <message JSON>` on stdout, so the test knows what was durably written.
 //! With `--turns N` it runs N turns and exits (the resume test's "first process").
 
@@ -55,6 +56,8 @@ impl Store for Reporting {
         messages: &[Message],
     ) -> Result<(), StoreError> {
         self.0.append_messages(session, first_seq, messages).await?;
+        // The loop does not wait for appends to commit; this test double does, to know.
+        self.0.flush(session).await?;
         for (i, m) in messages.iter().enumerate() {
             let json = serde_json::to_string(m).unwrap_or_default();
             report(&format!("committed {} {json}", first_seq + i as u64));
@@ -70,6 +73,10 @@ impl Store for Reporting {
     async fn upsert_tool_call(&self, record: &ToolCallRecord) -> Result<(), StoreError> {
         self.0.upsert_tool_call(record).await
     }
+    async fn flush(&self, session: &SessionId) -> Result<(), StoreError> {
+        self.0.flush(session).await
+    }
+
     async fn tool_calls(&self, session: &SessionId) -> Result<Vec<ToolCallRecord>, StoreError> {
         self.0.tool_calls(session).await
     }

@@ -2,8 +2,9 @@
 //!
 //! SQLite persistence for [`agent_core`]: [`SqliteStore`] implements [`agent_core::Store`] over
 //! one database file per profile (WAL mode, versioned schema migrated forward on open), so
-//! every message and tool-call state change is on disk as it happens and a session resumes in
-//! a new process. A turn interrupted by a crash is repaired when its session is reopened
+//! every message and tool-call state change is written as it happens (queued to a writer
+//! thread and group-committed within milliseconds; a finished turn is always on disk) and a
+//! session resumes in a new process. A turn interrupted by a crash is repaired when its session is reopened
 //! (`Agent::open_session`): each dangling tool call gets an "interrupted" result.
 //!
 //! [`KeyStore`] keeps one API key per provider in the same file, encrypted through a
@@ -16,6 +17,8 @@ pub mod migrations;
 mod rows;
 mod sqlite;
 mod tabs;
+mod writer;
+mod writes;
 
 pub use crypt::{Crypt, CryptError, FileKeyCrypt};
 pub use keys::{DEFAULT_PROVIDERS, KeyStatus, KeyStore, KeyStoreError};

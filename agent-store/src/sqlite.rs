@@ -5,15 +5,15 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use agent_core::store::now_millis;
-use agent_core::{
-    Compaction, Message, SessionId, SessionInfo, Store, StoreError, StoredMessage, ToolCallRecord, ToolCallState,
-};
+use agent_core::{Compaction, Message, SessionId, SessionInfo, Store, StoreError, StoredMessage, ToolCallRecord};
 
 use crate::migrations;
 use crate::rows::{MessageRow, read_message, read_session, read_tool_call};
+use crate::writer::{Grouped, SeqCheck, Work, Writer, in_savepoint};
+use crate::writes;
 
 /// How hard SQLite works to make a commit survive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -38,6 +38,20 @@ pub struct SqliteOptions {
     /// Read connections kept open for reuse (default 4). Reads run in parallel with each
     /// other and with the single writer (WAL mode).
     pub max_idle_readers: usize,
+    /// Whether the loop's message appends and tool-call records are queued to the writer
+    /// thread without waiting for their commit (default `true`; see [`SqliteStore`]). With
+    /// `false` every write waits for its own commit: the same guarantees per write, at one
+    /// commit and two thread hand-offs each, which makes a loop turn many times slower.
+    pub write_behind: bool,
+    /// How long the writer thread waits for more writes before committing a group that no
+    /// caller waits on (default 2 ms). Longer groups cost fewer commits; a crash can lose the
+    /// writes of at most this long (plus the time to apply them). Zero commits as soon as
+    /// the queue is empty.
+    pub group_commit_delay: Duration,
+    /// The most the database file may grow to, or `None` (the default) for no limit beyond
+    /// the disk's. A write that would pass it fails as a full disk does ("database or disk is
+    /// full"), and the turn that made it ends with a store error.
+    pub max_size_bytes: Option<u64>,
 }
 
 impl Default for SqliteOptions {
@@ -46,6 +60,9 @@ impl Default for SqliteOptions {
             durability: Durability::Normal,
             busy_timeout: Duration::from_secs(5),
             max_idle_readers: 4,
+            write_behind: true,
+            group_commit_delay: Duration::from_millis(2),
+            max_size_bytes: None,
         }
     }
 }
@@ -53,7 +70,7 @@ impl Default for SqliteOptions {
 struct Inner {
     path: PathBuf,
     options: SqliteOptions,
-    writer: Mutex<Connection>,
+    writer: Writer,
     readers: Mutex<Vec<Connection>>,
 }
 
@@ -63,9 +80,20 @@ struct Inner {
 /// - WAL mode: reads never wait for the writer, and a crash never corrupts the file.
 /// - The schema is versioned with `PRAGMA user_version` and migrated forward on open; a file
 ///   with a newer schema than this code knows is refused with [`StoreError::SchemaTooNew`].
-/// - Every call runs on Tokio's blocking pool (`spawn_blocking`), never on the executor's
-///   threads. Writes go through one connection (SQLite allows one writer at a time); reads use
-///   a small pool of their own connections.
+/// - SQLite work never runs on the executor's threads. Writes go through one connection
+///   (SQLite allows one writer at a time) owned by a writer thread; reads run on Tokio's
+///   blocking pool with a small pool of connections of their own, and see every write this
+///   process queued before them.
+/// - The loop's writes are queued without waiting (write-behind) and committed in groups:
+///   appending a message or recording a tool-call state costs the loop a hand-off, not a
+///   commit. The writer applies them in order, so a crash (even SIGKILL) can lose only the
+///   newest writes, never one in the middle, and crash repair makes the transcript valid
+///   again. The loop waits for durability ([`Store::flush`]) before a turn's outcome is
+///   returned and before a gated tool runs, so a finished turn is on disk and a crash cannot
+///   hide that a side effect was started. A queued write that fails (a full disk, say) is
+///   reported by the session's next write or flush, and that turn ends with a store error.
+///   [`SqliteOptions::write_behind`] and [`SqliteOptions::group_commit_delay`] tune this.
+/// - Checkpoints of the write-ahead log run on a thread of their own, off the write path.
 /// - Cheap to clone; clones share the connections. Several processes may open the same file:
 ///   SQLite's locking (with a busy timeout) serialises their writes, and the sequence check of
 ///   [`Store::append_messages`] turns a lost race into [`StoreError::Conflict`].
@@ -182,11 +210,27 @@ impl SqliteStore {
             )));
         }
         migrations::migrate_to(&mut writer, migrations::latest_version())?;
+        if let Some(bytes) = options.max_size_bytes {
+            let page_size: i64 = writer
+                .query_row("PRAGMA page_size", [], |r| r.get(0))
+                .map_err(backend)?;
+            let pages = bytes.div_ceil(page_size.max(512) as u64);
+            writer
+                .query_row(&format!("PRAGMA max_page_count = {pages}"), [], |_| Ok(()))
+                .map_err(backend)?;
+        }
+        let checkpoints = open_connection(&path, &options, false)?;
+        let writer = Writer::start(
+            writer,
+            checkpoints,
+            "agent-store writer".to_owned(),
+            options.group_commit_delay,
+        )?;
         Ok(SqliteStore {
             inner: Arc::new(Inner {
                 path,
                 options,
-                writer: Mutex::new(writer),
+                writer,
                 readers: Mutex::new(Vec::new()),
             }),
         })
@@ -210,17 +254,30 @@ impl SqliteStore {
     /// Deletes a session and everything stored for it (messages, tool calls, compactions,
     /// parked run). Deleting a missing session is [`StoreError::SessionNotFound`].
     pub async fn delete_session(&self, id: &SessionId) -> Result<(), StoreError> {
-        let id = id.clone();
+        let target = id.clone();
         self.write(move |conn| {
             let n = conn
-                .execute("DELETE FROM sessions WHERE id = ?1", [id.as_str()])
+                .execute("DELETE FROM sessions WHERE id = ?1", [target.as_str()])
                 .map_err(backend)?;
             if n == 0 {
-                return Err(StoreError::SessionNotFound(id));
+                return Err(StoreError::SessionNotFound(target));
             }
             Ok(())
         })
-        .await
+        .await?;
+        self.inner.writer.forget(id);
+        Ok(())
+    }
+
+    /// Waits until every write queued so far is committed, and reports the first queued
+    /// write of `session` that failed since the last call that reported one (see
+    /// [`Store::flush`]).
+    pub async fn flush(&self, session: &SessionId) -> Result<(), StoreError> {
+        self.inner.writer.barrier().await?;
+        match self.inner.writer.take_failure(session) {
+            Some(failure) => Err(failure),
+            None => Ok(()),
+        }
     }
 
     /// Tool calls of a session that are still pending or running (what crash repair closes).
@@ -243,26 +300,23 @@ impl SqliteStore {
     /// Copies the write-ahead log into the main file and truncates it (SQLite also does this
     /// on its own as the log grows).
     pub async fn checkpoint(&self) -> Result<(), StoreError> {
-        self.write(|conn| {
-            conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
-                .map_err(backend)
-        })
-        .await
+        self.inner
+            .writer
+            .run_alone(|conn| {
+                conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+                    .map_err(backend)
+            })
+            .await
     }
 
-    /// Runs `f` with the write connection on the blocking pool.
+    /// Runs `f` on the writer thread, in the next group transaction (in a savepoint of its
+    /// own), and returns once it is committed.
     pub(crate) async fn write<T, F>(&self, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
-        F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+        F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
     {
-        let inner = self.inner.clone();
-        tokio::task::spawn_blocking(move || {
-            let mut conn = lock(&inner.writer);
-            f(&mut conn)
-        })
-        .await
-        .map_err(|e| StoreError::Backend(format!("store task failed: {e}")))?
+        self.inner.writer.run(f).await
     }
 
     /// Runs `f` with a read connection on the blocking pool.
@@ -271,6 +325,10 @@ impl SqliteStore {
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
     {
+        // Reads see this process's own writes, queued ones included.
+        if !self.inner.writer.is_idle() {
+            let _ = self.inner.writer.barrier().await;
+        }
         let inner = self.inner.clone();
         tokio::task::spawn_blocking(move || {
             let pooled = lock(&inner.readers).pop();
@@ -294,6 +352,7 @@ impl SqliteStore {
 impl Store for SqliteStore {
     async fn create_session(&self, info: &SessionInfo) -> Result<(), StoreError> {
         let info = info.clone();
+        let id = info.id.clone();
         self.write(move |conn| {
             let result = conn.execute(
                 "INSERT INTO sessions (id, title, created_at, updated_at) VALUES (?1, ?2, ?3, ?4)",
@@ -307,7 +366,9 @@ impl Store for SqliteStore {
                 Err(e) => Err(backend(e)),
             }
         })
-        .await
+        .await?;
+        self.inner.writer.learn_seq(&id, 1);
+        Ok(())
     }
 
     async fn session(&self, id: &SessionId) -> Result<Option<SessionInfo>, StoreError> {
@@ -358,70 +419,60 @@ impl Store for SqliteStore {
         SqliteStore::delete_session(self, id).await
     }
 
+    async fn flush(&self, session: &SessionId) -> Result<(), StoreError> {
+        SqliteStore::flush(self, session).await
+    }
+
     async fn append_messages(
         &self,
         session: &SessionId,
         first_seq: u64,
         messages: &[Message],
     ) -> Result<(), StoreError> {
-        // Serialise on the calling task (cheap), write on the blocking pool.
+        if messages.is_empty() {
+            return Ok(());
+        }
+        let writer = &self.inner.writer;
+        let count = messages.len() as u64;
+        // Serialised here: the writer thread is the busier of the two.
         let rows = messages
             .iter()
             .map(MessageRow::from_message)
             .collect::<Result<Vec<_>, _>>()?;
-        let session = session.clone();
-        self.write(move |conn| {
-            let tx = conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(backend)?;
-            ensure_session(&tx, &session)?;
-            let last: i64 = tx
-                .prepare_cached("SELECT COALESCE(MAX(seq), 0) FROM messages WHERE session_id = ?1")
-                .and_then(|mut stmt| stmt.query_row([session.as_str()], |r| r.get(0)))
-                .map_err(backend)?;
-            let actual = last as u64 + 1;
-            if first_seq != actual {
-                return Err(StoreError::Conflict {
-                    session,
-                    expected: first_seq,
-                    actual,
-                });
-            }
-            let now = now_millis();
-            {
-                let mut insert = tx
-                    .prepare_cached(
-                        "INSERT INTO messages (session_id, seq, role, content, tool_calls, tool_call_id,
-                           tool_name, is_error, compressed, reasoning, model_visible, user_visible, created_at)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-                    )
-                    .map_err(backend)?;
-                for (i, row) in rows.iter().enumerate() {
-                    insert
-                        .execute(params![
-                            session.as_str(),
-                            seq_to_sql(first_seq + i as u64),
-                            row.role,
-                            row.content,
-                            row.tool_calls,
-                            row.tool_call_id,
-                            row.tool_name,
-                            row.is_error,
-                            row.compressed,
-                            row.reasoning,
-                            row.model_visible,
-                            row.user_visible,
-                            now,
-                        ])
-                        .map_err(backend)?;
+        let job = move || {
+            let (id, batch) = (session.clone(), rows);
+            let work: Work = Box::new(move |conn| {
+                if batch.len() == 1 {
+                    writes::insert_messages(conn, &id, first_seq, &batch)
+                } else {
+                    in_savepoint(conn, |conn| writes::insert_messages(conn, &id, first_seq, &batch))
                 }
+            });
+            Grouped::atomic(work).touching(session)
+        };
+        if self.inner.options.write_behind {
+            if let Some(failure) = writer.take_failure(session) {
+                return Err(failure);
             }
-            tx.prepare_cached("UPDATE sessions SET updated_at = ?2 WHERE id = ?1")
-                .and_then(|mut stmt| stmt.execute(params![session.as_str(), now]))
-                .map_err(backend)?;
-            tx.commit().map_err(backend)
-        })
-        .await
+            match writer.reserve_seq(session, first_seq, count) {
+                // `first_seq` follows this process's own last write: the caller need not
+                // wait (the writer still checks it against the file).
+                SeqCheck::Reserved => return writer.run_behind(session, job()).await,
+                SeqCheck::Conflict { actual } => {
+                    return Err(StoreError::Conflict {
+                        session: session.clone(),
+                        expected: first_seq,
+                        actual,
+                    });
+                }
+                // The first append of the session in this process checks against the file
+                // and waits for its commit.
+                SeqCheck::Unknown => {}
+            }
+        }
+        writer.run_grouped(job()).await?;
+        writer.learn_seq(session, first_seq + count);
+        Ok(())
     }
 
     async fn load_messages(&self, session: &SessionId, after_seq: u64) -> Result<Vec<StoredMessage>, StoreError> {
@@ -460,60 +511,18 @@ impl Store for SqliteStore {
     }
 
     async fn upsert_tool_call(&self, record: &ToolCallRecord) -> Result<(), StoreError> {
+        let writer = &self.inner.writer;
+        // A session this process has not written to yet may not exist: the caller waits for
+        // the answer. After that, records are written behind.
+        if self.inner.options.write_behind && writer.knows(&record.session_id) {
+            return writer.record_behind(record.clone()).await;
+        }
         let record = record.clone();
-        self.write(move |conn| {
-            let tx = conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(backend)?;
-            ensure_session(&tx, &record.session_id)?;
-            let stored: Option<String> = tx
-                .prepare_cached("SELECT state FROM tool_calls WHERE session_id = ?1 AND call_id = ?2")
-                .and_then(|mut stmt| {
-                    stmt.query_row(params![record.session_id.as_str(), record.call_id], |r| r.get(0))
-                        .optional()
-                })
-                .map_err(backend)?;
-            if let Some(stored) = stored {
-                let from = ToolCallState::parse(&stored).ok_or_else(|| {
-                    StoreError::Backend(format!("unknown tool-call state {stored:?} in the database"))
-                })?;
-                if !from.can_become(record.state) {
-                    return Err(StoreError::InvalidTransition {
-                        call_id: record.call_id,
-                        from: from.as_str(),
-                        to: record.state.as_str(),
-                    });
-                }
-            }
-            tx.prepare_cached(
-                "INSERT INTO tool_calls (session_id, call_id, name, arguments, state, raw_result,
-                   compressed_result, error, started_at, finished_at, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
-                 ON CONFLICT (session_id, call_id) DO UPDATE SET
-                   name = excluded.name, arguments = excluded.arguments, state = excluded.state,
-                   raw_result = excluded.raw_result, compressed_result = excluded.compressed_result,
-                   error = excluded.error, started_at = excluded.started_at,
-                   finished_at = excluded.finished_at",
-            )
-            .and_then(|mut stmt| {
-                stmt.execute(params![
-                    record.session_id.as_str(),
-                    record.call_id,
-                    record.name,
-                    record.arguments,
-                    record.state.as_str(),
-                    record.raw_result,
-                    record.compressed_result,
-                    record.error,
-                    record.started_at_ms,
-                    record.finished_at_ms,
-                    now_millis(),
-                ])
-            })
-            .map_err(backend)?;
-            tx.commit().map_err(backend)
-        })
-        .await
+        writer
+            .run_grouped(Grouped::atomic(Box::new(move |conn| {
+                writes::write_tool_call(conn, &record)
+            })))
+            .await
     }
 
     async fn tool_calls(&self, session: &SessionId) -> Result<Vec<ToolCallRecord>, StoreError> {

@@ -8,7 +8,7 @@ use agent_core::{
     Compaction, ContentPart, ImageSource, Message, Reasoning, SessionId, SessionInfo, Store, StoreError, ToolCall,
     ToolCallRecord, ToolCallState, Visibility,
 };
-use agent_store::{SqliteStore, migrations};
+use agent_store::{SqliteOptions, SqliteStore, migrations};
 use rusqlite::Connection;
 use serde_json::json;
 
@@ -167,14 +167,19 @@ async fn two_store_handles_on_one_file_cannot_interleave() {
     let a = SqliteStore::open(&path).await.unwrap();
     let b = SqliteStore::open(&path).await.unwrap();
     let id = session(&a).await;
-    // Both writers race for the same next seq many times; exactly one wins each round.
+    // Both writers race for the same next seq many times; exactly one wins each round. An
+    // append may be queued (write-behind), so a lost race is reported by the append or, at
+    // the latest, by the flush that makes it durable.
+    async fn append_durably(store: &SqliteStore, id: &SessionId, seq: u64, text: String) -> Result<(), StoreError> {
+        store.append_messages(id, seq, &[Message::user(text)]).await?;
+        store.flush(id).await
+    }
     for round in 0..20u64 {
         let next = round + 1;
-        let (ma, mb) = (
-            [Message::user(format!("a{round}"))],
-            [Message::user(format!("b{round}"))],
+        let (ra, rb) = tokio::join!(
+            append_durably(&a, &id, next, format!("a{round}")),
+            append_durably(&b, &id, next, format!("b{round}"))
         );
-        let (ra, rb) = tokio::join!(a.append_messages(&id, next, &ma), b.append_messages(&id, next, &mb));
         assert!(ra.is_ok() ^ rb.is_ok(), "round {round}: {ra:?} {rb:?}");
         let loser = if ra.is_err() { ra } else { rb };
         assert!(matches!(loser, Err(StoreError::Conflict { .. })));
@@ -309,7 +314,15 @@ async fn missing_sessions_are_reported() {
 
 #[tokio::test]
 async fn tool_call_state_machine_is_enforced() {
-    let (_dir, store) = fresh().await;
+    // Every write waits for its commit here, so each error comes back from its own call.
+    let dir = tempfile::tempdir().unwrap();
+    let options = SqliteOptions {
+        write_behind: false,
+        ..SqliteOptions::default()
+    };
+    let store = SqliteStore::open_with(dir.path().join("profile.db"), options)
+        .await
+        .unwrap();
     let id = session(&store).await;
     let mut record = ToolCallRecord::pending(id.clone(), "call_1", "fs_read", r#"{"path":"a"}"#);
     store.upsert_tool_call(&record).await.unwrap();

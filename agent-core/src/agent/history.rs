@@ -33,6 +33,9 @@ pub(crate) struct History {
     /// The turn (its `turn_start`) in which summarising failed, so it is not retried on every
     /// model call of that turn.
     pub summary_failed_turn: Option<usize>,
+    /// A store write failed: the messages here may differ from the store's, so the next turn
+    /// reloads them from the store first.
+    pub stale: bool,
 }
 
 impl History {

@@ -20,7 +20,7 @@ use crate::event::EventKind;
 use crate::gate::{GateDecision, GateRequest};
 use crate::message::{ContentPart, Message, ToolCall};
 use crate::session::SessionId;
-use crate::store::{ToolCallRecord, ToolCallState, now_millis};
+use crate::store::{StoreError, ToolCallRecord, ToolCallState, now_millis};
 use crate::tool::{BoxError, Tool, ToolContext, ToolError, ToolOutput, ToolSet};
 
 /// Why the calls of a message stopped early.
@@ -31,6 +31,8 @@ pub(crate) enum Stop {
         message: String,
         source: Option<Arc<BoxError>>,
     },
+    /// The store could not make the conversation durable before a gated call.
+    Store(StoreError),
 }
 
 /// The results (one per call, in call order) and why execution stopped, if it did.
@@ -105,7 +107,16 @@ impl ExecCtx<'_> {
                         stop = Some(Stop::Cancelled);
                         break 'calls;
                     }
-                    Some(GateDecision::Allow) => {}
+                    Some(GateDecision::Allow) => {
+                        // It is about to act for the person: the message that asked for it
+                        // is durable first, so a crash cannot hide that it ran.
+                        if let Some(store) = &self.agent.store
+                            && let Err(e) = store.flush(self.session).await
+                        {
+                            stop = Some(Stop::Store(e));
+                            break 'calls;
+                        }
+                    }
                     Some(GateDecision::Deny { reason }) => {
                         let reason = reason.unwrap_or_else(|| "the user did not allow it".to_owned());
                         slots[index] = Some(self.deny(call, &reason).await);
@@ -380,6 +391,12 @@ impl ExecCtx<'_> {
             }
             (Some(Stop::Fatal { .. }), false) => {
                 "not run: another tool failed fatally, which ended the turn".to_owned()
+            }
+            (Some(Stop::Store(_)), true) => {
+                "cancelled: the conversation could not be saved, which ended the turn".to_owned()
+            }
+            (Some(Stop::Store(_)), false) => {
+                "not run: the conversation could not be saved, which ended the turn".to_owned()
             }
             (None, _) => "not run".to_owned(),
         };

@@ -125,23 +125,58 @@ enum CallFailed {
 
 impl Turn<'_> {
     async fn drive(&self, slot: TurnSlot, input: TurnInput) -> Outcome {
-        let mut outcome = Outcome::new(OutcomeStatus::Done);
         let mut history = tokio::select! {
             biased;
-            _ = self.cancel.cancelled() => return with_status(outcome, OutcomeStatus::Cancelled),
+            _ = self.cancel.cancelled() => return Outcome::new(OutcomeStatus::Cancelled),
             h = slot.0 => h,
         };
+        let outcome = self.drive_locked(&mut history, input).await;
+        // Still holding the session: the next turn starts from a durable history.
+        self.settle_store(&mut history, outcome).await
+    }
+
+    /// Waits for the store to make the turn durable. After a store failure the history in
+    /// memory may hold messages the store lost, so the next turn reloads it from the store.
+    async fn settle_store(&self, history: &mut History, outcome: Outcome) -> Outcome {
+        let Some(store) = self.agent.store.as_ref() else {
+            return outcome;
+        };
+        let outcome = match store.flush(self.session).await {
+            Ok(()) => outcome,
+            Err(e) if outcome.status == OutcomeStatus::Error => {
+                tracing::warn!(session = %self.session, error = %e, "the failed turn could not be saved either");
+                outcome
+            }
+            Err(e) => store_failed(outcome, e),
+        };
+        if outcome.error_kind.as_deref() == Some(STORE_ERROR_KIND) {
+            history.stale = true;
+        }
+        outcome
+    }
+
+    async fn drive_locked(&self, history: &mut History, input: TurnInput) -> Outcome {
+        let outcome = Outcome::new(OutcomeStatus::Done);
         let store = self.agent.store.as_ref();
+        if history.stale
+            && let Some(store) = store
+        {
+            match History::load(store.as_ref(), self.session).await {
+                Ok(reloaded) => *history = reloaded,
+                Err(e) => return store_failed(outcome, e),
+            }
+        }
+        let mut outcome = outcome;
         let parked_call = self.state.pending_clarification().map(|q| q.call_id);
-        if let Err(e) = repair_interrupted(&mut history, store, self.session, parked_call.as_deref()).await {
+        if let Err(e) = repair_interrupted(history, store, self.session, parked_call.as_deref()).await {
             return store_failed(outcome, e);
         }
         let started = match input {
-            TurnInput::User(message) => self.start_with_message(&mut history, message).await,
+            TurnInput::User(message) => self.start_with_message(history, message).await,
             TurnInput::Answer {
                 clarification_id,
                 answer,
-            } => self.start_with_answer(&mut history, &clarification_id, &answer).await,
+            } => self.start_with_answer(history, &clarification_id, &answer).await,
         };
         if let Err(failed) = started {
             return *failed;
@@ -163,7 +198,7 @@ impl Turn<'_> {
 
             // One snapshot per iteration: the schemas offered and the dispatch agree.
             let tools = self.agent.tool_snapshot();
-            let response = match self.call_model(&mut history, &tools).await {
+            let response = match self.call_model(history, &tools).await {
                 Ok(r) => r,
                 Err(CallFailed::Cancelled) => return with_status(outcome, OutcomeStatus::Cancelled),
                 Err(CallFailed::Provider(e)) => {
@@ -174,7 +209,7 @@ impl Turn<'_> {
                 outcome.usage.add(usage);
             }
             // Calibrates the token estimate against what the provider counted.
-            context::observe_usage(&mut history, response.usage.as_ref());
+            context::observe_usage(history, response.usage.as_ref());
             self.emitter.emit(EventKind::ModelCallCompleted {
                 iteration,
                 usage: response.usage,
@@ -203,7 +238,7 @@ impl Turn<'_> {
             };
             if iteration >= config.max_iterations {
                 let results = not_run(&exec, &calls, "the iteration cap was reached").await;
-                return self.capped(&mut history, outcome, results).await;
+                return self.capped(history, outcome, results).await;
             }
             let used_before = outcome.tool_calls as usize - calls.len();
             let allowed = config.max_tool_calls.map_or(calls.len(), |max| {
@@ -222,14 +257,14 @@ impl Turn<'_> {
                         results
                             .extend(not_run(&exec, std::slice::from_ref(call), "the tool-call cap was reached").await);
                     }
-                    return self.capped(&mut history, outcome, results).await;
+                    return self.capped(history, outcome, results).await;
                 }
                 None if executed.question.is_some() => {
                     if let Err(e) = history.push(store, self.session, results).await {
                         return store_failed(outcome, e);
                     }
                     if let Some((call, args)) = executed.question {
-                        match self.park(&mut history, &call, &args).await {
+                        match self.park(history, &call, &args).await {
                             Ok(Some(question)) => {
                                 let mut parked = with_status(outcome, OutcomeStatus::AwaitingUser);
                                 parked.clarification = Some(question);
@@ -256,6 +291,7 @@ impl Turn<'_> {
                             o.error_kind = Some("denied".into());
                             o
                         }
+                        Stop::Store(e) => store_failed(outcome, e),
                         Stop::Fatal { message, source } => {
                             let mut o = with_status(outcome, OutcomeStatus::Error);
                             o.error = Some(message);
@@ -455,8 +491,15 @@ fn failed_with(mut outcome: Outcome, kind: impl Into<String>, error: impl Into<S
     outcome
 }
 
+/// The `error_kind` of a turn the store failed.
+const STORE_ERROR_KIND: &str = "store";
+
 fn store_failed(outcome: Outcome, error: StoreError) -> Outcome {
-    failed_with(outcome, "store", format!("could not save the conversation: {error}"))
+    failed_with(
+        outcome,
+        STORE_ERROR_KIND,
+        format!("could not save the conversation: {error}"),
+    )
 }
 
 /// Gives every dangling tool call of the last assistant message an "interrupted" result, and

@@ -44,6 +44,10 @@ pub trait Store: Send + Sync {
     /// `first_seq` must be exactly one more than the session's last sequence number (1 for an
     /// empty session); otherwise nothing is written and [`StoreError::Conflict`] is returned,
     /// so two writers to one session can never interleave.
+    ///
+    /// A store may queue the write and return before it is durable (write-behind, see
+    /// [`Store::flush`]); it must then apply its queued writes in order, so a crash loses only
+    /// the newest ones.
     async fn append_messages(
         &self,
         session: &SessionId,
@@ -61,6 +65,16 @@ pub trait Store: Send + Sync {
     /// pending → running → succeeded | failed | denied | cancelled (or pending → a final state);
     /// anything else is [`StoreError::InvalidTransition`].
     async fn upsert_tool_call(&self, record: &ToolCallRecord) -> Result<(), StoreError>;
+
+    /// Waits until every write accepted so far for `session` is durable. A write-behind store
+    /// returns here the first queued write of the session that failed (a full disk, say) and
+    /// has not been reported yet. The loop flushes before a turn's outcome is returned and
+    /// before a gated tool runs. The default does nothing: for stores whose writes are durable
+    /// when they return.
+    async fn flush(&self, session: &SessionId) -> Result<(), StoreError> {
+        let _ = session;
+        Ok(())
+    }
 
     /// The session's tool-call records, oldest first.
     async fn tool_calls(&self, session: &SessionId) -> Result<Vec<ToolCallRecord>, StoreError>;

@@ -1,0 +1,206 @@
+//! One group commit: the open transaction, the jobs applied in it, and the replies that wait
+//! for it to commit.
+
+use std::panic::AssertUnwindSafe;
+use std::time::{Duration, Instant};
+
+use rusqlite::Connection;
+
+use agent_core::{SessionId, StoreError, ToolCallRecord};
+
+use super::{Grouped, Reply, Shared, settle};
+use crate::sqlite::backend;
+use crate::writes;
+
+/// The most jobs committed in one transaction.
+pub(super) const MAX_GROUP: usize = 1024;
+
+/// The longest a group stays open under a steady stream of writes.
+const MAX_GROUP_AGE: Duration = Duration::from_millis(20);
+
+/// A record waiting for the commit, and the jobs it stands for.
+struct PendingRecord {
+    record: ToolCallRecord,
+    replies: Vec<Reply>,
+}
+
+pub(super) struct Group {
+    opened: Instant,
+    /// Replies settled at commit with these results (a failed commit fails them all).
+    done: Vec<(Reply, Result<(), StoreError>)>,
+    /// Tool-call records, one per call: a call's later state replaces its earlier one in the
+    /// same group, since only the committed state can ever be seen (a crash loses the group
+    /// whole). Written just before the commit.
+    records: Vec<PendingRecord>,
+    /// Sessions whose `updated_at` is set at commit.
+    touched: Vec<SessionId>,
+    /// A caller waits on this group: commit as soon as the queue is drained.
+    waited_on: bool,
+    /// SQLite rolled the whole transaction back after this error (a full disk does): every
+    /// job of the group failed with it.
+    broken: Option<StoreError>,
+}
+
+impl Group {
+    pub fn open(conn: &Connection) -> Result<Self, StoreError> {
+        conn.execute_batch("BEGIN IMMEDIATE").map_err(backend)?;
+        Ok(Group {
+            opened: Instant::now(),
+            done: Vec::new(),
+            records: Vec::new(),
+            touched: Vec::new(),
+            waited_on: false,
+            broken: None,
+        })
+    }
+
+    /// Whether to commit without waiting for more jobs.
+    pub fn must_commit_now(&self, delay: Duration) -> bool {
+        self.waited_on
+            || self.broken.is_some()
+            || self.len() >= MAX_GROUP
+            || self.opened.elapsed() >= MAX_GROUP_AGE.max(delay)
+    }
+
+    pub fn len(&self) -> usize {
+        self.done.len() + self.records.len()
+    }
+
+    fn reply(&mut self, reply: Reply, result: Result<(), StoreError>) {
+        self.waited_on |= matches!(reply, Reply::Waiting(_));
+        self.done.push((reply, result));
+    }
+
+    /// Runs a job now, inside the transaction.
+    pub fn run(&mut self, conn: &Connection, job: Grouped, reply: Reply) {
+        let result = if job.savepoint {
+            in_savepoint(conn, job.work)
+        } else {
+            catch(|| (job.work)(conn))
+        };
+        if let (Ok(()), Some(session)) = (&result, job.touches)
+            && !self.touched.contains(&session)
+        {
+            self.touched.push(session);
+        }
+        self.note_rollback(conn, &result);
+        self.reply(reply, result);
+    }
+
+    /// Some errors make SQLite roll the whole transaction back; statements after that would
+    /// commit one by one, out of the group, so the group is over.
+    fn note_rollback(&mut self, conn: &Connection, result: &Result<(), StoreError>) {
+        if let Err(e) = result
+            && self.broken.is_none()
+            && conn.is_autocommit()
+        {
+            self.broken = Some(e.clone());
+        }
+    }
+
+    pub fn is_broken(&self) -> bool {
+        self.broken.is_some()
+    }
+
+    /// Keeps a record for the commit, replacing the call's earlier state if the state
+    /// machine allows the change (the file's state is checked when it is written).
+    pub fn record(&mut self, record: ToolCallRecord, reply: Reply) {
+        let earlier = self
+            .records
+            .iter_mut()
+            .find(|p| p.record.call_id == record.call_id && p.record.session_id == record.session_id);
+        match earlier {
+            None => self.records.push(PendingRecord {
+                record,
+                replies: vec![reply],
+            }),
+            Some(pending) if pending.record.state.can_become(record.state) => {
+                pending.record = record;
+                pending.replies.push(reply);
+            }
+            Some(pending) => {
+                let refused = StoreError::InvalidTransition {
+                    call_id: record.call_id,
+                    from: pending.record.state.as_str(),
+                    to: record.state.as_str(),
+                };
+                self.reply(reply, Err(refused));
+            }
+        }
+    }
+
+    pub fn barrier(&mut self, reply: Reply) {
+        self.reply(reply, Ok(()));
+    }
+
+    /// Writes the records, marks the sessions updated, commits, and answers every job; if the
+    /// commit fails every job of the group failed. Failures of jobs nobody waits on are
+    /// recorded before any waiting caller is answered, so a flush sees them.
+    pub fn commit(mut self, conn: &Connection, shared: &Shared) {
+        let records = std::mem::take(&mut self.records);
+        for pending in records {
+            // After a rollback nothing more is written; the replies get the group's error.
+            let result = if self.broken.is_some() {
+                Ok(())
+            } else {
+                catch(|| writes::write_tool_call(conn, &pending.record))
+            };
+            self.note_rollback(conn, &result);
+            self.done
+                .extend(pending.replies.into_iter().map(|reply| (reply, result.clone())));
+        }
+        let committed = match self.broken.take() {
+            Some(error) => Err(error),
+            None => {
+                if let Err(e) = writes::touch_sessions(conn, &self.touched) {
+                    tracing::warn!(error = %e, "could not update the sessions' updated_at");
+                }
+                conn.execute_batch("COMMIT").map_err(backend)
+            }
+        };
+        if committed.is_err() && !conn.is_autocommit() {
+            let _ = conn.execute_batch("ROLLBACK");
+        }
+        let (waiting, behind): (Vec<_>, Vec<_>) = self
+            .done
+            .into_iter()
+            .partition(|(reply, _)| matches!(reply, Reply::Waiting(_)));
+        for (reply, result) in behind.into_iter().chain(waiting) {
+            let result = match (&committed, result) {
+                (Err(e), Ok(())) => Err(e.clone()),
+                (_, result) => result,
+            };
+            settle(shared, reply, result);
+        }
+    }
+}
+
+/// Runs `work` in a savepoint, so its failure undoes it alone.
+pub(crate) fn in_savepoint(
+    conn: &Connection,
+    work: impl FnOnce(&Connection) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
+    let statement = |sql: &str| {
+        conn.prepare_cached(sql)
+            .and_then(|mut s| s.execute([]))
+            .map(drop)
+            .map_err(backend)
+    };
+    statement("SAVEPOINT job")?;
+    let result = catch(|| work(conn));
+    if conn.is_autocommit() {
+        // SQLite rolled everything back, the savepoint with it.
+        return result;
+    }
+    if result.is_err() {
+        statement("ROLLBACK TO job")?;
+    }
+    statement("RELEASE job")?;
+    result
+}
+
+/// Turns a panic in a write into an error, so the writer thread lives on.
+pub(super) fn catch(work: impl FnOnce() -> Result<(), StoreError>) -> Result<(), StoreError> {
+    std::panic::catch_unwind(AssertUnwindSafe(work))
+        .unwrap_or_else(|_| Err(StoreError::Backend("a store write panicked".to_owned())))
+}

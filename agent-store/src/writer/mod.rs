@@ -1,0 +1,430 @@
+//! The writer thread: the one write connection, fed by a bounded queue, applying jobs in the
+//! order they were submitted and committing them in groups.
+//!
+//! A commit costs far more than the insert it carries, and so does handing each write to a
+//! thread and waiting for its answer. The loop's writes therefore go through this queue
+//! without waiting (write-behind). The thread applies jobs as they arrive inside one open
+//! transaction (each job in a savepoint of its own, so a failing job rolls back alone) and
+//! commits the group when a caller waits for it, when no job has arrived for the group-commit
+//! delay, or when the group is large or old enough. Jobs are applied strictly in submission
+//! order, so a crash can lose only the newest writes, never one in the middle. A caller that
+//! needs durability submits a barrier, which answers once everything before it is committed;
+//! a write that failed behind the caller's back is reported by the next call for its session
+//! (see [`Writer::take_failure`]).
+
+mod checkpoint;
+mod group;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self as std_mpsc, TryRecvError};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use rusqlite::Connection;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
+
+use agent_core::{SessionId, StoreError, ToolCallRecord};
+
+use checkpoint::Checkpointer;
+pub(crate) use group::in_savepoint;
+use group::{Group, MAX_GROUP, catch};
+
+/// Jobs queued or being applied at most. Callers wait for room beyond it, so a writer that
+/// cannot keep up slows them down instead of growing without limit.
+const QUEUE_CAPACITY: usize = 1024;
+
+/// Work run inside the current group transaction.
+pub(crate) type Work = Box<dyn FnOnce(&Connection) -> Result<(), StoreError> + Send>;
+
+/// Work that must run outside any transaction (a checkpoint, say).
+pub(crate) type AloneWork = Box<dyn FnOnce(&mut Connection) -> Result<(), StoreError> + Send>;
+
+/// A job run inside the current group transaction.
+pub(crate) struct Grouped {
+    pub(super) work: Work,
+    /// Run it in a savepoint of its own, so its failure undoes it alone. Not needed for work
+    /// of one statement, or work that manages its own savepoint.
+    pub(super) savepoint: bool,
+    /// A session whose `updated_at` the group sets when it commits.
+    pub(super) touches: Option<SessionId>,
+}
+
+impl Grouped {
+    /// Work that may fail half-way: it runs in a savepoint.
+    pub fn new(work: Work) -> Self {
+        Grouped {
+            work,
+            savepoint: true,
+            touches: None,
+        }
+    }
+
+    /// Work that fails as a whole by itself (one statement, or its own savepoint).
+    pub fn atomic(work: Work) -> Self {
+        Grouped {
+            work,
+            savepoint: false,
+            touches: None,
+        }
+    }
+
+    /// Marks `session` as updated when the group commits.
+    pub fn touching(mut self, session: &SessionId) -> Self {
+        self.touches = Some(session.clone());
+        self
+    }
+}
+
+pub(super) enum Task {
+    Grouped(Grouped),
+    /// A tool-call record written behind; several of one call in a group become one write.
+    Record(ToolCallRecord),
+    Alone(AloneWork),
+    /// Answers once every job before it is committed.
+    Barrier,
+}
+
+/// Where a job's outcome goes.
+pub(super) enum Reply {
+    /// A caller waits for it.
+    Waiting(oneshot::Sender<Result<(), StoreError>>),
+    /// Nobody waits; a failure is kept for the session's next call.
+    Behind(SessionId),
+}
+
+pub(super) struct Job {
+    task: Task,
+    reply: Reply,
+    /// Its place in the bounded queue, given back once it is applied.
+    permit: OwnedSemaphorePermit,
+}
+
+/// State shared by the callers and the writer thread.
+#[derive(Default)]
+pub(super) struct Shared {
+    /// The first failure of a write-behind job, per session, until someone collects it.
+    failures: Mutex<HashMap<SessionId, StoreError>>,
+    /// The sequence number each session expects next, as far as the queue knows.
+    next_seq: Mutex<HashMap<SessionId, u64>>,
+    submitted: AtomicU64,
+    finished: AtomicU64,
+    /// The thread is parked with nothing to do: a new job must wake it.
+    sleeping: AtomicBool,
+}
+
+pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // The maps stay consistent whatever panicked while holding them.
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// What the queue knows of a session's next sequence number.
+pub(crate) enum SeqCheck {
+    /// `first_seq` is the next one; the numbers are now reserved for the caller.
+    Reserved,
+    /// Another writer of this process got there first; the session expects `actual`.
+    Conflict { actual: u64 },
+    /// Not known yet (first append of this session in this process): ask the database.
+    Unknown,
+}
+
+pub(super) fn gone() -> StoreError {
+    StoreError::Backend("the store's writer thread has stopped; reopen the store".to_owned())
+}
+
+/// The handle the store holds: submits jobs and owns the thread, which it joins on drop so
+/// everything queued is committed before the store goes away.
+pub(crate) struct Writer {
+    jobs: Option<std_mpsc::Sender<Job>>,
+    room: Arc<Semaphore>,
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+    /// Stopped after the writer (fields drop after `Drop::drop` joined it).
+    _checkpointer: Checkpointer,
+}
+
+impl Writer {
+    /// Starts the thread that owns `conn`, and the checkpoint thread that owns
+    /// `checkpoint_conn`; `delay` is how long the writer waits for more writes before
+    /// committing a group nobody waits on.
+    pub fn start(
+        mut conn: Connection,
+        checkpoint_conn: Connection,
+        name: String,
+        delay: Duration,
+    ) -> Result<Self, StoreError> {
+        let checkpointer = Checkpointer::start(&mut conn, checkpoint_conn)?;
+        let (jobs, queue) = std_mpsc::channel();
+        let shared = Arc::new(Shared::default());
+        let for_thread = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name(name)
+            .spawn(move || serve(conn, queue, &for_thread, delay))
+            .map_err(|e| StoreError::Backend(format!("cannot start the store's writer thread: {e}")))?;
+        Ok(Writer {
+            jobs: Some(jobs),
+            room: Arc::new(Semaphore::new(QUEUE_CAPACITY)),
+            shared,
+            thread: Some(thread),
+            _checkpointer: checkpointer,
+        })
+    }
+
+    async fn submit(&self, task: Task, reply: Reply) -> Result<(), StoreError> {
+        let permit = self.room.clone().acquire_owned().await.map_err(|_| gone())?;
+        self.shared.submitted.fetch_add(1, Ordering::AcqRel);
+        // A waiting caller wakes the thread at once; a write-behind job only wakes it from
+        // idle sleep (while a group is open the thread looks at the queue on its own, so a
+        // burst of writes costs no wake-up each).
+        let urgent = matches!(reply, Reply::Waiting(_));
+        let sent = match &self.jobs {
+            Some(jobs) => jobs.send(Job { task, reply, permit }).is_ok(),
+            None => false,
+        };
+        if !sent {
+            self.shared.finished.fetch_add(1, Ordering::AcqRel);
+            return Err(gone());
+        }
+        if (urgent || self.shared.sleeping.load(Ordering::SeqCst))
+            && let Some(thread) = &self.thread
+        {
+            thread.thread().unpark();
+        }
+        Ok(())
+    }
+
+    async fn submit_and_wait(&self, task: Task) -> Result<(), StoreError> {
+        let (tx, rx) = oneshot::channel();
+        self.submit(task, Reply::Waiting(tx)).await?;
+        rx.await.map_err(|_| gone())?
+    }
+
+    /// Runs `f` in the next group transaction and returns its value once it is committed.
+    pub async fn run<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        let slot = Arc::new(Mutex::new(None));
+        let out = slot.clone();
+        let work: Work = Box::new(move |conn| {
+            *lock(&out) = Some(f(conn)?);
+            Ok(())
+        });
+        self.submit_and_wait(Task::Grouped(Grouped::new(work))).await?;
+        let value = lock(&slot).take();
+        value.ok_or_else(gone)
+    }
+
+    /// Runs a grouped job and waits for its commit.
+    pub async fn run_grouped(&self, job: Grouped) -> Result<(), StoreError> {
+        self.submit_and_wait(Task::Grouped(job)).await
+    }
+
+    /// Runs `f` outside any transaction, after everything queued before it.
+    pub async fn run_alone<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        let slot = Arc::new(Mutex::new(None));
+        let out = slot.clone();
+        let work: AloneWork = Box::new(move |conn| {
+            *lock(&out) = Some(f(conn)?);
+            Ok(())
+        });
+        self.submit_and_wait(Task::Alone(work)).await?;
+        let value = lock(&slot).take();
+        value.ok_or_else(gone)
+    }
+
+    /// Queues `job` for `session` without waiting for it. Fails at once, queueing nothing,
+    /// if an earlier write-behind job of the session failed (that failure is returned).
+    pub async fn run_behind(&self, session: &SessionId, job: Grouped) -> Result<(), StoreError> {
+        if let Some(failure) = self.take_failure(session) {
+            return Err(failure);
+        }
+        self.submit(Task::Grouped(job), Reply::Behind(session.clone())).await
+    }
+
+    /// Queues a tool-call record of a session without waiting for it (see
+    /// [`Self::run_behind`]).
+    pub async fn record_behind(&self, record: ToolCallRecord) -> Result<(), StoreError> {
+        let session = record.session_id.clone();
+        if let Some(failure) = self.take_failure(&session) {
+            return Err(failure);
+        }
+        self.submit(Task::Record(record), Reply::Behind(session)).await
+    }
+
+    /// Waits until everything queued so far is committed.
+    pub async fn barrier(&self) -> Result<(), StoreError> {
+        self.submit_and_wait(Task::Barrier).await
+    }
+
+    /// Whether every submitted job has been applied (reads need no barrier then).
+    pub fn is_idle(&self) -> bool {
+        self.shared.finished.load(Ordering::Acquire) >= self.shared.submitted.load(Ordering::Acquire)
+    }
+
+    /// The failure of a write-behind job of `session` nobody has collected yet.
+    pub fn take_failure(&self, session: &SessionId) -> Option<StoreError> {
+        lock(&self.shared.failures).remove(session)
+    }
+
+    /// Reserves `count` sequence numbers from `first_seq` if that is what `session` expects.
+    pub fn reserve_seq(&self, session: &SessionId, first_seq: u64, count: u64) -> SeqCheck {
+        let mut next = lock(&self.shared.next_seq);
+        match next.get_mut(session) {
+            Some(expected) if *expected == first_seq => {
+                *expected += count;
+                SeqCheck::Reserved
+            }
+            Some(expected) => SeqCheck::Conflict { actual: *expected },
+            None => SeqCheck::Unknown,
+        }
+    }
+
+    /// Whether this process has written to `session` (so it is known to exist).
+    pub fn knows(&self, session: &SessionId) -> bool {
+        lock(&self.shared.next_seq).contains_key(session)
+    }
+
+    /// Records what the database said the session expects next (after a committed append).
+    pub fn learn_seq(&self, session: &SessionId, next_seq: u64) {
+        let mut next = lock(&self.shared.next_seq);
+        let entry = next.entry(session.clone()).or_insert(next_seq);
+        *entry = (*entry).max(next_seq);
+    }
+
+    /// Forgets a session (deleted, or its sequence is no longer known).
+    pub fn forget(&self, session: &SessionId) {
+        lock(&self.shared.next_seq).remove(session);
+        lock(&self.shared.failures).remove(session);
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        // Closing the queue lets the thread commit what is left and stop.
+        self.jobs = None;
+        if let Some(thread) = self.thread.take() {
+            thread.thread().unpark();
+            let _ = thread.join();
+        }
+    }
+}
+
+/// How often the thread looks at the queue while a group is open.
+const POLL: Duration = Duration::from_micros(200);
+
+/// The thread's loop: apply what has queued up inside one open transaction, and commit when a
+/// caller waits, when no job has come for the delay, or when the group is large or old
+/// enough. With nothing to do it sleeps until a job wakes it.
+fn serve(mut conn: Connection, queue: std_mpsc::Receiver<Job>, shared: &Shared, delay: Duration) {
+    let mut group: Option<Group> = None;
+    let mut last_job = Instant::now();
+    loop {
+        let mut closed = false;
+        loop {
+            match queue.try_recv() {
+                Ok(job) => {
+                    apply(&mut conn, &mut group, job, shared);
+                    last_job = Instant::now();
+                    if group.as_ref().is_some_and(|g| g.len() >= MAX_GROUP)
+                        && let Some(g) = group.take()
+                    {
+                        g.commit(&conn, shared);
+                    }
+                }
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => {
+                    closed = true;
+                    break;
+                }
+            }
+        }
+        match group.take() {
+            Some(g) if closed || g.must_commit_now(delay) || last_job.elapsed() >= delay => g.commit(&conn, shared),
+            Some(g) => {
+                group = Some(g);
+                std::thread::park_timeout(POLL.min(delay));
+            }
+            None if closed => return,
+            None => {
+                shared.sleeping.store(true, Ordering::SeqCst);
+                // A job sent before the flag was up is seen here; one sent after it wakes us.
+                match queue.try_recv() {
+                    Ok(job) => {
+                        shared.sleeping.store(false, Ordering::SeqCst);
+                        apply(&mut conn, &mut group, job, shared);
+                        last_job = Instant::now();
+                    }
+                    Err(TryRecvError::Disconnected) => return,
+                    Err(TryRecvError::Empty) => {
+                        std::thread::park();
+                        shared.sleeping.store(false, Ordering::SeqCst);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Applies one job: a grouped one inside the open transaction (opening it if needed), an
+/// alone one after committing the group.
+fn apply(conn: &mut Connection, group: &mut Option<Group>, job: Job, shared: &Shared) {
+    let Job { task, reply, permit } = job;
+    if let Task::Alone(work) = task {
+        if let Some(g) = group.take() {
+            g.commit(conn, shared);
+        }
+        settle(shared, reply, catch(|| work(conn)));
+        return;
+    }
+    if matches!(task, Task::Barrier) && group.is_none() {
+        settle(shared, reply, Ok(()));
+        return;
+    }
+    let open = match group {
+        Some(g) => g,
+        None => match Group::open(conn) {
+            Ok(g) => group.insert(g),
+            Err(e) => {
+                settle(shared, reply, Err(e));
+                return;
+            }
+        },
+    };
+    match task {
+        Task::Grouped(job) => open.run(conn, job, reply),
+        Task::Record(record) => open.record(record, reply),
+        Task::Barrier => open.barrier(reply),
+        Task::Alone(_) => {}
+    }
+    if open.is_broken()
+        && let Some(g) = group.take()
+    {
+        g.commit(conn, shared);
+    }
+    // The queue has room again once the job is applied.
+    drop(permit);
+}
+
+pub(super) fn settle(shared: &Shared, reply: Reply, result: Result<(), StoreError>) {
+    match reply {
+        Reply::Waiting(tx) => {
+            let _ = tx.send(result);
+        }
+        Reply::Behind(session) => {
+            if let Err(e) = result {
+                tracing::warn!(session = %session, error = %e, "a queued store write failed");
+                // What the queue believed about the session's sequence is wrong now.
+                lock(&shared.next_seq).remove(&session);
+                lock(&shared.failures).entry(session).or_insert(e);
+            }
+        }
+    }
+    shared.finished.fetch_add(1, Ordering::AcqRel);
+}

@@ -1,0 +1,245 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+//! The write-behind queue: what a caller sees of writes it did not wait for. Reads see them,
+//! a failure is reported once (by the session's next write or its flush), dropping the store
+//! commits what is queued, and a full disk ends a turn with a clear error that loses nothing
+//! already committed and leaves a session that resumes.
+
+use agent_core::{
+    Agent, Message, ModelRequest, OutcomeStatus, Role, ScriptStep, ScriptedProvider, ScriptedReply, SessionId,
+    SessionInfo, Store, StoreError, ToolCallRecord, ToolCallState, ToolContext, ToolError, tool_fn,
+};
+use agent_store::{SqliteOptions, SqliteStore};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use transcript::assert_valid_transcript;
+
+#[path = "common/transcript.rs"]
+mod transcript;
+
+async fn session(store: &SqliteStore) -> SessionId {
+    let id = SessionId::new_random();
+    store.create_session(&SessionInfo::new(id.clone())).await.unwrap();
+    id
+}
+
+#[tokio::test]
+async fn reads_see_writes_that_are_still_queued() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path().join("profile.db")).await.unwrap();
+    let id = session(&store).await;
+    for seq in 1..=50u64 {
+        store
+            .append_messages(&id, seq, &[Message::user(format!("m{seq}"))])
+            .await
+            .unwrap();
+        let mut record = ToolCallRecord::pending(id.clone(), format!("call_{seq}"), "t", "{}");
+        record.state = ToolCallState::Running;
+        store.upsert_tool_call(&record).await.unwrap();
+    }
+    // No flush: the reads themselves wait for what this process queued.
+    let messages = store.load_messages(&id, 0).await.unwrap();
+    assert_eq!(messages.len(), 50);
+    assert_eq!(messages.last().unwrap().message.text(), "m50");
+    assert_eq!(store.open_tool_calls(&id).await.unwrap().len(), 50);
+    assert_eq!(store.last_seq(&id).await.unwrap(), 50);
+}
+
+#[tokio::test]
+async fn a_queued_write_that_fails_is_reported_once_by_flush() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path().join("profile.db")).await.unwrap();
+    let id = session(&store).await;
+    let mut record = ToolCallRecord::pending(id.clone(), "call_1", "fs_read", "{}");
+    record.state = ToolCallState::Succeeded;
+    store.upsert_tool_call(&record).await.unwrap();
+    store.flush(&id).await.unwrap();
+
+    // Going back to running is refused; the write was queued, so flush says so.
+    record.state = ToolCallState::Running;
+    store.upsert_tool_call(&record).await.unwrap();
+    assert_eq!(
+        store.flush(&id).await.unwrap_err(),
+        StoreError::InvalidTransition {
+            call_id: "call_1".into(),
+            from: "succeeded",
+            to: "running"
+        }
+    );
+    // Reported once; the stored record is untouched.
+    store.flush(&id).await.unwrap();
+    assert_eq!(store.tool_calls(&id).await.unwrap()[0].state, ToolCallState::Succeeded);
+
+    // After a failure the session's next write waits for its own answer...
+    assert!(matches!(
+        store.upsert_tool_call(&record).await,
+        Err(StoreError::InvalidTransition { .. })
+    ));
+    // ...and once it succeeded, writes are queued again; a queued failure is then reported
+    // by the session's next write, which is not queued.
+    store.append_messages(&id, 1, &[Message::user("first")]).await.unwrap();
+    store.upsert_tool_call(&record).await.unwrap();
+    store.flush(&SessionId::new_random()).await.unwrap(); // another session's flush: not its failure
+    let next = store.append_messages(&id, 2, &[Message::user("second")]).await;
+    assert!(matches!(next, Err(StoreError::InvalidTransition { .. })), "{next:?}");
+    assert_eq!(store.load_messages(&id, 0).await.unwrap().len(), 1);
+    store.append_messages(&id, 2, &[Message::user("second")]).await.unwrap();
+    store.flush(&id).await.unwrap();
+    assert_eq!(store.last_seq(&id).await.unwrap(), 2);
+}
+
+#[tokio::test]
+async fn dropping_the_store_commits_what_is_queued() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("profile.db");
+    let id = {
+        let store = SqliteStore::open(&path).await.unwrap();
+        let id = session(&store).await;
+        for seq in 1..=200u64 {
+            store
+                .append_messages(&id, seq, &[Message::assistant(format!("m{seq}"))])
+                .await
+                .unwrap();
+        }
+        id
+    };
+    let store = SqliteStore::open(&path).await.unwrap();
+    assert_eq!(store.last_seq(&id).await.unwrap(), 200);
+}
+
+#[tokio::test]
+async fn waiting_for_every_write_is_an_option() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = SqliteOptions {
+        write_behind: false,
+        group_commit_delay: std::time::Duration::ZERO,
+        ..SqliteOptions::default()
+    };
+    let store = SqliteStore::open_with(dir.path().join("profile.db"), options)
+        .await
+        .unwrap();
+    let id = session(&store).await;
+    store.append_messages(&id, 1, &[Message::user("a")]).await.unwrap();
+    // A gap is refused by the call itself.
+    let gap = store.append_messages(&id, 5, &[Message::user("b")]).await;
+    assert!(
+        matches!(
+            gap,
+            Err(StoreError::Conflict {
+                expected: 5,
+                actual: 2,
+                ..
+            })
+        ),
+        "{gap:?}"
+    );
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct NoArgs {}
+
+/// Each turn: two calls of a tool that returns 6 KB, then an answer.
+fn bulky_script() -> ScriptedProvider {
+    ScriptedProvider::from_fn(|req: &ModelRequest| {
+        let results = req
+            .messages
+            .iter()
+            .rev()
+            .take_while(|m| m.role != Role::User)
+            .filter(|m| m.role == Role::Tool)
+            .count();
+        if results < 2 {
+            ScriptStep::Reply(ScriptedReply::tool_call("bulky", serde_json::json!({})))
+        } else {
+            ScriptStep::Reply(ScriptedReply::text("done"))
+        }
+    })
+}
+
+fn bulky_agent(store: &SqliteStore) -> Agent {
+    let bulky = tool_fn("bulky", "Returns a lot.", |_: NoArgs, _cx: ToolContext| async move {
+        Ok::<_, ToolError>("x".repeat(6_000))
+    });
+    Agent::builder()
+        .provider(bulky_script())
+        .tool(bulky)
+        .store(store.clone())
+        .build()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_disk_ends_the_turn_with_a_clear_error_and_loses_nothing_committed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("profile.db");
+    // Room for the schema and a few turns, not for many.
+    let schema_bytes = {
+        let store = SqliteStore::open(&path).await.unwrap();
+        store.checkpoint().await.unwrap();
+        std::fs::metadata(&path).unwrap().len()
+    };
+    let capped = SqliteOptions {
+        max_size_bytes: Some(schema_bytes + 160 * 1024),
+        ..SqliteOptions::default()
+    };
+    let store = SqliteStore::open_with(&path, capped).await.unwrap();
+    let agent = bulky_agent(&store);
+    let session = agent.create_session().await.unwrap();
+    let id = session.id().clone();
+
+    let mut done_turns = 0;
+    let failed = loop {
+        let outcome = session.send(format!("turn {done_turns}")).await;
+        match outcome.status {
+            OutcomeStatus::Done => done_turns += 1,
+            _ => break outcome,
+        }
+        assert!(done_turns < 100, "the size cap never took effect");
+    };
+    assert!(done_turns >= 2, "only {done_turns} turns fitted");
+    assert_eq!(failed.status, OutcomeStatus::Error);
+    assert_eq!(failed.error_kind.as_deref(), Some("store"));
+    let error = failed.error.unwrap();
+    assert!(error.contains("could not save the conversation"), "{error}");
+    assert!(error.contains("full"), "{error}");
+
+    // Still full: the next turn reloads the stored history and fails the same clear way,
+    // never with a sequence conflict.
+    let again = session.send("one more").await;
+    assert_eq!(again.error_kind.as_deref(), Some("store"), "{:?}", again.error);
+    assert!(again.error.unwrap().contains("full"));
+    drop(session);
+    drop(agent);
+    drop(store);
+
+    // With room again, everything the done turns wrote is there, the transcript is valid,
+    // and the session goes on.
+    let store = SqliteStore::open(&path).await.unwrap();
+    let agent = bulky_agent(&store);
+    let session = agent.open_session(&id).await.unwrap();
+    let outcome = session.send("with room again").await;
+    assert_eq!(outcome.status, OutcomeStatus::Done, "{:?}", outcome.error);
+    let stored: Vec<Message> = store
+        .load_messages(&id, 0)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|m| m.message)
+        .collect();
+    assert_valid_transcript(&stored);
+    let answers = stored
+        .iter()
+        .filter(|m| m.role == Role::Assistant && m.text() == "done")
+        .count();
+    assert!(
+        answers > done_turns,
+        "{answers} answers stored for {done_turns} + 1 done turns"
+    );
+    for turn in 0..done_turns {
+        assert!(
+            stored
+                .iter()
+                .any(|m| m.role == Role::User && m.text() == format!("turn {turn}")),
+            "turn {turn} is missing"
+        );
+    }
+}
