@@ -1,8 +1,11 @@
 //! SqliteStore benchmarks:
-//! - append throughput, one message per transaction and in batches of 100;
+//! - append throughput: one message per call, each waiting for its own commit
+//!   (`write_behind: false`) or queued and group-committed (the default, flushed at the end);
+//!   batches of 100 and of 1 000;
 //! - loading the history of a 10 000-message session;
 //! - the loop overhead of agent-core's `loop_overhead` bench (a turn of 10 no-op tool calls
-//!   and 11 model calls) with no store, MemoryStore, and SqliteStore write-through.
+//!   and 11 model calls) with no store, MemoryStore, and SqliteStore write-through (queued,
+//!   the default, and waiting for every write).
 //!
 //! Run: `cargo bench -p agent-store --bench store`
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
@@ -13,7 +16,7 @@ use agent_core::{
     Agent, MemoryStore, Message, ModelRequest, Role, ScriptStep, ScriptedProvider, ScriptedReply, SessionId,
     SessionInfo, Store, ToolCall, ToolContext, ToolError, tool_fn,
 };
-use agent_store::SqliteStore;
+use agent_store::{SqliteOptions, SqliteStore};
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -57,41 +60,62 @@ fn appends(c: &mut Criterion) {
     let rt = runtime();
     let dir = tempfile::tempdir().unwrap();
     let store = rt.block_on(SqliteStore::open(dir.path().join("bench.db"))).unwrap();
+    let waiting = rt
+        .block_on(SqliteStore::open_with(
+            dir.path().join("waiting.db"),
+            wait_for_each_write(),
+        ))
+        .unwrap();
     let messages: Vec<Message> = (0..1_000).map(message).collect();
 
     let mut group = c.benchmark_group("sqlite_append");
     group.throughput(Throughput::Elements(messages.len() as u64));
     group.sample_size(10);
-    group.bench_function("one_message_per_transaction", |b| {
-        b.to_async(&rt).iter_batched(
-            || (),
-            |()| async {
-                let id = new_session(&store).await;
-                for (i, m) in messages.iter().enumerate() {
-                    store
-                        .append_messages(&id, i as u64 + 1, std::slice::from_ref(m))
-                        .await
-                        .unwrap();
-                }
-            },
-            BatchSize::PerIteration,
-        )
-    });
+    for (name, store) in [
+        ("one_message_per_call_each_committed", &waiting),
+        ("one_message_per_call_group_committed", &store),
+    ] {
+        group.bench_function(name, |b| {
+            b.to_async(&rt).iter_batched(
+                || (),
+                |()| async {
+                    let id = new_session(store).await;
+                    for (i, m) in messages.iter().enumerate() {
+                        store
+                            .append_messages(&id, i as u64 + 1, std::slice::from_ref(m))
+                            .await
+                            .unwrap();
+                    }
+                    store.flush(&id).await.unwrap();
+                },
+                BatchSize::PerIteration,
+            )
+        });
+    }
     group.bench_function("batches_of_100", |b| {
         b.to_async(&rt).iter(|| async {
             let id = new_session(&store).await;
             for (n, chunk) in messages.chunks(100).enumerate() {
                 store.append_messages(&id, n as u64 * 100 + 1, chunk).await.unwrap();
             }
+            store.flush(&id).await.unwrap();
         })
     });
     group.bench_function("one_batch_of_1000", |b| {
         b.to_async(&rt).iter(|| async {
             let id = new_session(&store).await;
             store.append_messages(&id, 1, &messages).await.unwrap();
+            store.flush(&id).await.unwrap();
         })
     });
     group.finish();
+}
+
+fn wait_for_each_write() -> SqliteOptions {
+    SqliteOptions {
+        write_behind: false,
+        ..SqliteOptions::default()
+    }
 }
 
 fn load(c: &mut Criterion) {
@@ -145,12 +169,22 @@ fn loop_overhead(c: &mut Criterion) {
     let rt = runtime();
     let dir = tempfile::tempdir().unwrap();
     let sqlite = rt.block_on(SqliteStore::open(dir.path().join("loop.db"))).unwrap();
+    let sqlite_waiting = rt
+        .block_on(SqliteStore::open_with(
+            dir.path().join("loop-waiting.db"),
+            wait_for_each_write(),
+        ))
+        .unwrap();
     let mut group = c.benchmark_group("loop_turn_10_tools");
     group.throughput(Throughput::Elements(TOOL_STEPS as u64 + 1));
     for (name, store) in [
         ("no_store", None),
         ("memory_store", Some(Arc::new(MemoryStore::new()) as Arc<dyn Store>)),
         ("sqlite_store", Some(Arc::new(sqlite.clone()) as Arc<dyn Store>)),
+        (
+            "sqlite_store_waiting_for_each_write",
+            Some(Arc::new(sqlite_waiting.clone()) as Arc<dyn Store>),
+        ),
     ] {
         let noop = tool_fn("noop", "Does nothing.", |_a: NoArgs, _cx: ToolContext| async move {
             Ok::<_, ToolError>("ok")
