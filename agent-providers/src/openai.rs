@@ -22,7 +22,7 @@ use crate::config::{ProviderConfig, header_map};
 use crate::errors::{ErrorInfo, malformed_json};
 use crate::sse::SseEvent;
 use crate::transport::{Transport, WireDecoder, parse_url};
-use crate::util::{new_call_id, truncated_call_error};
+use crate::util::{Text, new_call_id, truncated_call_error};
 
 /// The default base URL (OpenAI itself).
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -246,41 +246,54 @@ fn user_content(parts: &[ContentPart]) -> UserContent<'_> {
 }
 
 #[derive(Deserialize)]
-struct Chunk {
-    choices: Option<Vec<Choice>>,
+struct Chunk<'a> {
+    #[serde(borrow)]
+    choices: Option<Vec<Choice<'a>>>,
     usage: Option<WireUsage>,
     error: Option<Value>,
 }
 
 #[derive(Deserialize)]
-struct Choice {
+struct Choice<'a> {
     index: Option<u32>,
-    delta: Option<Delta>,
-    message: Option<Delta>,
-    finish_reason: Option<String>,
+    #[serde(borrow)]
+    delta: Option<Delta<'a>>,
+    #[serde(borrow)]
+    message: Option<Delta<'a>>,
+    #[serde(borrow)]
+    finish_reason: Option<Text<'a>>,
 }
 
 #[derive(Deserialize)]
-struct Delta {
-    content: Option<String>,
-    reasoning_content: Option<String>,
-    reasoning: Option<String>,
-    refusal: Option<String>,
-    tool_calls: Option<Vec<ToolCallDelta>>,
+struct Delta<'a> {
+    #[serde(borrow)]
+    content: Option<Text<'a>>,
+    #[serde(borrow)]
+    reasoning_content: Option<Text<'a>>,
+    #[serde(borrow)]
+    reasoning: Option<Text<'a>>,
+    #[serde(borrow)]
+    refusal: Option<Text<'a>>,
+    #[serde(borrow)]
+    tool_calls: Option<Vec<ToolCallDelta<'a>>>,
     reasoning_details: Option<Vec<Value>>,
 }
 
 #[derive(Deserialize)]
-struct ToolCallDelta {
+struct ToolCallDelta<'a> {
     index: Option<u32>,
-    id: Option<String>,
-    function: Option<FunctionDelta>,
+    #[serde(borrow)]
+    id: Option<Text<'a>>,
+    #[serde(borrow)]
+    function: Option<FunctionDelta<'a>>,
 }
 
 #[derive(Deserialize)]
-struct FunctionDelta {
-    name: Option<String>,
-    arguments: Option<String>,
+struct FunctionDelta<'a> {
+    #[serde(borrow)]
+    name: Option<Text<'a>>,
+    #[serde(borrow)]
+    arguments: Option<Text<'a>>,
 }
 
 #[derive(Deserialize)]
@@ -354,10 +367,12 @@ impl OpenAiDecoder {
         Self::default()
     }
 
-    fn on_delta(&mut self, delta: Delta, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+    fn on_delta(&mut self, delta: Delta<'_>, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
         for text in [delta.reasoning_content, delta.reasoning].into_iter().flatten() {
             if !text.is_empty() {
-                out.push(StreamEvent::ReasoningDelta { text });
+                out.push(StreamEvent::ReasoningDelta {
+                    text: text.into_owned(),
+                });
             }
         }
         if let Some(details) = delta.reasoning_details {
@@ -366,11 +381,15 @@ impl OpenAiDecoder {
             }
         }
         if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
-            out.push(StreamEvent::TextDelta { text });
+            out.push(StreamEvent::TextDelta {
+                text: text.into_owned(),
+            });
         }
         if let Some(text) = delta.refusal.filter(|t| !t.is_empty()) {
             self.refusal = true;
-            out.push(StreamEvent::TextDelta { text });
+            out.push(StreamEvent::TextDelta {
+                text: text.into_owned(),
+            });
         }
         for call in delta.tool_calls.into_iter().flatten() {
             self.on_tool_delta(call, out);
@@ -378,7 +397,7 @@ impl OpenAiDecoder {
         Ok(())
     }
 
-    fn on_tool_delta(&mut self, call: ToolCallDelta, out: &mut Vec<StreamEvent>) {
+    fn on_tool_delta(&mut self, call: ToolCallDelta<'_>, out: &mut Vec<StreamEvent>) {
         let pos = match call.index {
             Some(index) => self.slots.iter().position(|s| s.index == index),
             // No index (older Ollama): a fragment with an id opens the next slot, one without
@@ -403,7 +422,7 @@ impl OpenAiDecoder {
         if let Some(id) = call.id.filter(|id| !id.is_empty())
             && slot.id.is_empty()
         {
-            slot.id = id;
+            slot.id = id.into_owned();
         }
         let (name, args) = match call.function {
             Some(f) => (f.name, f.arguments),
@@ -412,7 +431,7 @@ impl OpenAiDecoder {
         if let Some(name) = name.filter(|n| !n.is_empty())
             && slot.name.is_empty()
         {
-            slot.name = name;
+            slot.name = name.into_owned();
         }
         if !slot.started && !slot.name.is_empty() {
             if slot.id.is_empty() {
@@ -436,7 +455,7 @@ impl OpenAiDecoder {
             if slot.started {
                 out.push(StreamEvent::ToolArgsDelta {
                     id: slot.id.clone(),
-                    json: args,
+                    json: args.into_owned(),
                 });
             }
         }
@@ -512,7 +531,7 @@ impl WireDecoder for OpenAiDecoder {
             if let Some(reason) = choice.finish_reason
                 && self.finish.is_none()
             {
-                self.finish = Some(reason);
+                self.finish = Some(reason.into_owned());
                 self.close_calls(out);
             }
         }
@@ -580,13 +599,13 @@ fn map_finish(reason: &str, has_calls: bool, refusal: bool) -> FinishReason {
 
 /// Reads a non-streamed Chat Completions body into the same events a stream would give.
 pub fn parse_response(body: &[u8]) -> Result<Vec<StreamEvent>, ProviderError> {
-    let text = String::from_utf8_lossy(body);
-    let chunk: Chunk = serde_json::from_slice(body).map_err(|e| malformed_json("the response body", &text, &e))?;
+    let text = || String::from_utf8_lossy(body);
+    let chunk: Chunk = serde_json::from_slice(body).map_err(|e| malformed_json("the response body", &text(), &e))?;
     if let Some(error) = chunk.error {
         return Err(ErrorInfo::from_value(&json!({ "error": error })).into_stream_error(500));
     }
     let choice = chunk.choices.and_then(|c| c.into_iter().next()).ok_or_else(|| {
-        ProviderError::Malformed(format!("the response has no choices: {}", crate::sse::excerpt(&text)))
+        ProviderError::Malformed(format!("the response has no choices: {}", crate::sse::excerpt(&text())))
     })?;
     let mut decoder = OpenAiDecoder::new();
     let mut out = Vec::new();
@@ -600,7 +619,7 @@ pub fn parse_response(body: &[u8]) -> Result<Vec<StreamEvent>, ProviderError> {
         }
         decoder.on_delta(message, &mut out)?;
     }
-    decoder.finish = Some(choice.finish_reason.unwrap_or_else(|| "stop".into()));
+    decoder.finish = Some(choice.finish_reason.map_or_else(|| "stop".into(), Text::into_owned));
     if let Some(usage) = chunk.usage {
         out.push(StreamEvent::Usage {
             usage: usage.to_usage(),

@@ -20,15 +20,38 @@ pub struct SseEvent {
 }
 
 /// Incremental SSE parser: feed it chunks with [`SseParser::push`], then call
-/// [`SseParser::finish`] at the end of the body.
+/// [`SseParser::finish`] at the end of the body. [`SseParser::push_with`] and
+/// [`SseParser::finish_with`] hand each event to a callback instead, without allocating one.
 #[derive(Debug, Default)]
 pub struct SseParser {
     buf: Vec<u8>,
-    event: String,
-    data: String,
+    /// The event being read; its strings are reused from one event to the next.
+    current: SseEvent,
     has_data: bool,
     /// The previous chunk ended with `\r`: a `\n` at the start of the next one belongs to it.
     skip_lf: bool,
+}
+
+/// Where [`SseParser`] sends each completed event.
+trait Sink {
+    fn event(&mut self, event: &SseEvent) -> Result<(), ProviderError>;
+}
+
+/// Collects owned copies.
+impl Sink for Vec<SseEvent> {
+    fn event(&mut self, event: &SseEvent) -> Result<(), ProviderError> {
+        self.push(event.clone());
+        Ok(())
+    }
+}
+
+/// Calls a closure.
+struct Callback<F>(F);
+
+impl<F: FnMut(&SseEvent) -> Result<(), ProviderError>> Sink for Callback<F> {
+    fn event(&mut self, event: &SseEvent) -> Result<(), ProviderError> {
+        (self.0)(event)
+    }
 }
 
 impl SseParser {
@@ -39,6 +62,40 @@ impl SseParser {
 
     /// Feeds one chunk and appends every event it completes to `out`.
     pub fn push(&mut self, chunk: &[u8], out: &mut Vec<SseEvent>) -> Result<(), ProviderError> {
+        self.push_into(chunk, out)
+    }
+
+    /// Feeds one chunk and hands every event it completes to `on_event`, in order; the first
+    /// error (the parser's or `on_event`'s) is returned.
+    ///
+    /// A chunk the parser rejects (invalid UTF-8, an oversized event) reaches `on_event` with
+    /// none of its events, exactly as [`SseParser::push`] then returns no event of it.
+    pub fn push_with<F>(&mut self, chunk: &[u8], on_event: F) -> Result<(), ProviderError>
+    where
+        F: FnMut(&SseEvent) -> Result<(), ProviderError>,
+    {
+        let rejectable = self.buf.len() + self.current.data.len() + chunk.len() > MAX_EVENT_BYTES
+            || !utf8_but_for_a_cut_tail(if self.buf.is_empty() { chunk } else { &self.buf })
+            || (!self.buf.is_empty() && !utf8_but_for_a_cut_tail(chunk));
+        if rejectable {
+            // Parse the whole chunk first, so that an error leaves no event behind.
+            let mut events = Vec::new();
+            self.push_into(chunk, &mut events)?;
+            return events.iter().try_for_each(on_event);
+        }
+        self.push_into(chunk, &mut Callback(on_event))
+    }
+
+    /// [`SseParser::finish`] with a callback, like [`SseParser::push_with`].
+    pub fn finish_with<F>(&mut self, on_event: F) -> Result<(), ProviderError>
+    where
+        F: FnMut(&SseEvent) -> Result<(), ProviderError>,
+    {
+        // The last line cannot complete an event, so an error in it comes before any event.
+        self.finish_into(&mut Callback(on_event))
+    }
+
+    fn push_into(&mut self, chunk: &[u8], out: &mut impl Sink) -> Result<(), ProviderError> {
         let mut chunk = chunk;
         if self.skip_lf {
             if let Some((&b'\n', rest)) = chunk.split_first() {
@@ -59,7 +116,7 @@ impl SseParser {
             let consumed = consumed?;
             self.buf.drain(..consumed);
         }
-        if self.buf.len() + self.data.len() > MAX_EVENT_BYTES {
+        if self.buf.len() + self.current.data.len() > MAX_EVENT_BYTES {
             return Err(ProviderError::Malformed(format!(
                 "an SSE event exceeds {MAX_EVENT_BYTES} bytes"
             )));
@@ -70,16 +127,19 @@ impl SseParser {
     /// Ends the body: a last line without a line break and an event without its closing blank
     /// line are still dispatched (several real servers end the body that way).
     pub fn finish(&mut self, out: &mut Vec<SseEvent>) -> Result<(), ProviderError> {
+        self.finish_into(out)
+    }
+
+    fn finish_into(&mut self, out: &mut impl Sink) -> Result<(), ProviderError> {
         if !self.buf.is_empty() {
             let buf = std::mem::take(&mut self.buf);
             self.line(&buf, out)?;
         }
-        self.dispatch(out);
-        Ok(())
+        self.dispatch(out)
     }
 
     /// Processes every complete line of `bytes`; returns how many bytes were consumed.
-    fn lines(&mut self, bytes: &[u8], out: &mut Vec<SseEvent>) -> Result<usize, ProviderError> {
+    fn lines(&mut self, bytes: &[u8], out: &mut impl Sink) -> Result<usize, ProviderError> {
         let mut start = 0;
         while let Some(offset) = bytes[start..].iter().position(|&b| b == b'\n' || b == b'\r') {
             let end = start + offset;
@@ -102,10 +162,9 @@ impl SseParser {
         Ok(start)
     }
 
-    fn line(&mut self, line: &[u8], out: &mut Vec<SseEvent>) -> Result<(), ProviderError> {
+    fn line(&mut self, line: &[u8], out: &mut impl Sink) -> Result<(), ProviderError> {
         if line.is_empty() {
-            self.dispatch(out);
-            return Ok(());
+            return self.dispatch(out);
         }
         if line[0] == b':' {
             return Ok(());
@@ -123,30 +182,39 @@ impl SseParser {
         match field {
             "data" => {
                 if self.has_data {
-                    self.data.push('\n');
+                    self.current.data.push('\n');
                 }
-                self.data.push_str(value);
+                self.current.data.push_str(value);
                 self.has_data = true;
             }
             "event" => {
-                self.event.clear();
-                self.event.push_str(value);
+                self.current.event.clear();
+                self.current.event.push_str(value);
             }
             _ => {} // id, retry and unknown fields do not matter here
         }
         Ok(())
     }
 
-    fn dispatch(&mut self, out: &mut Vec<SseEvent>) {
-        if self.has_data {
-            out.push(SseEvent {
-                event: std::mem::take(&mut self.event),
-                data: std::mem::take(&mut self.data),
-            });
+    fn dispatch(&mut self, out: &mut impl Sink) -> Result<(), ProviderError> {
+        let result = if self.has_data {
             self.has_data = false;
+            out.event(&self.current)
         } else {
-            self.event.clear();
-        }
+            Ok(())
+        };
+        self.current.event.clear();
+        self.current.data.clear();
+        result
+    }
+}
+
+/// Whether `bytes` is UTF-8, but for an incomplete character at its very end (which belongs to
+/// a line the next chunk completes).
+fn utf8_but_for_a_cut_tail(bytes: &[u8]) -> bool {
+    match std::str::from_utf8(bytes) {
+        Ok(_) => true,
+        Err(e) => e.error_len().is_none(),
     }
 }
 
@@ -213,6 +281,51 @@ mod tests {
         for size in 1..body.len() {
             assert_eq!(parse_in_pieces(body, size), whole, "chunk size {size}");
         }
+    }
+
+    fn parse_with_callback(body: &[u8], size: usize) -> Result<Vec<SseEvent>, ProviderError> {
+        let mut parser = SseParser::new();
+        let mut out = Vec::new();
+        for piece in body.chunks(size) {
+            parser.push_with(piece, |e| {
+                out.push(e.clone());
+                Ok(())
+            })?;
+        }
+        parser.finish_with(|e| {
+            out.push(e.clone());
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    #[test]
+    fn the_callback_sees_what_push_returns() {
+        let body =
+            "event: a\r\ndata: {\"t\":\"olá\"}\r\n\r\n: comment\n\ndata: x\ndata: y\n\ndata:z\r\rdata: last".as_bytes();
+        for size in 1..=body.len() {
+            assert_eq!(
+                parse_with_callback(body, size).unwrap(),
+                parse_in_pieces(body, size),
+                "chunk size {size}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_rejected_chunk_gives_no_event() {
+        // The first event is complete in the chunk that also holds the invalid line: like
+        // `push`, the callback sees none of that chunk's events.
+        let mut parser = SseParser::new();
+        let mut seen = 0;
+        let err = parser
+            .push_with(b"data: ok\n\ndata: \xff\n\n", |_| {
+                seen += 1;
+                Ok(())
+            })
+            .unwrap_err();
+        assert!(matches!(err, ProviderError::Malformed(_)));
+        assert_eq!(seen, 0);
     }
 
     #[test]

@@ -1,15 +1,19 @@
 //! HTTP transport shared by the adapters: timeouts, retries with backoff and `Retry-After`,
 //! cancellation, and the streaming driver that feeds SSE bytes to a wire decoder.
 
-use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use agent_core::{CancellationToken, EventStream, ProviderError, StreamEvent};
 use bytes::Bytes;
-use futures::StreamExt;
+use futures::{Stream, StreamExt};
 use reqwest::Url;
 use reqwest::header::HeaderMap;
-use tokio::time::Instant;
+use tokio::time::{Instant, Sleep};
+use tokio_util::sync::WaitForCancellationFutureOwned;
 
 use crate::errors;
 use crate::sse::{SseEvent, SseParser};
@@ -99,7 +103,7 @@ pub fn decode_sse<D: WireDecoder>(decoder: &mut D, body: &[u8]) -> (Vec<StreamEv
 pub(crate) struct Transport {
     client: reqwest::Client,
     pub(crate) http: HttpConfig,
-    secret: String,
+    secret: Arc<str>,
 }
 
 impl Transport {
@@ -110,6 +114,10 @@ impl Transport {
             .connect_timeout(http.connect_timeout)
             .user_agent(http.user_agent.clone())
             .tcp_nodelay(true)
+            // reqwest's own retry layer only retries HTTP/2 and HTTP/3 protocol NACKs, which an
+            // HTTP/1-only client never sees; with no retries allowed it also stops cloning every
+            // request's headers in case of one. Our `post` retries per `HttpConfig`.
+            .retry(reqwest::retry::never().max_retries_per_request(0))
             .no_proxy();
         if let Some(proxy) = &http.proxy {
             let proxy = reqwest::Proxy::all(proxy.as_str())
@@ -122,7 +130,7 @@ impl Transport {
         Ok(Transport {
             client,
             http,
-            secret: secret.to_owned(),
+            secret: secret.into(),
         })
     }
 
@@ -253,103 +261,156 @@ impl Transport {
         cancel: CancellationToken,
         deadline: Instant,
     ) -> EventStream {
-        let state = Drive {
-            response: Some(response),
+        Drive {
+            body: Some(Box::pin(response.bytes_stream())),
             parser: SseParser::new(),
             decoder,
-            queue: VecDeque::new(),
+            ready: Vec::new(),
             pending_err: None,
-            sse: Vec::new(),
-            out: Vec::new(),
             idle: self.http.idle_timeout,
             deadline,
+            wait: None,
+            timer: None,
             cancel,
+            cancelled: None,
             secret: self.secret.clone(),
-        };
-        futures::stream::unfold(state, |mut s| async move {
-            loop {
-                if let Some(event) = s.queue.pop_front() {
-                    return Some((Ok(event), s));
-                }
-                if let Some(err) = s.pending_err.take() {
-                    s.response = None;
-                    return Some((Err(errors::redact_error(err, &s.secret)), s));
-                }
-                let response = s.response.as_mut()?;
-                let now = Instant::now();
-                let (wait, whole_call) = if s.deadline <= now + s.idle {
-                    (s.deadline.saturating_duration_since(now), true)
-                } else {
-                    (s.idle, false)
-                };
-                let chunk = tokio::select! {
-                    _ = s.cancel.cancelled() => Err(ProviderError::Cancelled),
-                    r = tokio::time::timeout(wait, response.chunk()) => match r {
-                        Err(_) if whole_call => Err(ProviderError::Timeout("the model call took longer than the call timeout".into())),
-                        Err(_) => Err(ProviderError::Timeout(format!(
-                            "the stream was idle for {} s (stream idle timeout)", wait.as_secs_f64()
-                        ))),
-                        Ok(Err(e)) => Err(map_reqwest(e)),
-                        Ok(Ok(chunk)) => Ok(chunk),
-                    },
-                };
-                match chunk {
-                    Err(err) => s.pending_err = Some(err),
-                    Ok(Some(bytes)) => {
-                        if let Err(err) = s.feed(&bytes) {
-                            s.pending_err = Some(err);
-                        }
-                    }
-                    Ok(None) => {
-                        let result = s.end();
-                        s.response = None;
-                        if let Err(err) = result {
-                            s.pending_err = Some(err);
-                        }
-                    }
-                }
-            }
-        })
+        }
         .boxed()
     }
 }
 
+type BodyStream = Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>;
+
+/// The event stream of one streamed response: reads body chunks (within the idle and call
+/// timeouts, until cancelled), parses them as SSE and decodes them with `D`.
 struct Drive<D> {
-    response: Option<reqwest::Response>,
+    /// `None` once the body is over (or failed).
+    body: Option<BodyStream>,
     parser: SseParser,
     decoder: D,
-    queue: VecDeque<StreamEvent>,
+    /// Decoded events not yet handed out, last first.
+    ready: Vec<StreamEvent>,
+    /// An error to hand out after the events before it.
     pending_err: Option<ProviderError>,
-    sse: Vec<SseEvent>,
-    out: Vec<StreamEvent>,
     idle: Duration,
     deadline: Instant,
+    /// The current wait for a chunk: when it times out, and whether that is the call's
+    /// deadline (rather than the idle timeout).
+    wait: Option<(Instant, bool)>,
+    /// Armed only when a chunk is not there at once.
+    timer: Option<Pin<Box<Sleep>>>,
     cancel: CancellationToken,
-    secret: String,
+    cancelled: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
+    secret: Arc<str>,
 }
 
 impl<D: WireDecoder> Drive<D> {
     fn feed(&mut self, bytes: &[u8]) -> Result<(), ProviderError> {
-        let result = self.parser.push(bytes, &mut self.sse).and_then(|()| self.decode());
-        self.queue.extend(self.out.drain(..));
-        result
-    }
-
-    fn decode(&mut self) -> Result<(), ProviderError> {
-        for event in self.sse.drain(..) {
-            self.decoder.on_event(&event, &mut self.out)?;
-        }
-        Ok(())
+        let (decoder, ready) = (&mut self.decoder, &mut self.ready);
+        self.parser.push_with(bytes, |event| decoder.on_event(event, ready))
     }
 
     fn end(&mut self) -> Result<(), ProviderError> {
-        let result = self
-            .parser
-            .finish(&mut self.sse)
-            .and_then(|()| self.decode())
-            .and_then(|()| self.decoder.on_end(&mut self.out));
-        self.queue.extend(self.out.drain(..));
-        result
+        let (decoder, ready) = (&mut self.decoder, &mut self.ready);
+        self.parser
+            .finish_with(|event| decoder.on_event(event, ready))
+            .and_then(|()| self.decoder.on_end(&mut self.ready))
+    }
+
+    /// Whether the call was cancelled; registers for the wake-up otherwise.
+    fn poll_cancelled(&mut self, cx: &mut Context<'_>) -> bool {
+        if self.cancel.is_cancelled() {
+            return true;
+        }
+        let cancel = &self.cancel;
+        self.cancelled
+            .get_or_insert_with(|| Box::pin(cancel.clone().cancelled_owned()))
+            .as_mut()
+            .poll(cx)
+            .is_ready()
+    }
+
+    /// Whether the current wait for a chunk has timed out; arms the timer otherwise. A wait
+    /// starts at its first poll that finds no chunk ready.
+    fn poll_timed_out(&mut self, cx: &mut Context<'_>) -> Option<ProviderError> {
+        let (until, whole_call) = *self.wait.get_or_insert_with(|| {
+            let now = Instant::now();
+            if self.deadline <= now + self.idle {
+                (self.deadline, true)
+            } else {
+                (now + self.idle, false)
+            }
+        });
+        let timer = self
+            .timer
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(until)));
+        if timer.deadline() != until {
+            timer.as_mut().reset(until);
+        }
+        timer.as_mut().poll(cx).is_ready().then(|| {
+            if whole_call {
+                ProviderError::Timeout("the model call took longer than the call timeout".into())
+            } else {
+                ProviderError::Timeout(format!(
+                    "the stream was idle for {} s (stream idle timeout)",
+                    self.idle.as_secs_f64()
+                ))
+            }
+        })
+    }
+}
+
+// Nothing in a `Drive` is pinned in place (the body, timer and cancellation futures are boxed).
+impl<D> Unpin for Drive<D> {}
+
+impl<D: WireDecoder> Stream for Drive<D> {
+    type Item = Result<StreamEvent, ProviderError>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        loop {
+            if let Some(event) = this.ready.pop() {
+                return Poll::Ready(Some(Ok(event)));
+            }
+            if let Some(err) = this.pending_err.take() {
+                this.body = None;
+                return Poll::Ready(Some(Err(errors::redact_error(err, &this.secret))));
+            }
+            let Some(body) = this.body.as_mut() else {
+                return Poll::Ready(None);
+            };
+            if this.cancel.is_cancelled() {
+                this.pending_err = Some(ProviderError::Cancelled);
+                continue;
+            }
+            let result = match body.as_mut().poll_next(cx) {
+                Poll::Pending => {
+                    if this.poll_cancelled(cx) {
+                        this.pending_err = Some(ProviderError::Cancelled);
+                        continue;
+                    }
+                    match this.poll_timed_out(cx) {
+                        Some(err) => {
+                            this.pending_err = Some(err);
+                            continue;
+                        }
+                        None => return Poll::Pending,
+                    }
+                }
+                Poll::Ready(Some(Ok(bytes))) => this.feed(&bytes),
+                Poll::Ready(Some(Err(e))) => Err(map_reqwest(e)),
+                Poll::Ready(None) => {
+                    this.body = None;
+                    this.end()
+                }
+            };
+            this.wait = None;
+            // Events come out first in, first out.
+            this.ready.reverse();
+            if let Err(err) = result {
+                this.pending_err = Some(err);
+            }
+        }
     }
 }
 
