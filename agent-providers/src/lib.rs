@@ -32,6 +32,7 @@ pub mod anthropic;
 mod config;
 mod errors;
 pub mod gemini;
+mod json;
 pub mod openai;
 mod router;
 pub mod sse;

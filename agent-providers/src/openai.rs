@@ -20,6 +20,7 @@ use tokio::time::Instant;
 
 use crate::config::{ProviderConfig, header_map};
 use crate::errors::{ErrorInfo, malformed_json};
+use crate::json::JsonWriter;
 use crate::sse::SseEvent;
 use crate::transport::{Transport, WireDecoder, parse_url};
 use crate::util::{Text, new_call_id, truncated_call_error};
@@ -33,10 +34,13 @@ pub fn request_body(model: &str, request: &ModelRequest, stream: bool) -> Value 
 }
 
 /// Builds the Chat Completions request body as bytes (what the adapter sends; no
-/// intermediate JSON tree).
+/// intermediate JSON tree): the bytes `serde_json::to_vec` gives for [`request_body`]'s
+/// structure, fields in wire order.
 pub fn request_bytes(model: &str, request: &ModelRequest, stream: bool) -> Result<Vec<u8>, ProviderError> {
-    serde_json::to_vec(&WireRequest::new(model, request, stream))
-        .map_err(|e| ProviderError::BadRequest(format!("could not encode the request: {e}")))
+    let wire = WireRequest::new(model, request, stream);
+    let mut w = JsonWriter::with_capacity(1024 + 192 * wire.messages.len() + 512 * wire.tools.len());
+    wire.write(&mut w);
+    Ok(w.buf)
 }
 
 #[derive(Serialize)]
@@ -217,6 +221,143 @@ impl<'a> WireRequest<'a> {
             stream,
             stream_options: stream.then_some(StreamOptions { include_usage: true }),
         }
+    }
+}
+
+impl WireRequest<'_> {
+    /// Writes the body as the derived `Serialize` does.
+    fn write(&self, w: &mut JsonWriter) {
+        w.raw("{\"model\":");
+        w.string(self.model);
+        w.raw(",\"messages\":[");
+        for (i, m) in self.messages.iter().enumerate() {
+            if i > 0 {
+                w.raw(",");
+            }
+            m.write(w);
+        }
+        w.raw("]");
+        if !self.tools.is_empty() {
+            w.raw(",\"tools\":[");
+            for (i, t) in self.tools.iter().enumerate() {
+                if i > 0 {
+                    w.raw(",");
+                }
+                w.raw("{\"type\":");
+                w.string(t.kind);
+                w.raw(",\"function\":{\"name\":");
+                w.string(t.function.name);
+                w.raw(",\"description\":");
+                w.string(t.function.description);
+                w.raw(",\"parameters\":");
+                w.value(t.function.parameters);
+                w.raw("}}");
+            }
+            w.raw("]");
+        }
+        if let Some(max_tokens) = self.max_tokens {
+            w.raw(",\"max_tokens\":");
+            w.u64(u64::from(max_tokens));
+        }
+        if let Some(temperature) = &self.temperature {
+            w.raw(",\"temperature\":");
+            w.value(temperature);
+        }
+        if self.stream {
+            w.raw(",\"stream\":true");
+        }
+        if let Some(options) = &self.stream_options {
+            w.raw(if options.include_usage {
+                ",\"stream_options\":{\"include_usage\":true}"
+            } else {
+                ",\"stream_options\":{\"include_usage\":false}"
+            });
+        }
+        w.raw("}");
+    }
+}
+
+impl WireMessage<'_> {
+    fn write(&self, w: &mut JsonWriter) {
+        match self {
+            WireMessage::System { content } => {
+                w.raw("{\"role\":\"system\",\"content\":");
+                w.string(content);
+            }
+            WireMessage::User { content } => {
+                w.raw("{\"role\":\"user\",\"content\":");
+                match content {
+                    UserContent::Text(text) => w.string(text),
+                    UserContent::Parts(parts) => {
+                        w.raw("[");
+                        for (i, part) in parts.iter().enumerate() {
+                            if i > 0 {
+                                w.raw(",");
+                            }
+                            match part {
+                                UserPart::Text { text } => {
+                                    w.raw("{\"type\":\"text\",\"text\":");
+                                    w.string(text);
+                                }
+                                UserPart::ImageUrl { image_url } => {
+                                    w.raw("{\"type\":\"image_url\",\"image_url\":{\"url\":");
+                                    w.string(&image_url.url);
+                                    w.raw("}");
+                                }
+                            }
+                            w.raw("}");
+                        }
+                        w.raw("]");
+                    }
+                }
+            }
+            WireMessage::Assistant {
+                content,
+                tool_calls,
+                reasoning_details,
+            } => {
+                w.raw("{\"role\":\"assistant\",\"content\":");
+                match content {
+                    Some(text) => w.string(text),
+                    None => w.raw("null"),
+                }
+                if !tool_calls.is_empty() {
+                    w.raw(",\"tool_calls\":[");
+                    for (i, call) in tool_calls.iter().enumerate() {
+                        if i > 0 {
+                            w.raw(",");
+                        }
+                        w.raw("{\"id\":");
+                        w.string(call.id);
+                        w.raw(",\"type\":");
+                        w.string(call.kind);
+                        w.raw(",\"function\":{\"name\":");
+                        w.string(call.function.name);
+                        w.raw(",\"arguments\":");
+                        w.string(call.function.arguments);
+                        w.raw("}}");
+                    }
+                    w.raw("]");
+                }
+                if !reasoning_details.is_empty() {
+                    w.raw(",\"reasoning_details\":[");
+                    for (i, detail) in reasoning_details.iter().enumerate() {
+                        if i > 0 {
+                            w.raw(",");
+                        }
+                        w.value(detail);
+                    }
+                    w.raw("]");
+                }
+            }
+            WireMessage::Tool { tool_call_id, content } => {
+                w.raw("{\"role\":\"tool\",\"tool_call_id\":");
+                w.string(tool_call_id);
+                w.raw(",\"content\":");
+                w.string(content);
+            }
+        }
+        w.raw("}");
     }
 }
 
@@ -718,5 +859,115 @@ impl Provider for OpenAiCompatible {
         let body = self.transport.read_body(response, &cancel, deadline).await?;
         let events = parse_response(&body).map_err(|e| self.transport.redact(e))?;
         Ok(futures::stream::iter(events.into_iter().map(Ok)).boxed())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use std::sync::Arc;
+
+    use agent_core::{Reasoning, ToolCall, ToolSchema};
+    use serde_json::json;
+
+    use super::*;
+
+    /// Everything the wire carries, with strings that need escapes.
+    fn rich_request(temperature: Option<f32>, max_output_tokens: Option<u32>) -> ModelRequest {
+        let mut thinking = Message::assistant_with_tools(
+            "Let me \"check\" both.\n",
+            vec![
+                ToolCall {
+                    id: "call_1".into(),
+                    name: "get_weather".into(),
+                    arguments: r#"{"city":"Paris\\n"}"#.into(),
+                    signature: Some("sig".into()),
+                },
+                ToolCall::new("call_2", "now", &json!({})),
+                ToolCall {
+                    id: "call_3".into(),
+                    name: "blank".into(),
+                    arguments: "  ".into(),
+                    signature: None,
+                },
+            ],
+        );
+        thinking.reasoning = Some(Reasoning {
+            text: "thinking".into(),
+            signature: None,
+            opaque: vec![
+                json!({"type": "reasoning.text", "text": "t\u{1}", "index": 0, "n": 1.25}),
+                json!({"type": "redacted_thinking", "data": "x"}),
+            ],
+        });
+        let mut system_message = Message::system("Be brief.");
+        system_message.content.push(ContentPart::text(" Two parts."));
+        ModelRequest {
+            system: Some("You are a \u{7f}weather\u{2028} assistant 🌍.".into()),
+            messages: vec![
+                system_message,
+                Message::user_parts(vec![
+                    ContentPart::text("What's this?\t"),
+                    ContentPart::Image {
+                        media_type: "image/png".into(),
+                        source: ImageSource::Base64 { data: "iVBO+/=".into() },
+                    },
+                    ContentPart::Image {
+                        media_type: "image/jpeg".into(),
+                        source: ImageSource::Url {
+                            url: "https://example.invalid/a\"b.jpg".into(),
+                        },
+                    },
+                ]),
+                Message::user_parts(vec![ContentPart::text("two "), ContentPart::text("texts")]),
+                thinking,
+                Message::tool_result("call_1", "get_weather", r#"{"temp_c":21}"#, false),
+                Message::tool_result("call_2", "now", "clock \\ unavailable", true),
+                Message::assistant(""),
+                Message::assistant("It is 21 °C."),
+                Message::user("Thanks!"),
+            ],
+            tools: Arc::new(vec![
+                ToolSchema {
+                    name: "get_weather".into(),
+                    description: "Current \"weather\".".into(),
+                    parameters: json!({
+                        "type": "object",
+                        "properties": {"city": {"type": "string"}, "days": {"type": "integer", "minimum": 1, "default": 1.5}},
+                        "required": ["city"],
+                        "additionalProperties": false
+                    }),
+                },
+                ToolSchema {
+                    name: "now".into(),
+                    description: String::new(),
+                    parameters: json!({"type": "object", "properties": {}}),
+                },
+            ]),
+            max_output_tokens,
+            temperature,
+        }
+    }
+
+    #[test]
+    fn request_bytes_are_what_serde_writes() {
+        let requests = [
+            rich_request(Some(0.2), Some(1024)),
+            rich_request(None, None),
+            rich_request(Some(f32::NAN), Some(u32::MAX)),
+            ModelRequest::default(),
+            ModelRequest {
+                system: Some(String::new()),
+                messages: vec![Message::user("go")],
+                ..ModelRequest::default()
+            },
+        ];
+        for request in &requests {
+            for stream in [true, false] {
+                let ours = request_bytes("gpt-4.1", request, stream).unwrap();
+                let serde = serde_json::to_vec(&WireRequest::new("gpt-4.1", request, stream)).unwrap();
+                assert_eq!(String::from_utf8(ours).unwrap(), String::from_utf8(serde).unwrap());
+            }
+        }
     }
 }
