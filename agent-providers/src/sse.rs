@@ -141,7 +141,7 @@ impl SseParser {
     /// Processes every complete line of `bytes`; returns how many bytes were consumed.
     fn lines(&mut self, bytes: &[u8], out: &mut impl Sink) -> Result<usize, ProviderError> {
         let mut start = 0;
-        while let Some(offset) = bytes[start..].iter().position(|&b| b == b'\n' || b == b'\r') {
+        while let Some(offset) = find_line_break(&bytes[start..]) {
             let end = start + offset;
             let next = if bytes[end] == b'\r' {
                 match bytes.get(end + 1) {
@@ -207,6 +207,29 @@ impl SseParser {
         self.current.data.clear();
         result
     }
+}
+
+/// The position of the first `\n` or `\r` in `bytes`, eight bytes at a time.
+fn find_line_break(bytes: &[u8]) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    // Whether a byte of `word` is zero (exact: no false positives).
+    let has_zero = |word: u64| (word.wrapping_sub(LO) & !word & HI) != 0;
+    let mut chunks = bytes.chunks_exact(8);
+    let mut offset = 0;
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let word = u64::from_le_bytes(word);
+        if has_zero(word ^ (LO * u64::from(b'\n'))) || has_zero(word ^ (LO * u64::from(b'\r'))) {
+            break;
+        }
+        offset += 8;
+    }
+    bytes[offset..]
+        .iter()
+        .position(|&b| b == b'\n' || b == b'\r')
+        .map(|i| offset + i)
 }
 
 /// Whether `bytes` is UTF-8, but for an incomplete character at its very end (which belongs to
@@ -326,6 +349,30 @@ mod tests {
             .unwrap_err();
         assert!(matches!(err, ProviderError::Malformed(_)));
         assert_eq!(seen, 0);
+    }
+
+    #[test]
+    fn line_breaks_are_found_at_every_position() {
+        for len in 0..40 {
+            for at in 0..len {
+                for brk in [b'\n', b'\r'] {
+                    let mut bytes = vec![b'a'; len];
+                    bytes[at] = brk;
+                    if at + 1 < len {
+                        bytes[at + 1] = b'\n';
+                    }
+                    assert_eq!(find_line_break(&bytes), Some(at), "len {len} at {at}");
+                }
+            }
+            let mut bytes: Vec<u8> = (0..len as u8).map(|b| b.wrapping_mul(7).wrapping_add(14)).collect();
+            bytes.retain(|&b| b != b'\n' && b != b'\r');
+            assert_eq!(find_line_break(&bytes), None);
+        }
+        // Bytes next to the line breaks' values do not count.
+        assert_eq!(
+            find_line_break(&[0x0b, 0x0c, 0x0e, 0x09, 0x8a, 0x8d, 0xff, 0x00, 0x01]),
+            None
+        );
     }
 
     #[test]
