@@ -4,7 +4,8 @@
 //! A commit costs far more than the insert it carries, and so does handing each write to a
 //! thread and waiting for its answer. The loop's writes therefore go through this queue
 //! without waiting (write-behind). The thread applies jobs as they arrive inside one open
-//! transaction (each job in a savepoint of its own, so a failing job rolls back alone) and
+//! transaction (a job that could fail half-way runs in a savepoint of its own, so it rolls
+//! back alone; one a full disk makes SQLite roll back ends the group, failing all of it) and
 //! commits the group when a caller waits for it, when no job has arrived for the group-commit
 //! delay, or when the group is large or old enough. Jobs are applied strictly in submission
 //! order, so a crash can lose only the newest writes, never one in the middle. A caller that
@@ -114,7 +115,7 @@ pub(super) struct Shared {
     sleeping: AtomicBool,
 }
 
-pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     // The maps stay consistent whatever panicked while holding them.
     mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
@@ -129,7 +130,7 @@ pub(crate) enum SeqCheck {
     Unknown,
 }
 
-pub(super) fn gone() -> StoreError {
+fn gone() -> StoreError {
     StoreError::Backend("the store's writer thread has stopped; reopen the store".to_owned())
 }
 
