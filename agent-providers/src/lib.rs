@@ -10,9 +10,11 @@
 //!
 //! Each adapter streams over SSE (or makes a plain JSON call when `streaming` is off), with
 //! connect/read/idle/call timeouts, retries with exponential backoff, jitter and
-//! `Retry-After`, and cancellation that drops the HTTP request at once ([`HttpConfig`]). The
-//! wire translation is kept in pure functions (`request_body`, the `*Decoder` types and
-//! `parse_response` in each module), testable without a network.
+//! `Retry-After`, and cancellation that drops the HTTP request at once ([`HttpConfig`]).
+//! Plain-HTTP endpoints reached without a proxy (local servers) go through a lean hyper client,
+//! HTTPS and proxied ones through reqwest; both send the same requests and report the same
+//! errors. The wire translation is kept in pure functions (`request_body`, the `*Decoder`
+//! types and `parse_response` in each module), testable without a network.
 //!
 //! Configure in code with [`ProviderConfig`], or from `LLM_PROVIDER`, `LLM_MODEL`,
 //! `LLM_API_KEY` and `LLM_BASE_URL` with [`from_env`] (the only function that reads the
@@ -32,6 +34,7 @@ pub mod anthropic;
 mod config;
 mod errors;
 pub mod gemini;
+mod http;
 mod json;
 pub mod openai;
 mod router;

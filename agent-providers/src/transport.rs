@@ -16,6 +16,7 @@ use tokio::time::{Instant, Sleep};
 use tokio_util::sync::WaitForCancellationFutureOwned;
 
 use crate::errors;
+use crate::http::{BodyStream, HttpClient, Response};
 use crate::sse::{SseEvent, SseParser};
 
 /// Timeouts and retry policy of an adapter. Every field is public and has the documented
@@ -101,7 +102,7 @@ pub fn decode_sse<D: WireDecoder>(decoder: &mut D, body: &[u8]) -> (Vec<StreamEv
 /// The HTTP side of an adapter: a pooled client, the policy, and the secret to redact.
 #[derive(Debug, Clone)]
 pub(crate) struct Transport {
-    client: reqwest::Client,
+    client: HttpClient,
     pub(crate) http: HttpConfig,
     secret: Arc<str>,
 }
@@ -109,26 +110,8 @@ pub(crate) struct Transport {
 impl Transport {
     /// A transport whose every request carries `headers`.
     pub(crate) fn new(http: HttpConfig, secret: &str, headers: HeaderMap) -> Result<Self, ProviderError> {
-        let mut builder = reqwest::Client::builder()
-            .default_headers(headers)
-            .connect_timeout(http.connect_timeout)
-            .user_agent(http.user_agent.clone())
-            .tcp_nodelay(true)
-            // reqwest's own retry layer only retries HTTP/2 and HTTP/3 protocol NACKs, which an
-            // HTTP/1-only client never sees; with no retries allowed it also stops cloning every
-            // request's headers in case of one. Our `post` retries per `HttpConfig`.
-            .retry(reqwest::retry::never().max_retries_per_request(0))
-            .no_proxy();
-        if let Some(proxy) = &http.proxy {
-            let proxy = reqwest::Proxy::all(proxy.as_str())
-                .map_err(|e| ProviderError::Config(format!("invalid proxy URL {proxy:?}: {e}")))?;
-            builder = builder.proxy(proxy);
-        }
-        let client = builder
-            .build()
-            .map_err(|e| ProviderError::Config(format!("could not build the HTTP client: {e}")))?;
         Ok(Transport {
-            client,
+            client: HttpClient::new(&http, headers)?,
             http,
             secret: secret.into(),
         })
@@ -145,7 +128,7 @@ impl Transport {
         body: Bytes,
         cancel: &CancellationToken,
         deadline: Instant,
-    ) -> Result<reqwest::Response, ProviderError> {
+    ) -> Result<Response, ProviderError> {
         let mut attempt = 1;
         loop {
             let (err, header_hint) = match self.attempt(url, body.clone(), cancel, deadline).await {
@@ -196,8 +179,8 @@ impl Transport {
         body: Bytes,
         cancel: &CancellationToken,
         deadline: Instant,
-    ) -> Result<reqwest::Response, (ProviderError, Option<Duration>)> {
-        let send = self.client.post(url.clone()).body(body).send();
+    ) -> Result<Response, (ProviderError, Option<Duration>)> {
+        let send = self.client.post(url, body);
         let wait = self
             .http
             .read_timeout
@@ -208,12 +191,12 @@ impl Transport {
                 Err(_) => return Err((ProviderError::Timeout(format!(
                     "no response from the provider within {} s", wait.as_secs_f64()
                 )), None)),
-                Ok(Err(e)) => return Err((map_reqwest(e), None)),
+                Ok(Err(e)) => return Err((e, None)),
                 Ok(Ok(response)) => response,
             },
         };
         let status = response.status();
-        if status.is_success() {
+        if (200..300).contains(&status) {
             return Ok(response);
         }
         let headers = response.headers().clone();
@@ -225,7 +208,7 @@ impl Transport {
             },
         };
         Err((
-            errors::from_status(status.as_u16(), &headers, &body),
+            errors::from_status(status, &headers, &body),
             errors::retry_after(&headers),
         ))
     }
@@ -233,7 +216,7 @@ impl Transport {
     /// Reads a whole (non-streamed) body within the read timeout.
     pub(crate) async fn read_body(
         &self,
-        response: reqwest::Response,
+        response: Response,
         cancel: &CancellationToken,
         deadline: Instant,
     ) -> Result<Bytes, ProviderError> {
@@ -247,7 +230,7 @@ impl Transport {
                 Err(_) => Err(ProviderError::Timeout(format!(
                     "the response body did not arrive within {} s", wait.as_secs_f64()
                 ))),
-                Ok(Err(e)) => Err(self.redact(map_reqwest(e))),
+                Ok(Err(e)) => Err(self.redact(e)),
                 Ok(Ok(body)) => Ok(body),
             },
         }
@@ -256,13 +239,13 @@ impl Transport {
     /// Turns a streamed response into stream events through `decoder`.
     pub(crate) fn drive<D: WireDecoder>(
         &self,
-        response: reqwest::Response,
+        response: Response,
         decoder: D,
         cancel: CancellationToken,
         deadline: Instant,
     ) -> EventStream {
         Drive {
-            body: Some(Box::pin(response.bytes_stream())),
+            body: Some(response.into_stream()),
             parser: SseParser::new(),
             decoder,
             ready: Vec::new(),
@@ -278,8 +261,6 @@ impl Transport {
         .boxed()
     }
 }
-
-type BodyStream = Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>;
 
 /// The event stream of one streamed response: reads body chunks (within the idle and call
 /// timeouts, until cancelled), parses them as SSE and decodes them with `D`.
@@ -398,7 +379,7 @@ impl<D: WireDecoder> Stream for Drive<D> {
                     }
                 }
                 Poll::Ready(Some(Ok(bytes))) => this.feed(&bytes),
-                Poll::Ready(Some(Err(e))) => Err(map_reqwest(e)),
+                Poll::Ready(Some(Err(e))) => Err(e),
                 Poll::Ready(None) => {
                     this.body = None;
                     this.end()
@@ -417,32 +398,4 @@ impl<D: WireDecoder> Stream for Drive<D> {
 /// Parses an endpoint URL once, at construction.
 pub(crate) fn parse_url(url: &str) -> Result<Url, ProviderError> {
     Url::parse(url).map_err(|e| ProviderError::Config(format!("invalid provider URL {url:?}: {e}")))
-}
-
-/// Maps a reqwest error to a provider error kind.
-pub(crate) fn map_reqwest(e: reqwest::Error) -> ProviderError {
-    let detail = error_chain(&e);
-    if e.is_timeout() {
-        ProviderError::Timeout(detail)
-    } else if e.is_connect() {
-        ProviderError::Transport(format!("could not connect: {detail}"))
-    } else if e.is_decode() {
-        ProviderError::Malformed(detail)
-    } else {
-        ProviderError::Transport(detail)
-    }
-}
-
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let s_text = s.to_string();
-        if !text.contains(&s_text) {
-            text.push_str(": ");
-            text.push_str(&s_text);
-        }
-        source = s.source();
-    }
-    text
 }
