@@ -12,7 +12,7 @@ use agent_core::{Compaction, Message, SessionId, SessionInfo, Store, StoreError,
 
 use crate::migrations;
 use crate::rows::{MessageRow, read_message, read_session, read_tool_call};
-use crate::writer::{Grouped, SeqCheck, Work, Writer, in_savepoint};
+use crate::writer::{Append, Grouped, SeqCheck, Writer};
 use crate::writes;
 
 /// How hard SQLite works to make a commit survive.
@@ -435,20 +435,13 @@ impl Store for SqliteStore {
         let writer = &self.inner.writer;
         let count = messages.len() as u64;
         // Serialised here: the writer thread is the busier of the two.
-        let rows = messages
-            .iter()
-            .map(MessageRow::from_message)
-            .collect::<Result<Vec<_>, _>>()?;
-        let job = move || {
-            let (id, batch) = (session.clone(), rows);
-            let work: Work = Box::new(move |conn| {
-                if batch.len() == 1 {
-                    writes::insert_messages(conn, &id, first_seq, &batch)
-                } else {
-                    in_savepoint(conn, |conn| writes::insert_messages(conn, &id, first_seq, &batch))
-                }
-            });
-            Grouped::atomic(work).touching(session)
+        let append = Append {
+            session: session.clone(),
+            first_seq,
+            rows: messages
+                .iter()
+                .map(MessageRow::from_message)
+                .collect::<Result<Vec<_>, _>>()?,
         };
         if self.inner.options.write_behind {
             if let Some(failure) = writer.take_failure(session) {
@@ -456,8 +449,8 @@ impl Store for SqliteStore {
             }
             match writer.reserve_seq(session, first_seq, count) {
                 // `first_seq` follows this process's own last write: the caller need not
-                // wait (the writer still checks it against the file).
-                SeqCheck::Reserved => return writer.run_behind(session, job()).await,
+                // wait (the writer still checks it).
+                SeqCheck::Reserved => return writer.append_behind(append).await,
                 SeqCheck::Conflict { actual } => {
                     return Err(StoreError::Conflict {
                         session: session.clone(),
@@ -465,12 +458,11 @@ impl Store for SqliteStore {
                         actual,
                     });
                 }
-                // The first append of the session in this process checks against the file
-                // and waits for its commit.
+                // The first append of the session in this process waits for its answer.
                 SeqCheck::Unknown => {}
             }
         }
-        writer.run_grouped(job()).await?;
+        writer.append(append).await?;
         writer.learn_seq(session, first_seq + count);
         Ok(())
     }

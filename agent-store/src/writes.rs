@@ -49,25 +49,28 @@ fn explain(conn: &Connection, session: &SessionId, first_seq: u64, e: rusqlite::
     }
 }
 
-/// Inserts message rows as `first_seq, first_seq + 1, ...`, all or none, if `first_seq` is
-/// the session's next number. The check runs for every append, queued ones included: after
-/// a write of the session failed, a later one queued behind it must not leave a gap.
+/// Inserts message rows as `first_seq, first_seq + 1, ...`. With `check` it first makes sure
+/// `first_seq` is the session's next number (no gap, no lost race); without, the unique index
+/// still refuses a number that is taken.
 pub(crate) fn insert_messages(
     conn: &Connection,
     session: &SessionId,
     first_seq: u64,
     rows: &[MessageRow],
+    check: bool,
 ) -> Result<(), StoreError> {
-    let actual = next_seq(conn, session)?;
-    if first_seq != actual {
-        if !session_exists(conn, session)? {
-            return Err(StoreError::SessionNotFound(session.clone()));
+    if check {
+        let actual = next_seq(conn, session)?;
+        if first_seq != actual {
+            if !session_exists(conn, session)? {
+                return Err(StoreError::SessionNotFound(session.clone()));
+            }
+            return Err(StoreError::Conflict {
+                session: session.clone(),
+                expected: first_seq,
+                actual,
+            });
         }
-        return Err(StoreError::Conflict {
-            session: session.clone(),
-            expected: first_seq,
-            actual,
-        });
     }
     let now = now_millis();
     let mut insert = conn

@@ -1,6 +1,7 @@
 //! One group commit: the open transaction, the jobs applied in it, and the replies that wait
 //! for it to commit.
 
+use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::time::{Duration, Instant};
 
@@ -8,7 +9,7 @@ use rusqlite::Connection;
 
 use agent_core::{SessionId, StoreError, ToolCallRecord};
 
-use super::{Grouped, Reply, Shared, settle};
+use super::{Append, Grouped, Reply, Shared, settle};
 use crate::sqlite::backend;
 use crate::writes;
 
@@ -17,6 +18,13 @@ pub(super) const MAX_GROUP: usize = 1024;
 
 /// The longest a group stays open under a steady stream of writes.
 const MAX_GROUP_AGE: Duration = Duration::from_millis(20);
+
+/// The next sequence number of each session as this connection last wrote it. An append that
+/// continues it needs no check against the file: another process taking the number is
+/// caught by the unique index, and a gap can only follow a failed write, which clears the
+/// entry. Cleared whole when a group fails.
+#[derive(Default)]
+pub(super) struct Ledger(HashMap<SessionId, u64>);
 
 /// A record waiting for the commit, and the jobs it stands for.
 struct PendingRecord {
@@ -78,11 +86,6 @@ impl Group {
         } else {
             catch(|| (job.work)(conn))
         };
-        if let (Ok(()), Some(session)) = (&result, job.touches)
-            && !self.touched.contains(&session)
-        {
-            self.touched.push(session);
-        }
         self.note_rollback(conn, &result);
         self.reply(reply, result);
     }
@@ -100,6 +103,35 @@ impl Group {
 
     pub fn is_broken(&self) -> bool {
         self.broken.is_some()
+    }
+
+    /// Appends rows now, inside the transaction.
+    pub fn append(&mut self, conn: &Connection, append: Append, reply: Reply, ledger: &mut Ledger) {
+        let Append {
+            session,
+            first_seq,
+            rows,
+        } = append;
+        let check = ledger.0.get(&session) != Some(&first_seq);
+        let insert = |conn: &Connection| writes::insert_messages(conn, &session, first_seq, &rows, check);
+        let result = if rows.len() == 1 {
+            catch(|| insert(conn))
+        } else {
+            in_savepoint(conn, insert)
+        };
+        match &result {
+            Ok(()) => {
+                ledger.0.insert(session.clone(), first_seq + rows.len() as u64);
+                if !self.touched.contains(&session) {
+                    self.touched.push(session);
+                }
+            }
+            Err(_) => {
+                ledger.0.remove(&session);
+            }
+        }
+        self.note_rollback(conn, &result);
+        self.reply(reply, result);
     }
 
     /// Keeps a record for the commit, replacing the call's earlier state if the state
@@ -136,7 +168,7 @@ impl Group {
     /// Writes the records, marks the sessions updated, commits, and answers every job; if the
     /// commit fails every job of the group failed. Failures of jobs nobody waits on are
     /// recorded before any waiting caller is answered, so a flush sees them.
-    pub fn commit(mut self, conn: &Connection, shared: &Shared) {
+    pub fn commit(mut self, conn: &Connection, shared: &Shared, ledger: &mut Ledger) {
         let records = std::mem::take(&mut self.records);
         for pending in records {
             // After a rollback nothing more is written; the replies get the group's error.
@@ -158,8 +190,11 @@ impl Group {
                 conn.execute_batch("COMMIT").map_err(backend)
             }
         };
-        if committed.is_err() && !conn.is_autocommit() {
-            let _ = conn.execute_batch("ROLLBACK");
+        if committed.is_err() {
+            ledger.0.clear();
+            if !conn.is_autocommit() {
+                let _ = conn.execute_batch("ROLLBACK");
+            }
         }
         let (waiting, behind): (Vec<_>, Vec<_>) = self
             .done
@@ -176,10 +211,7 @@ impl Group {
 }
 
 /// Runs `work` in a savepoint, so its failure undoes it alone.
-pub(crate) fn in_savepoint(
-    conn: &Connection,
-    work: impl FnOnce(&Connection) -> Result<(), StoreError>,
-) -> Result<(), StoreError> {
+fn in_savepoint(conn: &Connection, work: impl FnOnce(&Connection) -> Result<(), StoreError>) -> Result<(), StoreError> {
     let statement = |sql: &str| {
         conn.prepare_cached(sql)
             .and_then(|mut s| s.execute([]))

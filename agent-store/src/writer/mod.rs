@@ -28,9 +28,10 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
 
 use agent_core::{SessionId, StoreError, ToolCallRecord};
 
+use crate::rows::MessageRow;
+
 use checkpoint::Checkpointer;
-pub(crate) use group::in_savepoint;
-use group::{Group, MAX_GROUP, catch};
+use group::{Group, Ledger, MAX_GROUP, catch};
 
 /// Jobs queued or being applied at most. Callers wait for room beyond it, so a writer that
 /// cannot keep up slows them down instead of growing without limit.
@@ -48,40 +49,33 @@ pub(crate) struct Grouped {
     /// Run it in a savepoint of its own, so its failure undoes it alone. Not needed for work
     /// of one statement, or work that manages its own savepoint.
     pub(super) savepoint: bool,
-    /// A session whose `updated_at` the group sets when it commits.
-    pub(super) touches: Option<SessionId>,
 }
 
 impl Grouped {
     /// Work that may fail half-way: it runs in a savepoint.
     pub fn new(work: Work) -> Self {
-        Grouped {
-            work,
-            savepoint: true,
-            touches: None,
-        }
+        Grouped { work, savepoint: true }
     }
 
     /// Work that fails as a whole by itself (one statement, or its own savepoint).
     pub fn atomic(work: Work) -> Self {
-        Grouped {
-            work,
-            savepoint: false,
-            touches: None,
-        }
+        Grouped { work, savepoint: false }
     }
+}
 
-    /// Marks `session` as updated when the group commits.
-    pub fn touching(mut self, session: &SessionId) -> Self {
-        self.touches = Some(session.clone());
-        self
-    }
+/// An append: the rows and where they go.
+pub(crate) struct Append {
+    pub session: SessionId,
+    pub first_seq: u64,
+    pub rows: Vec<MessageRow>,
 }
 
 pub(super) enum Task {
     Grouped(Grouped),
     /// A tool-call record written behind; several of one call in a group become one write.
     Record(ToolCallRecord),
+    /// Messages appended to a session from `first_seq`.
+    Append(Append),
     Alone(AloneWork),
     /// Answers once every job before it is committed.
     Barrier,
@@ -240,23 +234,29 @@ impl Writer {
         value.ok_or_else(gone)
     }
 
-    /// Queues `job` for `session` without waiting for it. Fails at once, queueing nothing,
-    /// if an earlier write-behind job of the session failed (that failure is returned).
-    pub async fn run_behind(&self, session: &SessionId, job: Grouped) -> Result<(), StoreError> {
-        if let Some(failure) = self.take_failure(session) {
-            return Err(failure);
-        }
-        self.submit(Task::Grouped(job), Reply::Behind(session.clone())).await
-    }
-
-    /// Queues a tool-call record of a session without waiting for it (see
-    /// [`Self::run_behind`]).
-    pub async fn record_behind(&self, record: ToolCallRecord) -> Result<(), StoreError> {
-        let session = record.session_id.clone();
+    /// Queues a task of `session` without waiting for it. Fails at once, queueing nothing, if
+    /// an earlier write-behind job of the session failed (that failure is returned).
+    async fn submit_behind(&self, session: SessionId, task: Task) -> Result<(), StoreError> {
         if let Some(failure) = self.take_failure(&session) {
             return Err(failure);
         }
-        self.submit(Task::Record(record), Reply::Behind(session)).await
+        self.submit(task, Reply::Behind(session)).await
+    }
+
+    /// Appends rows and waits for the commit.
+    pub async fn append(&self, append: Append) -> Result<(), StoreError> {
+        self.submit_and_wait(Task::Append(append)).await
+    }
+
+    /// Queues an append without waiting for it (see [`Self::submit_behind`]).
+    pub async fn append_behind(&self, append: Append) -> Result<(), StoreError> {
+        self.submit_behind(append.session.clone(), Task::Append(append)).await
+    }
+
+    /// Queues a tool-call record without waiting for it (see [`Self::submit_behind`]).
+    pub async fn record_behind(&self, record: ToolCallRecord) -> Result<(), StoreError> {
+        self.submit_behind(record.session_id.clone(), Task::Record(record))
+            .await
     }
 
     /// Waits until everything queued so far is committed.
@@ -326,17 +326,19 @@ const POLL: Duration = Duration::from_micros(200);
 fn serve(mut conn: Connection, queue: std_mpsc::Receiver<Job>, shared: &Shared, delay: Duration) {
     let mut group: Option<Group> = None;
     let mut last_job = Instant::now();
+    // The next sequence number of each session, as this connection last wrote it.
+    let mut ledger = Ledger::default();
     loop {
         let mut closed = false;
         loop {
             match queue.try_recv() {
                 Ok(job) => {
-                    apply(&mut conn, &mut group, job, shared);
+                    apply(&mut conn, &mut group, job, shared, &mut ledger);
                     last_job = Instant::now();
                     if group.as_ref().is_some_and(|g| g.len() >= MAX_GROUP)
                         && let Some(g) = group.take()
                     {
-                        g.commit(&conn, shared);
+                        g.commit(&conn, shared, &mut ledger);
                     }
                 }
                 Err(TryRecvError::Empty) => break,
@@ -347,7 +349,9 @@ fn serve(mut conn: Connection, queue: std_mpsc::Receiver<Job>, shared: &Shared, 
             }
         }
         match group.take() {
-            Some(g) if closed || g.must_commit_now(delay) || last_job.elapsed() >= delay => g.commit(&conn, shared),
+            Some(g) if closed || g.must_commit_now(delay) || last_job.elapsed() >= delay => {
+                g.commit(&conn, shared, &mut ledger)
+            }
             Some(g) => {
                 group = Some(g);
                 std::thread::park_timeout(POLL.min(delay));
@@ -359,7 +363,7 @@ fn serve(mut conn: Connection, queue: std_mpsc::Receiver<Job>, shared: &Shared, 
                 match queue.try_recv() {
                     Ok(job) => {
                         shared.sleeping.store(false, Ordering::SeqCst);
-                        apply(&mut conn, &mut group, job, shared);
+                        apply(&mut conn, &mut group, job, shared, &mut ledger);
                         last_job = Instant::now();
                     }
                     Err(TryRecvError::Disconnected) => return,
@@ -375,11 +379,11 @@ fn serve(mut conn: Connection, queue: std_mpsc::Receiver<Job>, shared: &Shared, 
 
 /// Applies one job: a grouped one inside the open transaction (opening it if needed), an
 /// alone one after committing the group.
-fn apply(conn: &mut Connection, group: &mut Option<Group>, job: Job, shared: &Shared) {
+fn apply(conn: &mut Connection, group: &mut Option<Group>, job: Job, shared: &Shared, ledger: &mut Ledger) {
     let Job { task, reply, permit } = job;
     if let Task::Alone(work) = task {
         if let Some(g) = group.take() {
-            g.commit(conn, shared);
+            g.commit(conn, shared, ledger);
         }
         settle(shared, reply, catch(|| work(conn)));
         return;
@@ -401,13 +405,14 @@ fn apply(conn: &mut Connection, group: &mut Option<Group>, job: Job, shared: &Sh
     match task {
         Task::Grouped(job) => open.run(conn, job, reply),
         Task::Record(record) => open.record(record, reply),
+        Task::Append(append) => open.append(conn, append, reply, ledger),
         Task::Barrier => open.barrier(reply),
         Task::Alone(_) => {}
     }
     if open.is_broken()
         && let Some(g) = group.take()
     {
-        g.commit(conn, shared);
+        g.commit(conn, shared, ledger);
     }
     // The queue has room again once the job is applied.
     drop(permit);
