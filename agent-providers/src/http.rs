@@ -114,7 +114,15 @@ impl HttpClient {
     /// POSTs `body` to `url` and returns the response head.
     pub(crate) async fn post(&self, url: &Url, body: Bytes) -> Result<Response, ProviderError> {
         match &self.plain {
-            Some(plain) if url.scheme() == "http" => plain.post(url, body).await,
+            // reqwest turns credentials in the URL into basic auth and drops a fragment.
+            Some(plain)
+                if url.scheme() == "http"
+                    && url.username().is_empty()
+                    && url.password().is_none()
+                    && url.fragment().is_none() =>
+            {
+                plain.post(url, body).await
+            }
             _ => self
                 .reqwest
                 .post(url.clone())
@@ -356,6 +364,18 @@ mod tests {
             strip_port(head_lines(&reqwest_head))
         );
         assert!(plain_head.contains("user-agent: agent-providers/"), "{plain_head}");
+    }
+
+    #[tokio::test]
+    async fn credentials_in_the_url_go_through_reqwest() {
+        let client = client();
+        let (url, server) = serve_once(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok").await;
+        let mut url = url;
+        url.set_username("user").unwrap();
+        let response = client.post(&url, Bytes::new()).await.unwrap();
+        assert!(matches!(response, Response::Reqwest(_)));
+        let head = server.await.unwrap();
+        assert!(head.to_ascii_lowercase().contains("authorization: basic"), "{head}");
     }
 
     #[tokio::test]
