@@ -1,7 +1,6 @@
 use std::sync::Arc;
 
-use tokio::sync::broadcast;
-
+use super::event_log::EventWriter;
 use super::run::StatusCell;
 use crate::event::{AgentEvent, EventKind};
 use crate::session::SessionId;
@@ -12,7 +11,8 @@ pub type EventObserver = Arc<dyn Fn(&AgentEvent) + Send + Sync>;
 /// Sends a run's events to its subscribers and the agent's observers, and keeps its status.
 pub(crate) struct Emitter {
     pub session_id: SessionId,
-    pub sender: broadcast::Sender<AgentEvent>,
+    /// The run's event log; `None` for work outliving the run (observers only).
+    pub log: Option<EventWriter>,
     pub observers: Arc<[EventObserver]>,
     pub status: StatusCell,
 }
@@ -26,8 +26,9 @@ impl Emitter {
         for observer in self.observers.iter() {
             observer(&event);
         }
-        // No subscriber is fine: events are optional for hosts.
-        let _ = self.sender.send(event);
+        if let Some(log) = &self.log {
+            log.push(event);
+        }
     }
 
     /// An emitter for work that outlives the run (a parked question's expiry): it reaches the
@@ -38,10 +39,9 @@ impl Emitter {
 
     /// An emitter with no run behind it: events reach the observers only.
     pub fn detached(session_id: SessionId, observers: Arc<[EventObserver]>, status: StatusCell) -> Emitter {
-        let (sender, _) = broadcast::channel(1);
         Emitter {
             session_id,
-            sender,
+            log: None,
             observers,
             status,
         }

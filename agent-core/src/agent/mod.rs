@@ -4,6 +4,7 @@ mod clarify;
 mod config;
 mod context;
 mod emit;
+mod event_log;
 mod history;
 mod run;
 mod tools_exec;
@@ -13,7 +14,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 
 use tokio::runtime::Handle;
-use tokio::sync::{broadcast, watch};
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 pub use clarify::{CLARIFICATION_TOOL, Clarification, ClarificationError, ClarificationKind};
@@ -472,22 +473,22 @@ impl Session {
 
     fn start(&self, input: turn::TurnInput, cancel: CancellationToken) -> Run {
         let inner = &self.agent.inner;
-        let (sender, receiver) = broadcast::channel(inner.config.event_buffer.max(1));
+        let (writer, log) = event_log::event_log(inner.config.event_buffer);
         let (outcome_tx, outcome_rx) = watch::channel(None);
         let status = Arc::new(Mutex::new(RunStatus::default()));
         let run_id = uuid::Uuid::new_v4().to_string();
         let run = Run {
             id: run_id.clone(),
             session_id: self.state.id.clone(),
-            first_receiver: Mutex::new(Some(receiver)),
-            sender: sender.downgrade(),
+            events: log,
+            events_read: std::sync::atomic::AtomicBool::new(false),
             status: status.clone(),
             cancel: cancel.clone(),
             outcome: outcome_rx,
         };
         let emitter = emit::Emitter {
             session_id: self.state.id.clone(),
-            sender,
+            log: Some(writer),
             observers: inner.observers.clone(),
             status,
         };

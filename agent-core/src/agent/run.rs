@@ -1,13 +1,15 @@
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use futures::Stream;
 use serde::{Deserialize, Serialize};
-use tokio::sync::{broadcast, watch};
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::clarify::Clarification;
+use super::event_log::EventLog;
 use crate::event::{AgentEvent, EventKind};
 use crate::provider::Usage;
 use crate::session::SessionId;
@@ -155,8 +157,9 @@ pub type RunEvents = Pin<Box<dyn Stream<Item = AgentEvent> + Send>>;
 pub struct Run {
     pub(crate) id: String,
     pub(crate) session_id: SessionId,
-    pub(crate) first_receiver: Mutex<Option<broadcast::Receiver<AgentEvent>>>,
-    pub(crate) sender: broadcast::WeakSender<AgentEvent>,
+    pub(crate) events: EventLog,
+    /// Whether `events` was called: only the first call starts from the beginning.
+    pub(crate) events_read: AtomicBool,
     pub(crate) status: StatusCell,
     pub(crate) cancel: CancellationToken,
     pub(crate) outcome: watch::Receiver<Option<Outcome>>,
@@ -186,25 +189,16 @@ impl Run {
     /// The run's events. The first call sees every event from `run_started` on; later calls
     /// see events from the moment they are made. The stream ends after the run's final event.
     pub fn events(&self) -> RunEvents {
-        let first = self.first_receiver.lock().ok().and_then(|mut r| r.take());
-        let receiver = first.or_else(|| self.sender.upgrade().map(|s| s.subscribe()));
-        let Some(receiver) = receiver else {
-            return Box::pin(futures::stream::empty());
+        let cursor = if self.events_read.swap(true, Ordering::AcqRel) {
+            self.events.cursor_at_now()
+        } else {
+            self.events.cursor_at_start()
         };
-        Box::pin(futures::stream::unfold(Some(receiver), |state| async move {
-            let mut receiver = state?;
-            loop {
-                match receiver.recv().await {
-                    Ok(event) => {
-                        let last = is_final(&event.kind);
-                        return Some((event, if last { None } else { Some(receiver) }));
-                    }
-                    Err(broadcast::error::RecvError::Lagged(n)) => {
-                        tracing::warn!(skipped = n, "run event subscriber fell behind; events skipped");
-                    }
-                    Err(broadcast::error::RecvError::Closed) => return None,
-                }
-            }
+        Box::pin(futures::stream::unfold(Some(cursor), |state| async move {
+            let mut cursor = state?;
+            let event = cursor.next().await?;
+            let last = is_final(&event.kind);
+            Some((event, if last { None } else { Some(cursor) }))
         }))
     }
 
