@@ -41,20 +41,20 @@ pub(crate) async fn fit_request(
     history: &mut History,
     request: &mut ModelRequest,
     emitter: &Emitter,
-) {
+) -> Fitted {
     let config = &agent.config.compaction;
     history.estimator.set_chars_per_token(config.chars_per_token);
     history.last_raw_estimate = Some(history.estimator.raw_request(request));
     if !config.enabled {
-        return;
+        return Fitted::AsIs;
     }
     let Some(limit) = input_limit(agent, history) else {
-        return;
+        return Fitted::AsIs;
     };
     let budget = ((limit as f64) * config.ratio.clamp(0.05, 1.0)) as u64;
     let estimated = history.estimator.request(request);
     if estimated <= budget {
-        return;
+        return Fitted::AsIs;
     }
     emitter.emit(EventKind::CompactionRunning {
         estimated_tokens: estimated,
@@ -81,6 +81,14 @@ pub(crate) async fn fit_request(
         estimated_tokens: history.estimator.request(request),
         method: method.to_owned(),
     });
+    Fitted::Changed
+}
+
+/// Whether [`fit_request`] left the request's messages as the history's model view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fitted {
+    AsIs,
+    Changed,
 }
 
 /// Summarises older messages with the model, at most `max_attempts` times. Returns whether a
@@ -154,6 +162,7 @@ async fn summarise(
     }
     history.summary = Some(summary);
     history.compacted = cut;
+    history.forget_model_view();
     true
 }
 

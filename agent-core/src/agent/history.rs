@@ -36,6 +36,19 @@ pub(crate) struct History {
     /// A store write failed: the messages here may differ from the store's, so the next turn
     /// reloads them from the store first.
     pub stale: bool,
+    /// The last request's messages, kept to build the next request by appending what came
+    /// since (cloning the whole history for every model call was a tenth of the loop's time).
+    view_cache: Option<ViewCache>,
+}
+
+/// A model view and what it was built from.
+#[derive(Debug)]
+struct ViewCache {
+    messages: Vec<Message>,
+    /// How many entries of `History::messages` it covers.
+    covers: usize,
+    turn_start: usize,
+    compacted: usize,
 }
 
 impl History {
@@ -94,12 +107,51 @@ impl History {
         self.view_with_turn_start(self.messages.len())
     }
 
+    /// [`Self::model_view`], built from the last request's messages when they are still what
+    /// the model should see (same turn, no compaction since): only newer messages are cloned.
+    pub fn take_model_view(&mut self) -> Vec<Message> {
+        match self.view_cache.take() {
+            Some(cache)
+                if cache.turn_start == self.turn_start
+                    && cache.compacted == self.compacted
+                    && cache.covers <= self.messages.len() =>
+            {
+                let mut view = cache.messages;
+                self.extend_view(&mut view, cache.covers, self.turn_start);
+                view
+            }
+            _ => self.model_view(),
+        }
+    }
+
+    /// Keeps the messages of a request that was exactly [`Self::take_model_view`]'s answer,
+    /// for the next one.
+    pub fn keep_model_view(&mut self, messages: Vec<Message>) {
+        self.view_cache = Some(ViewCache {
+            messages,
+            covers: self.messages.len(),
+            turn_start: self.turn_start,
+            compacted: self.compacted,
+        });
+    }
+
+    /// Forgets the kept view (the summary changed).
+    pub fn forget_model_view(&mut self) {
+        self.view_cache = None;
+    }
+
     fn view_with_turn_start(&self, turn_start: usize) -> Vec<Message> {
         let from = self.compacted.min(self.messages.len());
         let mut view = Vec::with_capacity(self.messages.len() - from + 1);
         if let Some(summary) = &self.summary {
             view.push(summary_message(summary));
         }
+        self.extend_view(&mut view, from, turn_start);
+        view
+    }
+
+    /// Appends what the model sees of `messages[from..]`.
+    fn extend_view(&self, view: &mut Vec<Message>, from: usize, turn_start: usize) {
         for (i, m) in self.messages.iter().enumerate().skip(from) {
             if !m.visibility.model {
                 continue;
@@ -114,7 +166,6 @@ impl History {
                 _ => view.push(m.clone()),
             }
         }
-        view
     }
 
     /// Tool calls of the last assistant message that have no result after it.

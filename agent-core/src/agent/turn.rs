@@ -422,19 +422,29 @@ impl Turn<'_> {
         let config = &self.agent.config;
         let mut request = ModelRequest {
             system: self.agent.system_prompt.clone(),
-            messages: history.model_view(),
+            messages: history.take_model_view(),
             tools: tools.schemas(),
             max_output_tokens: config.max_output_tokens,
             temperature: config.temperature,
         };
         // Compaction may call the model to summarise: it is cancellable like any model call.
-        tokio::select! {
+        let fitted = tokio::select! {
             biased;
             _ = self.cancel.cancelled() => return Err(CallFailed::Cancelled),
-            _ = context::fit_request(self.agent, self.session, history, &mut request, self.emitter) => {}
+            fitted = context::fit_request(self.agent, self.session, history, &mut request, self.emitter) => fitted,
+        };
+        let result = self.send_request(&request).await;
+        if fitted == context::Fitted::AsIs {
+            history.keep_model_view(request.messages);
         }
+        result
+    }
+
+    /// Sends one request and assembles the streamed answer, emitting tokens as they come.
+    async fn send_request(&self, request: &ModelRequest) -> Result<ModelResponse, CallFailed> {
+        let config = &self.agent.config;
         let call = async {
-            let mut stream = self.agent.provider.stream(&request, self.cancel.child_token()).await?;
+            let mut stream = self.agent.provider.stream(request, self.cancel.child_token()).await?;
             let mut assembler = ResponseAssembler::new();
             while let Some(event) = stream.next().await {
                 let event = event?;
