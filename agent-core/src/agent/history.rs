@@ -185,3 +185,53 @@ impl History {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::ToolCall;
+
+    fn tool_turn(history: &mut History, n: usize) {
+        let call = ToolCall::new(format!("call_{n}"), "read", &serde_json::json!({}));
+        history.messages.push(Message::assistant_with_tools("", vec![call]));
+        let mut result = Message::tool_result(format!("call_{n}"), "read", "x".repeat(200), false);
+        result.compressed = Some("x...".into());
+        history.messages.push(result);
+    }
+
+    /// The view built by appending to the last request is the view built from scratch, across
+    /// iterations, hidden messages, a new turn (earlier results compressed) and a summary.
+    #[test]
+    fn the_kept_view_plus_new_messages_is_the_model_view() {
+        let mut history = History::default();
+        history.messages.push(Message::user("first"));
+        for step in 0..3 {
+            let view = history.take_model_view();
+            assert_eq!(view, history.model_view(), "step {step}");
+            history.keep_model_view(view);
+            tool_turn(&mut history, step);
+            let mut hidden = Message::user("for the person only");
+            hidden.visibility.model = false;
+            history.messages.push(hidden);
+        }
+        // A new turn: the results above are now replayed compressed.
+        history.turn_start = history.messages.len();
+        history.messages.push(Message::user("second"));
+        let view = history.take_model_view();
+        assert_eq!(view, history.model_view());
+        assert!(view.iter().any(|m| m.text() == "x..."));
+        history.keep_model_view(view);
+        tool_turn(&mut history, 9);
+        assert_eq!(history.take_model_view(), history.model_view());
+
+        // A summary replaces what it covers.
+        history.summary = Some("earlier: reads".into());
+        history.compacted = 4;
+        history.forget_model_view();
+        let view = history.take_model_view();
+        assert_eq!(view, history.model_view());
+        history.keep_model_view(view);
+        history.messages.push(Message::assistant("done"));
+        assert_eq!(history.take_model_view(), history.model_view());
+    }
+}
