@@ -189,9 +189,13 @@ impl ProviderConfig {
         };
         let kind: ProviderKind = required("LLM_PROVIDER")?.parse()?;
         let model = required("LLM_MODEL")?;
-        let api_key = lookup("LLM_API_KEY")
-            .map(|v| v.trim().to_owned())
-            .ok_or_else(|| ProviderError::Config("missing configuration: LLM_API_KEY is not set".into()))?;
+        let api_key = lookup("LLM_API_KEY").map(|v| v.trim().to_owned()).ok_or_else(|| {
+            ProviderError::Config(
+                "missing configuration: LLM_API_KEY is not set (for a local OpenAI-compatible server \
+                     without authentication, set it to an empty value)"
+                    .into(),
+            )
+        })?;
         if api_key.is_empty() && kind != ProviderKind::OpenAiCompatible {
             return Err(ProviderError::Config(format!(
                 "missing configuration: LLM_API_KEY is empty ({kind} needs a key)"
