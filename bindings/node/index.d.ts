@@ -392,7 +392,7 @@ export interface McpServeOptions {
 }
 
 /** Opens (or creates) a SQLite session store at `path`. */
-export declare function openSqliteStore(path: string): Promise<NativeStore>
+export declare function openSqliteStore(path: string, options?: SqliteStoreOptions | undefined | null): Promise<NativeStore>
 
 /**
  * The page and tab tools (page_read, page_text, page_scrape, page_navigate, page_click,
@@ -436,6 +436,24 @@ export interface ProviderOptions {
   maxAttempts?: number
   /** The whole call's timeout, in ms. */
   callTimeoutMs?: number
+}
+
+/** How a SQLite store writes (every field optional). */
+export interface SqliteStoreOptions {
+  /**
+   * `normal` (default: survives the process being killed) or `full` (also a power loss,
+   * one fsync per commit).
+   */
+  durability?: string
+  /**
+   * Queue the loop's writes and commit them in groups (default true); false makes every
+   * write wait for its own commit.
+   */
+  writeBehind?: boolean
+  /** The longest wait for more writes before a group is committed, in ms (default 2). */
+  groupCommitDelayMs?: number
+  /** Caps the database file; a write past it fails like a full disk. */
+  maxSizeBytes?: number
 }
 
 /** What a JS tool receives for one call. */

@@ -331,10 +331,25 @@ export declare function providerFromEnv(): Provider & { readonly model: string }
 export interface Store {}
 
 /** A store keeping sessions in a SQLite file (WAL; survives restarts; an interrupted turn is repaired on open). */
+/** How a SqliteStore writes. */
+export interface SqliteStoreOptions {
+  /** `normal` (default: survives the process being killed) or `full` (also a power loss). */
+  durability?: 'normal' | 'full'
+  /** Queue the loop's writes and commit them in groups (default true). */
+  writeBehind?: boolean
+  /** The longest wait for more writes before a group is committed, in ms (default 2). */
+  groupCommitDelayMs?: number
+  /** Caps the database file; a write past it fails like a full disk and ends the turn. */
+  maxSizeBytes?: number
+}
+
 export declare class SqliteStore implements Store {
   private constructor()
-  /** Opens (or creates) the database at `path`. */
-  static open(path: string): Promise<SqliteStore>
+  /**
+   * Opens (or creates) the database at `path`. The loop's writes are queued and committed in
+   * groups; a turn's outcome is returned once everything it wrote is durable.
+   */
+  static open(path: string, options?: SqliteStoreOptions): Promise<SqliteStore>
   /** The database file. */
   readonly path: string
   /** The ids of the stored sessions. */

@@ -176,11 +176,13 @@ class SqliteStore {
     this.path = path
   }
   /**
-   * Opens (or creates) the database at `path`.
+   * Opens (or creates) the database at `path`. The loop's writes are queued and committed in
+   * groups (a turn's outcome is returned once it is durable); `options` tune that.
    * @param {string} path
+   * @param {{ durability?: 'normal' | 'full', writeBehind?: boolean, groupCommitDelayMs?: number, maxSizeBytes?: number }} [options]
    */
-  static async open(path) {
-    return new SqliteStore(await wrap(() => native.openSqliteStore(String(path))), String(path))
+  static async open(path, options) {
+    return new SqliteStore(await wrap(() => native.openSqliteStore(String(path), options ?? undefined)), String(path))
   }
   /** The ids of the stored sessions. */
   sessionIds() {

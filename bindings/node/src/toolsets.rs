@@ -94,10 +94,56 @@ pub fn fs_tools(options: FsToolsOptions) -> Result<NativeToolSet> {
     })
 }
 
+/// How a SQLite store writes (every field optional).
+#[napi(object)]
+pub struct SqliteStoreOptions {
+    /// `normal` (default: survives the process being killed) or `full` (also a power loss,
+    /// one fsync per commit).
+    pub durability: Option<String>,
+    /// Queue the loop's writes and commit them in groups (default true); false makes every
+    /// write wait for its own commit.
+    pub write_behind: Option<bool>,
+    /// The longest wait for more writes before a group is committed, in ms (default 2).
+    pub group_commit_delay_ms: Option<f64>,
+    /// Caps the database file; a write past it fails like a full disk.
+    pub max_size_bytes: Option<f64>,
+}
+
+fn sqlite_options(options: Option<SqliteStoreOptions>) -> Result<agent_store::SqliteOptions> {
+    let mut out = agent_store::SqliteOptions::default();
+    let Some(options) = options else {
+        return Ok(out);
+    };
+    out.durability = match options.durability.as_deref() {
+        None | Some("normal") => agent_store::Durability::Normal,
+        Some("full") => agent_store::Durability::Full,
+        Some(other) => {
+            return Err(coded(
+                "invalid_argument",
+                format!("durability must be \"normal\" or \"full\", not {other:?}"),
+            ));
+        }
+    };
+    if let Some(on) = options.write_behind {
+        out.write_behind = on;
+    }
+    if let Some(ms) = options.group_commit_delay_ms {
+        out.group_commit_delay = std::time::Duration::try_from_secs_f64(ms / 1000.0)
+            .map_err(|_| coded("invalid_argument", format!("groupCommitDelayMs must be >= 0, not {ms}")))?;
+    }
+    if let Some(bytes) = options.max_size_bytes {
+        if !(bytes.is_finite() && bytes >= 0.0) {
+            return Err(coded("invalid_argument", format!("maxSizeBytes must be >= 0, not {bytes}")));
+        }
+        out.max_size_bytes = Some(bytes as u64);
+    }
+    Ok(out)
+}
+
 /// Opens (or creates) a SQLite session store at `path`.
 #[napi]
-pub async fn open_sqlite_store(path: String) -> Result<NativeStore> {
-    let store = agent_store::SqliteStore::open(&path)
+pub async fn open_sqlite_store(path: String, options: Option<SqliteStoreOptions>) -> Result<NativeStore> {
+    let store = agent_store::SqliteStore::open_with(&path, sqlite_options(options)?)
         .await
         .map_err(|e| coded("store", e))?;
     Ok(NativeStore {

@@ -87,6 +87,41 @@ test('the SQLite store keeps sessions across agents and files', async () => {
   await assert.rejects(SqliteStore.open(path.join(dir, 'missing-dir', 'x', 'y.db')), (e) => e.code === 'store')
 })
 
+test('a capped SQLite store ends the turn with a clear store error and keeps what was saved', async () => {
+  const dir = tmp()
+  const file = path.join(dir, 'capped.db')
+  await SqliteStore.open(file) // the schema alone
+  const schemaBytes = fs.statSync(file).size
+  const store = await SqliteStore.open(file, { maxSizeBytes: schemaBytes + 160 * 1024, groupCommitDelayMs: 1 })
+  const bulky = tool({ name: 'bulky', execute: () => 'x'.repeat(6000) })
+  const steps = []
+  for (let i = 0; i < 100; i++) steps.push({ toolCalls: [{ name: 'bulky', arguments: {} }] }, { text: 'done' })
+  const agent = new Agent({ provider: new ScriptedProvider(steps), tools: [bulky], store })
+  const session = await agent.createSession()
+  let done = 0
+  let outcome
+  for (;;) {
+    outcome = await session.send(`turn ${done}`).outcome
+    if (outcome.status !== 'done') break
+    done += 1
+    assert.ok(done < 100, 'the cap never took effect')
+  }
+  assert.ok(done >= 2, `only ${done} turns fitted`)
+  assert.equal(outcome.status, 'error')
+  assert.equal(outcome.errorKind, 'store')
+  assert.match(outcome.error, /database or disk is full/)
+  agent.close()
+
+  // With room again, every finished turn is there and the session goes on.
+  const roomy = await SqliteStore.open(file, { writeBehind: false })
+  const again = new Agent({ provider: new ScriptedProvider([{ text: 'again' }]), store: roomy })
+  const resumed = await again.openSession(session.id)
+  const users = (await resumed.messages()).filter((m) => m.message.role === 'user').map((m) => m.message.content[0].text)
+  assert.deepEqual(users.slice(0, done), Array.from({ length: done }, (_, i) => `turn ${i}`))
+  assert.equal((await resumed.send('with room').outcome).status, 'done')
+  await assert.rejects(SqliteStore.open(file, { durability: 'sometimes' }), (e) => e.code === 'invalid_argument')
+})
+
 test('fs and shell tools: confined to a root, writes gated', async () => {
   const dir = tmp()
   fs.writeFileSync(path.join(dir, 'hello.txt'), 'hello from disk')

@@ -19,10 +19,28 @@ pub struct NativeSqlite {
 
 #[pymethods]
 impl NativeSqlite {
-    /// Opens (creating and migrating) the database file. `durability` is `normal` or `full`.
+    /// Opens (creating and migrating) the database file. `durability` is `normal` or `full`;
+    /// `write_behind` (default true) queues the loop's writes and commits them in groups
+    /// (every `group_commit_delay` seconds at most, 0.002 by default; a turn's outcome is
+    /// returned once it is durable); `max_size_bytes` caps the file.
     #[new]
-    #[pyo3(signature = (path, durability="normal", busy_timeout=None))]
-    fn new(py: Python<'_>, path: std::path::PathBuf, durability: &str, busy_timeout: Option<f64>) -> PyResult<Self> {
+    #[pyo3(signature = (
+        path,
+        durability="normal",
+        busy_timeout=None,
+        write_behind=true,
+        group_commit_delay=None,
+        max_size_bytes=None
+    ))]
+    fn new(
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        durability: &str,
+        busy_timeout: Option<f64>,
+        write_behind: bool,
+        group_commit_delay: Option<f64>,
+        max_size_bytes: Option<u64>,
+    ) -> PyResult<Self> {
         let durability = match durability {
             "normal" => Durability::Normal,
             "full" => Durability::Full,
@@ -34,10 +52,15 @@ impl NativeSqlite {
         };
         let mut options = SqliteOptions {
             durability,
+            write_behind,
+            max_size_bytes,
             ..SqliteOptions::default()
         };
         if let Some(t) = busy_timeout {
             options.busy_timeout = crate::tool::seconds(t)?;
+        }
+        if let Some(t) = group_commit_delay {
+            options.group_commit_delay = crate::tool::seconds(t)?;
         }
         let inner = py
             .detach(|| SqliteStore::open_blocking(&path, options))

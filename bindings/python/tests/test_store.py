@@ -48,6 +48,48 @@ async def test_sqlite_store_persists_and_resumes(tmp_path):
         await agent2.open_session(str(uuid.uuid4()))
 
 
+@ac.tool
+def bulky() -> str:
+    """Returns a lot."""
+    return "x" * 6000
+
+
+async def test_a_capped_store_ends_the_turn_with_a_clear_error_and_keeps_what_was_saved(tmp_path):
+    db = tmp_path / "capped.db"
+    store = ac.SqliteStore(db)
+    del store
+    size = db.stat().st_size
+    capped = ac.SqliteStore(db, max_size_bytes=size + 160 * 1024, group_commit_delay=0.001)
+    provider = ac.ScriptedProvider([step for _ in range(100) for step in (ac.ToolCallStep("bulky", {}), "done")])
+    agent = ac.Agent(provider, tools=[bulky], store=capped)
+    session = await agent.create_session()
+    done = 0
+    while True:
+        outcome = await session.send(f"turn {done}")
+        if outcome.status != "done":
+            break
+        done += 1
+        assert done < 100, "the cap never took effect"
+    assert done >= 2
+    assert outcome.status == "error" and outcome.error_kind == "store"
+    assert "database or disk is full" in outcome.error
+    sid = session.id
+    del agent, session, capped
+
+    # Every finished turn is in the file; with room again the session goes on.
+    store = ac.SqliteStore(db, write_behind=False)
+    agent = ac.Agent(ac.ScriptedProvider(["again"]), store=store)
+    resumed = await agent.open_session(sid)
+    texts = [m["message"]["content"][0]["text"] for m in await resumed.messages() if m["message"]["role"] == "user"]
+    assert texts[:done] == [f"turn {i}" for i in range(done)]
+    assert (await resumed.send("with room")).status == "done"
+
+
+def test_store_options_are_checked(tmp_path):
+    with pytest.raises(ac.ConfigError):
+        ac.SqliteStore(tmp_path / "x.db", group_commit_delay=-1)
+
+
 async def test_session_ids_and_errors():
     agent = ac.Agent(ac.ScriptedProvider([]), store=ac.MemoryStore())
     sid = str(uuid.uuid4()).upper()

@@ -107,7 +107,15 @@ class RunEvents:
 
 @final
 class SqliteStore:
-    def __new__(cls, path: _Path, durability: str = "normal", busy_timeout: Optional[float] = None) -> SqliteStore: ...
+    def __new__(
+        cls,
+        path: _Path,
+        durability: str = "normal",
+        busy_timeout: Optional[float] = None,
+        write_behind: bool = True,
+        group_commit_delay: Optional[float] = None,
+        max_size_bytes: Optional[int] = None,
+    ) -> SqliteStore: ...
     def as_store(self) -> Store: ...
     @property
     def path(self) -> str: ...

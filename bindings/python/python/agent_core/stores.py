@@ -36,12 +36,27 @@ class SqliteStore(Store):
 
     ``durability``: ``"normal"`` (survives the process being killed) or ``"full"`` (also a
     power loss, one fsync per commit).
+
+    ``write_behind`` (default ``True``): the loop's writes are queued to a writer thread and
+    committed in groups, at most ``group_commit_delay`` seconds apart (default 0.002); a turn's
+    outcome is returned only once everything it wrote is durable. ``False`` makes every write
+    wait for its own commit (much slower turns). ``max_size_bytes`` caps the file: a write past
+    it fails like a full disk, and the turn ends with a store error.
     """
 
     def __init__(
-        self, path: "Union[str, os.PathLike[str]]", *, durability: str = "normal", busy_timeout: Optional[float] = None
+        self,
+        path: "Union[str, os.PathLike[str]]",
+        *,
+        durability: str = "normal",
+        busy_timeout: Optional[float] = None,
+        write_behind: bool = True,
+        group_commit_delay: Optional[float] = None,
+        max_size_bytes: Optional[int] = None,
     ) -> None:
-        self._sqlite = _native.SqliteStore(os.fspath(path), durability, busy_timeout)
+        self._sqlite = _native.SqliteStore(
+            os.fspath(path), durability, busy_timeout, write_behind, group_commit_delay, max_size_bytes
+        )
         super().__init__(self._sqlite.as_store())
 
     @property
