@@ -137,6 +137,49 @@ async fn waiting_for_every_write_is_an_option() {
 #[derive(Deserialize, JsonSchema)]
 struct NoArgs {}
 
+/// A gated tool runs only once the message that asked for it is committed: the tool itself
+/// looks through a second handle on the file (its own connections) and finds it there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gated_tool_runs_only_after_the_call_is_durable() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("profile.db");
+    let store = SqliteStore::open(&path).await.unwrap();
+    let probe_path = path.clone();
+    let look = tool_fn("look", "Looks at the file.", move |_: NoArgs, cx: ToolContext| {
+        let path = probe_path.clone();
+        async move {
+            let other = SqliteStore::open(&path)
+                .await
+                .map_err(|e| ToolError::fatal(e.to_string()))?;
+            let stored = other
+                .load_messages(&cx.session_id, 0)
+                .await
+                .map_err(|e| ToolError::fatal(e.to_string()))?;
+            let asked = stored
+                .last()
+                .is_some_and(|m| m.message.tool_calls.iter().any(|c| c.id == cx.call_id));
+            Ok::<_, ToolError>(if asked { "durable" } else { "not yet on disk" })
+        }
+    })
+    .gated(true);
+    let agent = Agent::builder()
+        .provider(ScriptedProvider::new([
+            ScriptedReply::tool_call("look", serde_json::json!({})).into(),
+            ScriptedReply::text("done").into(),
+        ]))
+        .tool(look)
+        .gate(agent_core::AllowAll)
+        .store(store.clone())
+        .build()
+        .unwrap();
+    let session = agent.create_session().await.unwrap();
+    let outcome = session.send("look").await;
+    assert_eq!(outcome.status, OutcomeStatus::Done, "{:?}", outcome.error);
+    let stored = store.load_messages(session.id(), 0).await.unwrap();
+    let result = stored.iter().find(|m| m.message.role == Role::Tool).unwrap();
+    assert_eq!(result.message.text(), "durable");
+}
+
 /// Each turn: two calls of a tool that returns 6 KB, then an answer.
 fn bulky_script() -> ScriptedProvider {
     ScriptedProvider::from_fn(|req: &ModelRequest| {

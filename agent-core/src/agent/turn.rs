@@ -156,7 +156,7 @@ impl Turn<'_> {
     }
 
     async fn drive_locked(&self, history: &mut History, input: TurnInput) -> Outcome {
-        let outcome = Outcome::new(OutcomeStatus::Done);
+        let mut outcome = Outcome::new(OutcomeStatus::Done);
         let store = self.agent.store.as_ref();
         if history.stale
             && let Some(store) = store
@@ -166,7 +166,6 @@ impl Turn<'_> {
                 Err(e) => return store_failed(outcome, e),
             }
         }
-        let mut outcome = outcome;
         let parked_call = self.state.pending_clarification().map(|q| q.call_id);
         if let Err(e) = repair_interrupted(history, store, self.session, parked_call.as_deref()).await {
             return store_failed(outcome, e);
