@@ -133,7 +133,10 @@ fn sqlite_options(options: Option<SqliteStoreOptions>) -> Result<agent_store::Sq
     }
     if let Some(bytes) = options.max_size_bytes {
         if !(bytes.is_finite() && bytes >= 0.0) {
-            return Err(coded("invalid_argument", format!("maxSizeBytes must be >= 0, not {bytes}")));
+            return Err(coded(
+                "invalid_argument",
+                format!("maxSizeBytes must be >= 0, not {bytes}"),
+            ));
         }
         out.max_size_bytes = Some(bytes as u64);
     }
