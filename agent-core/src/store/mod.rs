@@ -1,7 +1,10 @@
 //! Persistence: the [`Store`] trait the loop writes through, and [`MemoryStore`].
 //!
 //! The loop appends every message as it is produced and records every tool-call state change,
-//! so a crash loses at most the in-flight model stream. `agent-store` provides a SQLite store.
+//! so a crash loses at most the in-flight model stream (and, with a write-behind store such as
+//! `agent-store`'s SQLite one, the last few milliseconds of queued writes: the loop calls
+//! [`Store::flush`] before a turn's outcome and before a gated tool, so neither a finished turn
+//! nor a started side effect can be lost).
 
 mod memory;
 mod types;
@@ -63,7 +66,8 @@ pub trait Store: Send + Sync {
 
     /// Inserts or updates a tool-call record. A state change must follow
     /// pending → running → succeeded | failed | denied | cancelled (or pending → a final state);
-    /// anything else is [`StoreError::InvalidTransition`].
+    /// anything else is [`StoreError::InvalidTransition`]. Like appends, a store may queue the
+    /// write; its failure is then reported by [`Store::flush`] or the session's next write.
     async fn upsert_tool_call(&self, record: &ToolCallRecord) -> Result<(), StoreError>;
 
     /// Waits until every write accepted so far for `session` is durable. A write-behind store
