@@ -166,18 +166,11 @@ fn open_connection(path: &Path, options: &SqliteOptions, read_only: bool) -> Res
 }
 
 fn ensure_session(conn: &Connection, id: &SessionId) -> Result<(), StoreError> {
-    let found: Option<i64> = conn
-        .prepare_cached("SELECT 1 FROM sessions WHERE id = ?1")
-        .and_then(|mut stmt| stmt.query_row([id.as_str()], |r| r.get(0)).optional())
-        .map_err(backend)?;
-    match found {
-        Some(_) => Ok(()),
-        None => Err(StoreError::SessionNotFound(id.clone())),
+    if writes::session_exists(conn, id)? {
+        Ok(())
+    } else {
+        Err(StoreError::SessionNotFound(id.clone()))
     }
-}
-
-fn seq_to_sql(seq: u64) -> i64 {
-    i64::try_from(seq).unwrap_or(i64::MAX)
 }
 
 impl SqliteStore {
@@ -479,7 +472,7 @@ impl Store for SqliteStore {
                 )
                 .map_err(backend)?;
             let rows = stmt
-                .query_map(params![session.as_str(), seq_to_sql(after_seq)], read_message)
+                .query_map(params![session.as_str(), writes::seq_to_sql(after_seq)], read_message)
                 .map_err(backend)?;
             rows.map(|r| r.map_err(backend)?).collect()
         })
@@ -490,14 +483,7 @@ impl Store for SqliteStore {
         let session = session.clone();
         self.read(move |conn| {
             ensure_session(conn, &session)?;
-            let last: i64 = conn
-                .query_row(
-                    "SELECT COALESCE(MAX(seq), 0) FROM messages WHERE session_id = ?1",
-                    [session.as_str()],
-                    |r| r.get(0),
-                )
-                .map_err(backend)?;
-            Ok(last.max(0) as u64)
+            Ok(writes::next_seq(conn, &session)? - 1)
         })
         .await
     }
@@ -536,7 +522,12 @@ impl Store for SqliteStore {
             ensure_session(conn, &c.session_id)?;
             conn.execute(
                 "INSERT INTO compactions (session_id, cursor, summary, created_at) VALUES (?1, ?2, ?3, ?4)",
-                params![c.session_id.as_str(), seq_to_sql(c.cursor), c.summary, c.created_at_ms],
+                params![
+                    c.session_id.as_str(),
+                    writes::seq_to_sql(c.cursor),
+                    c.summary,
+                    c.created_at_ms
+                ],
             )
             .map_err(backend)?;
             Ok(())

@@ -10,7 +10,7 @@ use agent_core::{SessionId, StoreError, ToolCallRecord, ToolCallState};
 use crate::rows::MessageRow;
 use crate::sqlite::backend;
 
-fn seq_to_sql(seq: u64) -> i64 {
+pub(crate) fn seq_to_sql(seq: u64) -> i64 {
     i64::try_from(seq).unwrap_or(i64::MAX)
 }
 
@@ -23,7 +23,7 @@ pub(crate) fn next_seq(conn: &Connection, session: &SessionId) -> Result<u64, St
     Ok(last.max(0) as u64 + 1)
 }
 
-fn session_exists(conn: &Connection, session: &SessionId) -> Result<bool, StoreError> {
+pub(crate) fn session_exists(conn: &Connection, session: &SessionId) -> Result<bool, StoreError> {
     conn.prepare_cached("SELECT 1 FROM sessions WHERE id = ?1")
         .and_then(|mut stmt| stmt.exists([session.as_str()]))
         .map_err(backend)

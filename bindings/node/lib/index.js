@@ -92,63 +92,10 @@ function connect(kind, options) {
   return wrap(() => native.NativeProvider.connect({ ...options, kind }))
 }
 
-/** A provider speaking OpenAI Chat Completions (OpenAI, OpenRouter, vLLM, llama.cpp, ...). */
-class OpenAICompatible {
-  /** @param {any} options `{ model, apiKey?, baseUrl?, streaming?, headers?, maxAttempts?, callTimeoutMs?, maxInputTokens? }` */
-  constructor(options) {
-    /** @internal */
-    this.native = connect('openai-compatible', options)
-  }
-  get id() {
-    return this.native.id
-  }
-  get model() {
-    return this.native.model
-  }
-}
-
-/** A provider speaking Anthropic Messages. */
-class Anthropic {
-  /** @param {any} options */
-  constructor(options) {
-    /** @internal */
-    this.native = connect('anthropic', options)
-  }
-  get id() {
-    return this.native.id
-  }
-  get model() {
-    return this.native.model
-  }
-}
-
-/** A provider speaking Google Gemini generateContent. */
-class Gemini {
-  /** @param {any} options */
-  constructor(options) {
-    /** @internal */
-    this.native = connect('gemini', options)
-  }
-  get id() {
-    return this.native.id
-  }
-  get model() {
-    return this.native.model
-  }
-}
-
-/**
- * Routes each model call to the first provider, falling back to the next ones in order when a
- * call fails with a retryable error (rate limit, timeout, transport, 5xx) before any content.
- */
-class FallbackRouter {
-  /** @param {any} primary @param {...any} fallbacks */
-  constructor(primary, ...fallbacks) {
-    for (const p of [primary, ...fallbacks]) {
-      if (!p || !p.native) throw new ConfigError('FallbackRouter: every route must be a provider', 'invalid_argument')
-    }
-    let n = primary.native
-    for (const f of fallbacks) n = n.withFallback(f.native)
+/** What every provider class is: a native provider and its id and model. */
+class NativeProvider {
+  /** @param {any} n */
+  constructor(n) {
     /** @internal */
     this.native = n
   }
@@ -157,6 +104,46 @@ class FallbackRouter {
   }
   get model() {
     return this.native.model
+  }
+}
+
+/** A provider speaking OpenAI Chat Completions (OpenAI, OpenRouter, vLLM, llama.cpp, ...). */
+class OpenAICompatible extends NativeProvider {
+  /** @param {any} options `{ model, apiKey?, baseUrl?, streaming?, headers?, maxAttempts?, callTimeoutMs?, maxInputTokens? }` */
+  constructor(options) {
+    super(connect('openai-compatible', options))
+  }
+}
+
+/** A provider speaking Anthropic Messages. */
+class Anthropic extends NativeProvider {
+  /** @param {any} options */
+  constructor(options) {
+    super(connect('anthropic', options))
+  }
+}
+
+/** A provider speaking Google Gemini generateContent. */
+class Gemini extends NativeProvider {
+  /** @param {any} options */
+  constructor(options) {
+    super(connect('gemini', options))
+  }
+}
+
+/**
+ * Routes each model call to the first provider, falling back to the next ones in order when a
+ * call fails with a retryable error (rate limit, timeout, transport, 5xx) before any content.
+ */
+class FallbackRouter extends NativeProvider {
+  /** @param {any} primary @param {...any} fallbacks */
+  constructor(primary, ...fallbacks) {
+    for (const p of [primary, ...fallbacks]) {
+      if (!p || !p.native) throw new ConfigError('FallbackRouter: every route must be a provider', 'invalid_argument')
+    }
+    let n = primary.native
+    for (const f of fallbacks) n = n.withFallback(f.native)
+    super(n)
   }
 }
 
