@@ -119,16 +119,15 @@ pub(crate) fn read_session(row: &Row<'_>) -> rusqlite::Result<Result<SessionInfo
         }))
 }
 
-/// Reads a row of `SELECT * FROM tool_calls`.
-pub(crate) fn read_tool_call(row: &Row<'_>) -> rusqlite::Result<Result<ToolCallRecord, StoreError>> {
-    let session: String = row.get("session_id")?;
+/// Reads a row of `SELECT * FROM tool_calls` of `session`.
+pub(crate) fn read_tool_call(
+    row: &Row<'_>,
+    session: &SessionId,
+) -> rusqlite::Result<Result<ToolCallRecord, StoreError>> {
     let state: String = row.get("state")?;
     let record = ToolCallRecord {
         call_id: row.get("call_id")?,
-        session_id: match SessionId::parse(&session) {
-            Ok(id) => id,
-            Err(e) => return Ok(Err(corrupt("session id", e))),
-        },
+        session_id: session.clone(),
         name: row.get("name")?,
         arguments: row.get("arguments")?,
         state: match ToolCallState::parse(&state) {

@@ -12,7 +12,7 @@ use agent_core::{Compaction, Message, SessionId, SessionInfo, Store, StoreError,
 
 use crate::migrations;
 use crate::rows::{MessageRow, read_message, read_session, read_tool_call};
-use crate::writer::{Append, Grouped, SeqCheck, Writer};
+use crate::writer::{Append, SeqCheck, Writer};
 use crate::writes;
 
 /// How hard SQLite works to make a commit survive.
@@ -165,14 +165,6 @@ fn open_connection(path: &Path, options: &SqliteOptions, read_only: bool) -> Res
     Ok(conn)
 }
 
-fn ensure_session(conn: &Connection, id: &SessionId) -> Result<(), StoreError> {
-    if writes::session_exists(conn, id)? {
-        Ok(())
-    } else {
-        Err(StoreError::SessionNotFound(id.clone()))
-    }
-}
-
 impl SqliteStore {
     /// Opens (creating it if needed) the database at `path`, switches it to WAL mode and
     /// migrates its schema forward. Runs on the blocking pool.
@@ -277,14 +269,16 @@ impl SqliteStore {
     pub async fn open_tool_calls(&self, session: &SessionId) -> Result<Vec<ToolCallRecord>, StoreError> {
         let session = session.clone();
         self.read(move |conn| {
-            ensure_session(conn, &session)?;
+            let key = writes::existing_session_key(conn, &session)?;
             let mut stmt = conn
                 .prepare_cached(
-                    "SELECT * FROM tool_calls WHERE session_id = ?1 AND state IN ('pending', 'running')
+                    "SELECT * FROM tool_calls WHERE session_key = ?1 AND state IN ('pending', 'running')
                      ORDER BY created_at, rowid",
                 )
                 .map_err(backend)?;
-            let rows = stmt.query_map([session.as_str()], read_tool_call).map_err(backend)?;
+            let rows = stmt
+                .query_map([key], |row| read_tool_call(row, &session))
+                .map_err(backend)?;
             rows.map(|r| r.map_err(backend)?).collect()
         })
         .await
@@ -344,24 +338,15 @@ impl SqliteStore {
 #[async_trait]
 impl Store for SqliteStore {
     async fn create_session(&self, info: &SessionInfo) -> Result<(), StoreError> {
-        let info = info.clone();
-        let id = info.id.clone();
-        self.write(move |conn| {
-            let result = conn.execute(
-                "INSERT INTO sessions (id, title, created_at, updated_at) VALUES (?1, ?2, ?3, ?4)",
-                params![info.id.as_str(), info.title, info.created_at_ms, info.updated_at_ms],
-            );
-            match result {
-                Ok(_) => Ok(()),
-                Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == rusqlite::ErrorCode::ConstraintViolation => {
-                    Err(StoreError::AlreadyExists(info.id))
-                }
-                Err(e) => Err(backend(e)),
-            }
-        })
-        .await?;
-        self.inner.writer.learn_seq(&id, 1);
-        Ok(())
+        self.inner.writer.create_session(info.clone()).await
+    }
+
+    async fn create_generated_session(&self, info: &SessionInfo) -> Result<(), StoreError> {
+        if !self.inner.options.write_behind {
+            return self.create_session(info).await;
+        }
+        // A random id cannot be taken, so there is no AlreadyExists to wait for.
+        self.inner.writer.create_session_behind(info.clone()).await
     }
 
     async fn session(&self, id: &SessionId) -> Result<Option<SessionInfo>, StoreError> {
@@ -463,16 +448,16 @@ impl Store for SqliteStore {
     async fn load_messages(&self, session: &SessionId, after_seq: u64) -> Result<Vec<StoredMessage>, StoreError> {
         let session = session.clone();
         self.read(move |conn| {
-            ensure_session(conn, &session)?;
+            let key = writes::existing_session_key(conn, &session)?;
             let mut stmt = conn
                 .prepare_cached(
                     "SELECT seq, role, content, tool_calls, tool_call_id, tool_name, is_error, compressed,
                             reasoning, model_visible, user_visible, created_at
-                     FROM messages WHERE session_id = ?1 AND seq > ?2 ORDER BY seq",
+                     FROM messages WHERE session_key = ?1 AND seq > ?2 ORDER BY seq",
                 )
                 .map_err(backend)?;
             let rows = stmt
-                .query_map(params![session.as_str(), writes::seq_to_sql(after_seq)], read_message)
+                .query_map(params![key, writes::seq_to_sql(after_seq)], read_message)
                 .map_err(backend)?;
             rows.map(|r| r.map_err(backend)?).collect()
         })
@@ -482,8 +467,8 @@ impl Store for SqliteStore {
     async fn last_seq(&self, session: &SessionId) -> Result<u64, StoreError> {
         let session = session.clone();
         self.read(move |conn| {
-            ensure_session(conn, &session)?;
-            Ok(writes::next_seq(conn, &session)? - 1)
+            let key = writes::existing_session_key(conn, &session)?;
+            Ok(writes::next_seq(conn, key)? - 1)
         })
         .await
     }
@@ -495,22 +480,19 @@ impl Store for SqliteStore {
         if self.inner.options.write_behind && writer.knows(&record.session_id) {
             return writer.record_behind(record.clone()).await;
         }
-        let record = record.clone();
-        writer
-            .run_grouped(Grouped::atomic(Box::new(move |conn| {
-                writes::write_tool_call(conn, &record)
-            })))
-            .await
+        writer.record(record.clone()).await
     }
 
     async fn tool_calls(&self, session: &SessionId) -> Result<Vec<ToolCallRecord>, StoreError> {
         let session = session.clone();
         self.read(move |conn| {
-            ensure_session(conn, &session)?;
+            let key = writes::existing_session_key(conn, &session)?;
             let mut stmt = conn
-                .prepare_cached("SELECT * FROM tool_calls WHERE session_id = ?1 ORDER BY created_at, rowid")
+                .prepare_cached("SELECT * FROM tool_calls WHERE session_key = ?1 ORDER BY created_at, rowid")
                 .map_err(backend)?;
-            let rows = stmt.query_map([session.as_str()], read_tool_call).map_err(backend)?;
+            let rows = stmt
+                .query_map([key], |row| read_tool_call(row, &session))
+                .map_err(backend)?;
             rows.map(|r| r.map_err(backend)?).collect()
         })
         .await
@@ -519,7 +501,7 @@ impl Store for SqliteStore {
     async fn add_compaction(&self, compaction: &Compaction) -> Result<(), StoreError> {
         let c = compaction.clone();
         self.write(move |conn| {
-            ensure_session(conn, &c.session_id)?;
+            writes::existing_session_key(conn, &c.session_id)?;
             conn.execute(
                 "INSERT INTO compactions (session_id, cursor, summary, created_at) VALUES (?1, ?2, ?3, ?4)",
                 params![
@@ -538,7 +520,7 @@ impl Store for SqliteStore {
     async fn latest_compaction(&self, session: &SessionId) -> Result<Option<Compaction>, StoreError> {
         let session = session.clone();
         self.read(move |conn| {
-            ensure_session(conn, &session)?;
+            writes::existing_session_key(conn, &session)?;
             conn.query_row(
                 "SELECT cursor, summary, created_at FROM compactions WHERE session_id = ?1 ORDER BY id DESC LIMIT 1",
                 [session.as_str()],
@@ -561,7 +543,7 @@ impl Store for SqliteStore {
         let session = session.clone();
         let state = state.map(|s| s.to_string());
         self.write(move |conn| {
-            ensure_session(conn, &session)?;
+            writes::existing_session_key(conn, &session)?;
             match state {
                 Some(state) => conn.execute(
                     "INSERT INTO runs (session_id, state, updated_at) VALUES (?1, ?2, ?3)
@@ -579,7 +561,7 @@ impl Store for SqliteStore {
     async fn parked_run(&self, session: &SessionId) -> Result<Option<serde_json::Value>, StoreError> {
         let session = session.clone();
         self.read(move |conn| {
-            ensure_session(conn, &session)?;
+            writes::existing_session_key(conn, &session)?;
             let text: Option<String> = conn
                 .query_row(
                     "SELECT state FROM runs WHERE session_id = ?1",

@@ -14,6 +14,7 @@ use crate::sqlite::{SqliteStore, backend};
 /// has no column.
 pub(crate) const V3_TABS: Migration = Migration {
     name: "tabs",
+    rebuilds_tables: false,
     sql: r#"
 CREATE TABLE tabs (
     id                TEXT PRIMARY KEY NOT NULL,   -- lowercase UUID

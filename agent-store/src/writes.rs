@@ -1,11 +1,12 @@
 //! The loop's hot writes, each as few statements as the schema allows: the unique index on
-//! `(session_id, seq)` catches a lost race, the foreign keys catch a missing session, and the
-//! tool-call state machine is the `WHERE` of the upsert.
+//! `(session_key, seq)` catches a lost race, the foreign keys catch a missing session, and the
+//! tool-call state machine is the `WHERE` of the upsert. Rows refer to their session by its
+//! integer key (see the version 4 migration); callers look it up once with [`session_key`].
 
 use rusqlite::{Connection, ErrorCode, OptionalExtension, params};
 
 use agent_core::store::now_millis;
-use agent_core::{SessionId, StoreError, ToolCallRecord, ToolCallState};
+use agent_core::{SessionId, SessionInfo, StoreError, ToolCallRecord, ToolCallState};
 
 use crate::rows::MessageRow;
 use crate::sqlite::backend;
@@ -14,31 +15,60 @@ pub(crate) fn seq_to_sql(seq: u64) -> i64 {
     i64::try_from(seq).unwrap_or(i64::MAX)
 }
 
-/// The sequence number the session expects next, read from the file.
-pub(crate) fn next_seq(conn: &Connection, session: &SessionId) -> Result<u64, StoreError> {
+/// The sequence number the session with this key expects next, read from the file.
+pub(crate) fn next_seq(conn: &Connection, key: i64) -> Result<u64, StoreError> {
     let last: i64 = conn
-        .prepare_cached("SELECT COALESCE(MAX(seq), 0) FROM messages WHERE session_id = ?1")
-        .and_then(|mut stmt| stmt.query_row([session.as_str()], |r| r.get(0)))
+        .prepare_cached("SELECT COALESCE(MAX(seq), 0) FROM messages WHERE session_key = ?1")
+        .and_then(|mut stmt| stmt.query_row([key], |r| r.get(0)))
         .map_err(backend)?;
     Ok(last.max(0) as u64 + 1)
 }
 
-pub(crate) fn session_exists(conn: &Connection, session: &SessionId) -> Result<bool, StoreError> {
-    conn.prepare_cached("SELECT 1 FROM sessions WHERE id = ?1")
-        .and_then(|mut stmt| stmt.exists([session.as_str()]))
+/// A session's integer key, `None` if there is no such session.
+pub(crate) fn session_key(conn: &Connection, session: &SessionId) -> Result<Option<i64>, StoreError> {
+    conn.prepare_cached("SELECT key FROM sessions WHERE id = ?1")
+        .and_then(|mut stmt| stmt.query_row([session.as_str()], |r| r.get(0)).optional())
         .map_err(backend)
 }
 
-/// What a failed insert means: the session is gone (foreign key), another writer took the
-/// sequence number (unique index), or something else.
-fn explain(conn: &Connection, session: &SessionId, first_seq: u64, e: rusqlite::Error) -> StoreError {
+/// A session's integer key; a missing session is [`StoreError::SessionNotFound`].
+pub(crate) fn existing_session_key(conn: &Connection, session: &SessionId) -> Result<i64, StoreError> {
+    session_key(conn, session)?.ok_or_else(|| StoreError::SessionNotFound(session.clone()))
+}
+
+/// Inserts a session row and returns its key; a taken id is [`StoreError::AlreadyExists`].
+pub(crate) fn insert_session(conn: &Connection, info: &SessionInfo) -> Result<i64, StoreError> {
+    let inserted = conn
+        .prepare_cached("INSERT INTO sessions (id, title, created_at, updated_at) VALUES (?1, ?2, ?3, ?4)")
+        .and_then(|mut stmt| {
+            stmt.insert(params![
+                info.id.as_str(),
+                info.title,
+                info.created_at_ms,
+                info.updated_at_ms
+            ])
+        });
+    match inserted {
+        Ok(key) => Ok(key),
+        Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == ErrorCode::ConstraintViolation => {
+            Err(StoreError::AlreadyExists(info.id.clone()))
+        }
+        Err(e) => Err(backend(e)),
+    }
+}
+
+/// What a failed write means: the session is gone (foreign key), another writer took the
+/// sequence number (unique index), or something else. `key` is the key the write used; if
+/// the session now has another one, it was deleted and created again behind our back.
+fn explain(conn: &Connection, session: &SessionId, key: i64, first_seq: u64, e: rusqlite::Error) -> StoreError {
     let constraint = matches!(&e, rusqlite::Error::SqliteFailure(f, _) if f.code == ErrorCode::ConstraintViolation);
     if !constraint {
         return backend(e);
     }
-    match session_exists(conn, session) {
-        Ok(false) => StoreError::SessionNotFound(session.clone()),
-        _ => match next_seq(conn, session) {
+    match session_key(conn, session) {
+        Ok(None) => StoreError::SessionNotFound(session.clone()),
+        Ok(Some(now)) => match next_seq(conn, now) {
+            Ok(actual) if now == key && actual == first_seq => backend(e),
             Ok(actual) => StoreError::Conflict {
                 session: session.clone(),
                 expected: first_seq,
@@ -46,25 +76,24 @@ fn explain(conn: &Connection, session: &SessionId, first_seq: u64, e: rusqlite::
             },
             Err(other) => other,
         },
+        Err(other) => other,
     }
 }
 
-/// Inserts message rows as `first_seq, first_seq + 1, ...`. With `check` it first makes sure
-/// `first_seq` is the session's next number (no gap, no lost race); without, the unique index
-/// still refuses a number that is taken.
+/// Inserts message rows as `first_seq, first_seq + 1, ...` into the session with this key.
+/// With `check` it first makes sure `first_seq` is the session's next number (no gap, no lost
+/// race); without, the unique index still refuses a number that is taken.
 pub(crate) fn insert_messages(
     conn: &Connection,
     session: &SessionId,
+    key: i64,
     first_seq: u64,
     rows: &[MessageRow],
     check: bool,
 ) -> Result<(), StoreError> {
     if check {
-        let actual = next_seq(conn, session)?;
+        let actual = next_seq(conn, key)?;
         if first_seq != actual {
-            if !session_exists(conn, session)? {
-                return Err(StoreError::SessionNotFound(session.clone()));
-            }
             return Err(StoreError::Conflict {
                 session: session.clone(),
                 expected: first_seq,
@@ -75,7 +104,7 @@ pub(crate) fn insert_messages(
     let now = now_millis();
     let mut insert = conn
         .prepare_cached(
-            "INSERT INTO messages (session_id, seq, role, content, tool_calls, tool_call_id,
+            "INSERT INTO messages (session_key, seq, role, content, tool_calls, tool_call_id,
                tool_name, is_error, compressed, reasoning, model_visible, user_visible, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
         )
@@ -83,7 +112,7 @@ pub(crate) fn insert_messages(
     for (i, row) in rows.iter().enumerate() {
         insert
             .execute(params![
-                session.as_str(),
+                key,
                 seq_to_sql(first_seq + i as u64),
                 row.role,
                 row.content,
@@ -97,35 +126,34 @@ pub(crate) fn insert_messages(
                 row.user_visible,
                 now,
             ])
-            .map_err(|e| explain(conn, session, first_seq, e))?;
+            .map_err(|e| explain(conn, session, key, first_seq, e))?;
     }
     Ok(())
 }
 
-/// Marks sessions as updated now (once per group of appends rather than once per append).
-pub(crate) fn touch_sessions<'a>(
-    conn: &Connection,
-    sessions: impl IntoIterator<Item = &'a SessionId>,
-) -> Result<(), StoreError> {
+/// Marks sessions (by key) as updated now (once per group of appends rather than once per
+/// append).
+pub(crate) fn touch_sessions(conn: &Connection, keys: impl IntoIterator<Item = i64>) -> Result<(), StoreError> {
     let now = now_millis();
     let mut update = conn
-        .prepare_cached("UPDATE sessions SET updated_at = ?2 WHERE id = ?1")
+        .prepare_cached("UPDATE sessions SET updated_at = ?2 WHERE key = ?1")
         .map_err(backend)?;
-    for session in sessions {
-        update.execute(params![session.as_str(), now]).map_err(backend)?;
+    for key in keys {
+        update.execute(params![key, now]).map_err(backend)?;
     }
     Ok(())
 }
 
-/// Inserts or updates a tool-call record in one statement; the update happens only if the
-/// state machine allows the change (see [`ToolCallState::can_become`]).
-pub(crate) fn write_tool_call(conn: &Connection, record: &ToolCallRecord) -> Result<(), StoreError> {
+/// Inserts or updates a tool-call record of the session with this key in one statement; the
+/// update happens only if the state machine allows the change (see
+/// [`ToolCallState::can_become`]).
+pub(crate) fn write_tool_call(conn: &Connection, key: i64, record: &ToolCallRecord) -> Result<(), StoreError> {
     let changed = conn
         .prepare_cached(
-            "INSERT INTO tool_calls (session_id, call_id, name, arguments, state, raw_result,
+            "INSERT INTO tool_calls (session_key, call_id, name, arguments, state, raw_result,
                compressed_result, error, started_at, finished_at, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
-             ON CONFLICT (session_id, call_id) DO UPDATE SET
+             ON CONFLICT (session_key, call_id) DO UPDATE SET
                name = excluded.name, arguments = excluded.arguments, state = excluded.state,
                raw_result = excluded.raw_result, compressed_result = excluded.compressed_result,
                error = excluded.error, started_at = excluded.started_at,
@@ -137,7 +165,7 @@ pub(crate) fn write_tool_call(conn: &Connection, record: &ToolCallRecord) -> Res
         )
         .and_then(|mut stmt| {
             stmt.execute(params![
-                record.session_id.as_str(),
+                key,
                 record.call_id,
                 record.name,
                 record.arguments,
@@ -151,10 +179,10 @@ pub(crate) fn write_tool_call(conn: &Connection, record: &ToolCallRecord) -> Res
             ])
         });
     match changed {
-        Ok(0) => Err(refused_transition(conn, record)),
+        Ok(0) => Err(refused_transition(conn, key, record)),
         Ok(_) => Ok(()),
-        Err(e @ rusqlite::Error::SqliteFailure(..)) => match session_exists(conn, &record.session_id) {
-            Ok(false) => Err(StoreError::SessionNotFound(record.session_id.clone())),
+        Err(e @ rusqlite::Error::SqliteFailure(..)) => match session_key(conn, &record.session_id) {
+            Ok(now) if now != Some(key) => Err(StoreError::SessionNotFound(record.session_id.clone())),
             _ => Err(backend(e)),
         },
         Err(e) => Err(backend(e)),
@@ -162,13 +190,10 @@ pub(crate) fn write_tool_call(conn: &Connection, record: &ToolCallRecord) -> Res
 }
 
 /// The error for an upsert the state machine refused.
-fn refused_transition(conn: &Connection, record: &ToolCallRecord) -> StoreError {
+fn refused_transition(conn: &Connection, key: i64, record: &ToolCallRecord) -> StoreError {
     let stored: Result<Option<String>, StoreError> = conn
-        .prepare_cached("SELECT state FROM tool_calls WHERE session_id = ?1 AND call_id = ?2")
-        .and_then(|mut stmt| {
-            stmt.query_row(params![record.session_id.as_str(), record.call_id], |r| r.get(0))
-                .optional()
-        })
+        .prepare_cached("SELECT state FROM tool_calls WHERE session_key = ?1 AND call_id = ?2")
+        .and_then(|mut stmt| stmt.query_row(params![key, record.call_id], |r| r.get(0)).optional())
         .map_err(backend);
     match stored {
         Ok(Some(stored)) => match ToolCallState::parse(&stored) {

@@ -9,7 +9,7 @@ use agent_core::{
     ToolCallRecord, ToolCallState, Visibility,
 };
 use agent_store::{SqliteOptions, SqliteStore, migrations};
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 use serde_json::json;
 
 async fn fresh() -> (tempfile::TempDir, SqliteStore) {
@@ -238,7 +238,12 @@ async fn sessions_are_listed_renamed_and_deleted() {
     let mut info = SessionInfo::new(first.clone());
     info.updated_at_ms -= 10_000;
     store.create_session(&info).await.unwrap();
-    let second = session(&store).await;
+    // Both in the past, so that renaming below makes `first` the newest even within the
+    // same millisecond.
+    let second = SessionId::new_random();
+    let mut info = SessionInfo::new(second.clone());
+    info.updated_at_ms -= 5_000;
+    store.create_session(&info).await.unwrap();
     assert_eq!(
         store
             .create_session(&SessionInfo::new(second.clone()))
@@ -447,10 +452,10 @@ async fn schema_is_wal_versioned_and_indexed() {
             .collect::<Vec<_>>()
             .join("; ")
     };
-    let history = plan("SELECT * FROM messages WHERE session_id = 'x' AND seq > 0 ORDER BY seq");
+    let history = plan("SELECT * FROM messages WHERE session_key = 1 AND seq > 0 ORDER BY seq");
     assert!(history.contains("messages_session_seq"), "{history}");
     assert!(!history.contains("TEMP B-TREE"), "history must not sort: {history}");
-    let open = plan("SELECT * FROM tool_calls WHERE session_id = 'x' AND state IN ('pending', 'running')");
+    let open = plan("SELECT * FROM tool_calls WHERE session_key = 1 AND state IN ('pending', 'running')");
     assert!(open.contains("tool_calls_open"), "{open}");
 }
 
@@ -460,6 +465,7 @@ async fn migrates_forward_from_the_previous_version() {
     let path = dir.path().join("old.db");
     let previous = SqliteStore::latest_schema_version() - 1;
     let id = SessionId::new_random();
+    let other = SessionId::new_random();
     {
         // A file written by the previous version of the schema, with data in it.
         let mut conn = Connection::open(&path).unwrap();
@@ -475,6 +481,34 @@ async fn migrates_forward_from_the_previous_version() {
             [id.as_str()],
         )
         .unwrap();
+        conn.execute(
+            "INSERT INTO tool_calls (session_id, call_id, name, arguments, state, started_at, created_at)
+             VALUES (?1, 'old-call', 'fs_read', '{}', 'running', 4, 4)",
+            [id.as_str()],
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO compactions (session_id, cursor, summary, created_at) VALUES (?1, 1, 'earlier', 5)",
+            [id.as_str()],
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO runs (session_id, state, updated_at) VALUES (?1, '{\"parked\":true}', 6)",
+            [id.as_str()],
+        )
+        .unwrap();
+        // A second session, so keys are not all 1.
+        conn.execute(
+            "INSERT INTO sessions (id, title, created_at, updated_at) VALUES (?1, 'other', 1, 1)",
+            [other.as_str()],
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO messages (session_id, seq, role, content, created_at)
+             VALUES (?1, 1, 'user', '[{\"type\":\"text\",\"text\":\"other session\"}]', 3)",
+            [other.as_str()],
+        )
+        .unwrap();
         conn.execute("INSERT INTO key_value (key, value) VALUES ('k', 'v')", [])
             .unwrap();
     }
@@ -485,9 +519,27 @@ async fn migrates_forward_from_the_previous_version() {
     );
     let info = store.session(&id).await.unwrap().unwrap();
     assert_eq!(info.title.as_deref(), Some("old"));
+    assert_eq!((info.created_at_ms, info.updated_at_ms), (1, 2));
     let messages = store.load_messages(&id, 0).await.unwrap();
     assert_eq!(messages.len(), 1);
     assert_eq!(messages[0].message.text(), "from the old version");
+    assert_eq!(
+        store.load_messages(&other, 0).await.unwrap()[0].message.text(),
+        "other session"
+    );
+    let open = store.open_tool_calls(&id).await.unwrap();
+    assert_eq!(open.len(), 1);
+    assert_eq!(
+        (open[0].call_id.as_str(), open[0].state),
+        ("old-call", ToolCallState::Running)
+    );
+    assert_eq!(open[0].session_id, id);
+    let compaction = store.latest_compaction(&id).await.unwrap().unwrap();
+    assert_eq!((compaction.cursor, compaction.summary.as_str()), (1, "earlier"));
+    assert_eq!(
+        store.parked_run(&id).await.unwrap(),
+        Some(serde_json::json!({"parked": true}))
+    );
     assert_eq!(store.kv_get("k").await.unwrap().as_deref(), Some("v"));
     // What the new version added works on the migrated file.
     store
@@ -498,10 +550,33 @@ async fn migrates_forward_from_the_previous_version() {
         .append_messages(&id, 2, &[Message::assistant("new")])
         .await
         .unwrap();
+    // Foreign keys are on again: a stale sequence number still conflicts, and deleting a
+    // session still takes everything of it along.
+    let stale = store.append_messages(&id, 2, &[Message::assistant("again")]).await;
+    assert!(
+        matches!(stale, Err(StoreError::Conflict { actual: 3, .. })),
+        "{stale:?}"
+    );
     // Opening again is a no-op.
     drop(store);
     let again = SqliteStore::open(&path).await.unwrap();
     assert_eq!(again.load_messages(&id, 0).await.unwrap().len(), 2);
+    again.delete_session(&other).await.unwrap();
+    drop(again);
+    let conn = Connection::open(&path).unwrap();
+    let foreign_keys: i64 = conn
+        .query_row("PRAGMA foreign_key_check", [], |_| Ok(1))
+        .optional()
+        .unwrap()
+        .unwrap_or(0);
+    assert_eq!(foreign_keys, 0, "no row may refer to a missing one");
+    let count = |sql: &str| -> i64 { conn.query_row(sql, [], |r| r.get(0)).unwrap() };
+    assert_eq!(
+        count("SELECT COUNT(*) FROM messages"),
+        2,
+        "the deleted session's message went with it"
+    );
+    assert_eq!(count("SELECT COUNT(*) FROM sessions"), 1);
 }
 
 #[tokio::test]

@@ -88,6 +88,38 @@ async fn a_queued_write_that_fails_is_reported_once_by_flush() {
 }
 
 #[tokio::test]
+async fn a_generated_session_is_created_behind_like_an_append() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("profile.db");
+    let store = SqliteStore::open(&path).await.unwrap();
+    let agent = Agent::builder()
+        .provider(ScriptedProvider::new([ScriptedReply::text("hi").into()]))
+        .store(store.clone())
+        .build()
+        .unwrap();
+    let id = agent.create_session().await.unwrap().id().clone();
+    // Queued, not waited for: reads see it all the same, and so does the next process.
+    assert!(store.session(&id).await.unwrap().is_some());
+    store.append_messages(&id, 1, &[Message::user("first")]).await.unwrap();
+    drop(agent);
+    drop(store);
+    let store = SqliteStore::open(&path).await.unwrap();
+    assert_eq!(store.load_messages(&id, 0).await.unwrap()[0].message.text(), "first");
+
+    // A queued creation that fails (this id is taken, which a random id never is) is
+    // reported like any queued write: by the session's flush.
+    store
+        .create_generated_session(&SessionInfo::new(id.clone()))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.flush(&id).await.unwrap_err(),
+        StoreError::AlreadyExists(id.clone())
+    );
+    assert_eq!(store.last_seq(&id).await.unwrap(), 1, "the session is untouched");
+}
+
+#[tokio::test]
 async fn dropping_the_store_commits_what_is_queued() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("profile.db");

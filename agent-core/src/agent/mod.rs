@@ -321,7 +321,12 @@ impl Agent {
 
     /// Creates a new session with a random id.
     pub async fn create_session(&self) -> Result<Session, AgentError> {
-        self.create_session_with_id(SessionId::new_random()).await
+        let id = SessionId::new_random();
+        let Some(store) = &self.inner.store else {
+            return self.create_session_with_id(id).await;
+        };
+        store.create_generated_session(&SessionInfo::new(id.clone())).await?;
+        Ok(self.attach(id, History::default()))
     }
 
     /// Creates a new session with the given id.

@@ -25,6 +25,14 @@ pub trait Store: Send + Sync {
     /// Creates a session. Fails with [`StoreError::AlreadyExists`] if the id is taken.
     async fn create_session(&self, info: &SessionInfo) -> Result<(), StoreError>;
 
+    /// Creates a session whose id this process just generated at random
+    /// ([`SessionId::new_random`]), so it cannot be taken. A write-behind store may queue the
+    /// write instead of waiting for it, like an append; a failure is then reported by
+    /// [`Store::flush`] or the session's next write. The default is [`Store::create_session`].
+    async fn create_generated_session(&self, info: &SessionInfo) -> Result<(), StoreError> {
+        self.create_session(info).await
+    }
+
     /// A session's metadata, `None` if it does not exist.
     async fn session(&self, id: &SessionId) -> Result<Option<SessionInfo>, StoreError>;
 

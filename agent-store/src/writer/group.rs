@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
-use agent_core::{SessionId, StoreError, ToolCallRecord};
+use agent_core::{SessionId, SessionInfo, StoreError, ToolCallRecord};
 
-use super::{Append, Grouped, Reply, Shared, settle};
+use super::{Append, Reply, Shared, Work, settle};
 use crate::sqlite::backend;
 use crate::writes;
 
@@ -19,12 +19,41 @@ pub(super) const MAX_GROUP: usize = 1024;
 /// The longest a group stays open under a steady stream of writes.
 const MAX_GROUP_AGE: Duration = Duration::from_millis(20);
 
-/// The next sequence number of each session as this connection last wrote it. An append that
-/// continues it needs no check against the file: another process taking the number is
-/// caught by the unique index, and a gap can only follow a failed write, which clears the
-/// entry. Cleared whole when a group fails.
+/// What this connection knows of the sessions it writes to. Cleared whole when a group fails
+/// (its inserts, sessions included, were rolled back).
 #[derive(Default)]
-pub(super) struct Ledger(HashMap<SessionId, u64>);
+pub(super) struct Ledger {
+    /// Each session's integer key. Keys are never reused, so a remembered key of a session
+    /// deleted since can only make a write fail (on its foreign key), never land elsewhere.
+    keys: HashMap<SessionId, i64>,
+    /// The next sequence number of each session as this connection last wrote it. An append
+    /// that continues it needs no check against the file: another process taking the number
+    /// is caught by the unique index, and a gap can only follow a failed write, which clears
+    /// the entry.
+    next_seq: HashMap<SessionId, u64>,
+}
+
+impl Ledger {
+    /// The session's key, looked up once.
+    fn key(&mut self, conn: &Connection, session: &SessionId) -> Result<i64, StoreError> {
+        if let Some(key) = self.keys.get(session) {
+            return Ok(*key);
+        }
+        let key = writes::existing_session_key(conn, session)?;
+        self.keys.insert(session.clone(), key);
+        Ok(key)
+    }
+
+    fn forget(&mut self, session: &SessionId) {
+        self.keys.remove(session);
+        self.next_seq.remove(session);
+    }
+
+    pub fn clear(&mut self) {
+        self.keys.clear();
+        self.next_seq.clear();
+    }
+}
 
 /// A record waiting for the commit, and the jobs it stands for.
 struct PendingRecord {
@@ -40,8 +69,8 @@ pub(super) struct Group {
     /// same group, since only the committed state can ever be seen (a crash loses the group
     /// whole). Written just before the commit.
     records: Vec<PendingRecord>,
-    /// Sessions whose `updated_at` is set at commit.
-    touched: Vec<SessionId>,
+    /// Keys of the sessions whose `updated_at` is set at commit.
+    touched: Vec<i64>,
     /// A caller waits on this group: commit as soon as the queue is drained.
     waited_on: bool,
     /// SQLite rolled the whole transaction back after this error (a full disk does): every
@@ -51,7 +80,7 @@ pub(super) struct Group {
 
 impl Group {
     pub fn open(conn: &Connection) -> Result<Self, StoreError> {
-        conn.execute_batch("BEGIN IMMEDIATE").map_err(backend)?;
+        run_cached(conn, "BEGIN IMMEDIATE")?;
         Ok(Group {
             opened: Instant::now(),
             done: Vec::new(),
@@ -80,12 +109,8 @@ impl Group {
     }
 
     /// Runs a job now, inside the transaction.
-    pub fn run(&mut self, conn: &Connection, job: Grouped, reply: Reply) {
-        let result = if job.savepoint {
-            in_savepoint(conn, job.work)
-        } else {
-            catch(|| (job.work)(conn))
-        };
+    pub fn run(&mut self, conn: &Connection, work: Work, reply: Reply) {
+        let result = in_savepoint(conn, work);
         self.note_rollback(conn, &result);
         self.reply(reply, result);
     }
@@ -112,24 +137,40 @@ impl Group {
             first_seq,
             rows,
         } = append;
-        let check = ledger.0.get(&session) != Some(&first_seq);
-        let insert = |conn: &Connection| writes::insert_messages(conn, &session, first_seq, &rows, check);
+        let check = ledger.next_seq.get(&session) != Some(&first_seq);
+        let mut insert = |conn: &Connection| {
+            let key = ledger.key(conn, &session)?;
+            writes::insert_messages(conn, &session, key, first_seq, &rows, check)?;
+            Ok(key)
+        };
         let result = if rows.len() == 1 {
             catch(|| insert(conn))
         } else {
             in_savepoint(conn, insert)
         };
-        match &result {
-            Ok(()) => {
-                ledger.0.insert(session.clone(), first_seq + rows.len() as u64);
-                if !self.touched.contains(&session) {
-                    self.touched.push(session);
+        let result = match result {
+            Ok(key) => {
+                ledger.next_seq.insert(session, first_seq + rows.len() as u64);
+                if !self.touched.contains(&key) {
+                    self.touched.push(key);
                 }
+                Ok(())
             }
-            Err(_) => {
-                ledger.0.remove(&session);
+            Err(e) => {
+                ledger.forget(&session);
+                Err(e)
             }
-        }
+        };
+        self.note_rollback(conn, &result);
+        self.reply(reply, result);
+    }
+
+    /// Inserts a session now, inside the transaction; its first append then needs no check.
+    pub fn create_session(&mut self, conn: &Connection, info: SessionInfo, reply: Reply, ledger: &mut Ledger) {
+        let result = catch(|| writes::insert_session(conn, &info)).map(|key| {
+            ledger.keys.insert(info.id.clone(), key);
+            ledger.next_seq.insert(info.id, 1);
+        });
         self.note_rollback(conn, &result);
         self.reply(reply, result);
     }
@@ -175,7 +216,10 @@ impl Group {
             let result = if self.broken.is_some() {
                 Ok(())
             } else {
-                catch(|| writes::write_tool_call(conn, &pending.record))
+                catch(|| {
+                    let key = ledger.key(conn, &pending.record.session_id)?;
+                    writes::write_tool_call(conn, key, &pending.record)
+                })
             };
             self.note_rollback(conn, &result);
             self.done
@@ -184,14 +228,14 @@ impl Group {
         let committed = match self.broken.take() {
             Some(error) => Err(error),
             None => {
-                if let Err(e) = writes::touch_sessions(conn, &self.touched) {
+                if let Err(e) = writes::touch_sessions(conn, self.touched.iter().copied()) {
                     tracing::warn!(error = %e, "could not update the sessions' updated_at");
                 }
-                conn.execute_batch("COMMIT").map_err(backend)
+                run_cached(conn, "COMMIT")
             }
         };
         if committed.is_err() {
-            ledger.0.clear();
+            ledger.clear();
             if !conn.is_autocommit() {
                 let _ = conn.execute_batch("ROLLBACK");
             }
@@ -210,14 +254,20 @@ impl Group {
     }
 }
 
+/// Runs a statement without parameters, prepared once per connection.
+fn run_cached(conn: &Connection, sql: &str) -> Result<(), StoreError> {
+    conn.prepare_cached(sql)
+        .and_then(|mut s| s.execute([]))
+        .map(drop)
+        .map_err(backend)
+}
+
 /// Runs `work` in a savepoint, so its failure undoes it alone.
-fn in_savepoint(conn: &Connection, work: impl FnOnce(&Connection) -> Result<(), StoreError>) -> Result<(), StoreError> {
-    let statement = |sql: &str| {
-        conn.prepare_cached(sql)
-            .and_then(|mut s| s.execute([]))
-            .map(drop)
-            .map_err(backend)
-    };
+fn in_savepoint<T>(
+    conn: &Connection,
+    work: impl FnOnce(&Connection) -> Result<T, StoreError>,
+) -> Result<T, StoreError> {
+    let statement = |sql: &str| run_cached(conn, sql);
     statement("SAVEPOINT job")?;
     let result = catch(|| work(conn));
     if conn.is_autocommit() {
@@ -232,7 +282,7 @@ fn in_savepoint(conn: &Connection, work: impl FnOnce(&Connection) -> Result<(), 
 }
 
 /// Turns a panic in a write into an error, so the writer thread lives on.
-pub(super) fn catch(work: impl FnOnce() -> Result<(), StoreError>) -> Result<(), StoreError> {
+pub(super) fn catch<T>(work: impl FnOnce() -> Result<T, StoreError>) -> Result<T, StoreError> {
     std::panic::catch_unwind(AssertUnwindSafe(work))
         .unwrap_or_else(|_| Err(StoreError::Backend("a store write panicked".to_owned())))
 }

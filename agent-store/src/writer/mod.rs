@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use rusqlite::Connection;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
 
-use agent_core::{SessionId, StoreError, ToolCallRecord};
+use agent_core::{SessionId, SessionInfo, StoreError, ToolCallRecord};
 
 use crate::rows::MessageRow;
 
@@ -43,26 +43,6 @@ pub(crate) type Work = Box<dyn FnOnce(&Connection) -> Result<(), StoreError> + S
 /// Work that must run outside any transaction (a checkpoint, say).
 pub(crate) type AloneWork = Box<dyn FnOnce(&mut Connection) -> Result<(), StoreError> + Send>;
 
-/// A job run inside the current group transaction.
-pub(crate) struct Grouped {
-    pub(super) work: Work,
-    /// Run it in a savepoint of its own, so its failure undoes it alone. Not needed for work
-    /// of one statement, or work that manages its own savepoint.
-    pub(super) savepoint: bool,
-}
-
-impl Grouped {
-    /// Work that may fail half-way: it runs in a savepoint.
-    pub fn new(work: Work) -> Self {
-        Grouped { work, savepoint: true }
-    }
-
-    /// Work that fails as a whole by itself (one statement, or its own savepoint).
-    pub fn atomic(work: Work) -> Self {
-        Grouped { work, savepoint: false }
-    }
-}
-
 /// An append: the rows and where they go.
 pub(crate) struct Append {
     pub session: SessionId,
@@ -71,11 +51,15 @@ pub(crate) struct Append {
 }
 
 pub(super) enum Task {
-    Grouped(Grouped),
+    /// Work run in a savepoint of its own inside the group transaction, so its failure undoes
+    /// it alone.
+    Grouped(Work),
     /// A tool-call record written behind; several of one call in a group become one write.
     Record(ToolCallRecord),
     /// Messages appended to a session from `first_seq`.
     Append(Append),
+    /// A new session.
+    CreateSession(SessionInfo),
     Alone(AloneWork),
     /// Answers once every job before it is committed.
     Barrier,
@@ -207,14 +191,9 @@ impl Writer {
             *lock(&out) = Some(f(conn)?);
             Ok(())
         });
-        self.submit_and_wait(Task::Grouped(Grouped::new(work))).await?;
+        self.submit_and_wait(Task::Grouped(work)).await?;
         let value = lock(&slot).take();
         value.ok_or_else(gone)
-    }
-
-    /// Runs a grouped job and waits for its commit.
-    pub async fn run_grouped(&self, job: Grouped) -> Result<(), StoreError> {
-        self.submit_and_wait(Task::Grouped(job)).await
     }
 
     /// Runs `f` outside any transaction, after everything queued before it.
@@ -243,6 +222,23 @@ impl Writer {
         self.submit(task, Reply::Behind(session)).await
     }
 
+    /// Creates a session and waits for the commit.
+    pub async fn create_session(&self, info: SessionInfo) -> Result<(), StoreError> {
+        let id = info.id.clone();
+        self.submit_and_wait(Task::CreateSession(info)).await?;
+        self.learn_seq(&id, 1);
+        Ok(())
+    }
+
+    /// Queues a session's creation without waiting for it (see [`Self::submit_behind`]); its
+    /// appends can be queued right after it.
+    pub async fn create_session_behind(&self, info: SessionInfo) -> Result<(), StoreError> {
+        let id = info.id.clone();
+        self.submit_behind(id.clone(), Task::CreateSession(info)).await?;
+        self.learn_seq(&id, 1);
+        Ok(())
+    }
+
     /// Appends rows and waits for the commit.
     pub async fn append(&self, append: Append) -> Result<(), StoreError> {
         self.submit_and_wait(Task::Append(append)).await
@@ -251,6 +247,11 @@ impl Writer {
     /// Queues an append without waiting for it (see [`Self::submit_behind`]).
     pub async fn append_behind(&self, append: Append) -> Result<(), StoreError> {
         self.submit_behind(append.session.clone(), Task::Append(append)).await
+    }
+
+    /// Writes a tool-call record and waits for the commit.
+    pub async fn record(&self, record: ToolCallRecord) -> Result<(), StoreError> {
+        self.submit_and_wait(Task::Record(record)).await
     }
 
     /// Queues a tool-call record without waiting for it (see [`Self::submit_behind`]).
@@ -406,6 +407,7 @@ fn apply(conn: &mut Connection, group: &mut Option<Group>, job: Job, shared: &Sh
         Task::Grouped(job) => open.run(conn, job, reply),
         Task::Record(record) => open.record(record, reply),
         Task::Append(append) => open.append(conn, append, reply, ledger),
+        Task::CreateSession(info) => open.create_session(conn, info, reply, ledger),
         Task::Barrier => open.barrier(reply),
         Task::Alone(_) => {}
     }
