@@ -166,6 +166,35 @@ async fn waiting_for_every_write_is_an_option() {
     );
 }
 
+/// A caller that waits is answered at once, whatever the group-commit delay: the group is
+/// committed for it (an open tool-call state included, which is otherwise kept for the
+/// commit).
+#[tokio::test]
+async fn a_waiting_write_does_not_wait_for_the_group_commit_delay() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = SqliteOptions {
+        write_behind: false,
+        group_commit_delay: std::time::Duration::from_secs(3600),
+        ..SqliteOptions::default()
+    };
+    let store = SqliteStore::open_with(dir.path().join("profile.db"), options)
+        .await
+        .unwrap();
+    let writes = async {
+        let id = session(&store).await;
+        store.append_messages(&id, 1, &[Message::user("a")]).await.unwrap();
+        let mut record = ToolCallRecord::pending(id.clone(), "call_1", "t", "{}");
+        store.upsert_tool_call(&record).await.unwrap();
+        record.state = ToolCallState::Running;
+        store.upsert_tool_call(&record).await.unwrap();
+        record.state = ToolCallState::Succeeded;
+        store.upsert_tool_call(&record).await.unwrap();
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(60), writes)
+        .await
+        .expect("a waiting write was held back by the group-commit delay");
+}
+
 #[derive(Deserialize, JsonSchema)]
 struct NoArgs {}
 

@@ -99,6 +99,12 @@ impl Group {
             || self.opened.elapsed() >= MAX_GROUP_AGE.max(delay)
     }
 
+    /// When the group must be committed at the latest: `delay` after the last job, or when it
+    /// is too old, whichever comes first (see [`Self::must_commit_now`]).
+    pub fn due(&self, last_job: Instant, delay: Duration) -> Instant {
+        (last_job + delay).min(self.opened + MAX_GROUP_AGE.max(delay))
+    }
+
     pub fn len(&self) -> usize {
         self.done.len() + self.records.len()
     }
@@ -175,30 +181,55 @@ impl Group {
         self.reply(reply, result);
     }
 
-    /// Keeps a record for the commit, replacing the call's earlier state if the state
-    /// machine allows the change (the file's state is checked when it is written).
-    pub fn record(&mut self, record: ToolCallRecord, reply: Reply) {
+    /// Takes a tool-call record. A call's earlier state in this group is replaced if the state
+    /// machine allows the change (the file's state is checked when it is written). A final
+    /// state is written now, while the loop is still busy; an open one waits for the commit,
+    /// since the call's next state usually follows within the group and only the committed
+    /// state can ever be seen (a crash loses the group whole).
+    pub fn record(&mut self, conn: &Connection, record: ToolCallRecord, reply: Reply, ledger: &mut Ledger) {
+        // A caller waits for this one even if its reply waits for the commit.
+        self.waited_on |= matches!(reply, Reply::Waiting(_));
         let earlier = self
             .records
-            .iter_mut()
-            .find(|p| p.record.call_id == record.call_id && p.record.session_id == record.session_id);
-        match earlier {
-            None => self.records.push(PendingRecord {
-                record,
-                replies: vec![reply],
-            }),
-            Some(pending) if pending.record.state.can_become(record.state) => {
-                pending.record = record;
-                pending.replies.push(reply);
-            }
-            Some(pending) => {
+            .iter()
+            .position(|p| p.record.call_id == record.call_id && p.record.session_id == record.session_id);
+        let mut replies = Vec::new();
+        if let Some(index) = earlier {
+            let from = self.records[index].record.state;
+            if !from.can_become(record.state) {
                 let refused = StoreError::InvalidTransition {
                     call_id: record.call_id,
-                    from: pending.record.state.as_str(),
+                    from: from.as_str(),
                     to: record.state.as_str(),
                 };
                 self.reply(reply, Err(refused));
+                return;
             }
+            replies = self.records.swap_remove(index).replies;
+        }
+        replies.push(reply);
+        let pending = PendingRecord { record, replies };
+        if pending.record.state.is_final() {
+            self.write_record(conn, pending, ledger);
+        } else {
+            self.records.push(pending);
+        }
+    }
+
+    /// Writes a record; its replies get the result at commit.
+    fn write_record(&mut self, conn: &Connection, pending: PendingRecord, ledger: &mut Ledger) {
+        // After a rollback nothing more is written; the replies get the group's error.
+        let result = if self.broken.is_some() {
+            Ok(())
+        } else {
+            catch(|| {
+                let key = ledger.key(conn, &pending.record.session_id)?;
+                writes::write_tool_call(conn, key, &pending.record)
+            })
+        };
+        self.note_rollback(conn, &result);
+        for reply in pending.replies {
+            self.reply(reply, result.clone());
         }
     }
 
@@ -210,20 +241,8 @@ impl Group {
     /// commit fails every job of the group failed. Failures of jobs nobody waits on are
     /// recorded before any waiting caller is answered, so a flush sees them.
     pub fn commit(mut self, conn: &Connection, shared: &Shared, ledger: &mut Ledger) {
-        let records = std::mem::take(&mut self.records);
-        for pending in records {
-            // After a rollback nothing more is written; the replies get the group's error.
-            let result = if self.broken.is_some() {
-                Ok(())
-            } else {
-                catch(|| {
-                    let key = ledger.key(conn, &pending.record.session_id)?;
-                    writes::write_tool_call(conn, key, &pending.record)
-                })
-            };
-            self.note_rollback(conn, &result);
-            self.done
-                .extend(pending.replies.into_iter().map(|reply| (reply, result.clone())));
+        for pending in std::mem::take(&mut self.records) {
+            self.write_record(conn, pending, ledger);
         }
         let committed = match self.broken.take() {
             Some(error) => Err(error),

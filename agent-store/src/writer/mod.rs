@@ -153,9 +153,8 @@ impl Writer {
     async fn submit(&self, task: Task, reply: Reply) -> Result<(), StoreError> {
         let permit = self.room.clone().acquire_owned().await.map_err(|_| gone())?;
         self.shared.submitted.fetch_add(1, Ordering::AcqRel);
-        // A waiting caller wakes the thread at once; a write-behind job only wakes it from
-        // idle sleep (while a group is open the thread looks at the queue on its own, so a
-        // burst of writes costs no wake-up each).
+        // A waiting caller wakes the thread at once; a write-behind job only if it sleeps, and
+        // only the first of a burst does (a running thread drains the queue by itself).
         let urgent = matches!(reply, Reply::Waiting(_));
         let sent = match &self.jobs {
             Some(jobs) => jobs.send(Job { task, reply, permit }).is_ok(),
@@ -165,7 +164,7 @@ impl Writer {
             self.shared.finished.fetch_add(1, Ordering::AcqRel);
             return Err(gone());
         }
-        if (urgent || self.shared.sleeping.load(Ordering::SeqCst))
+        if (self.shared.sleeping.swap(false, Ordering::SeqCst) || urgent)
             && let Some(thread) = &self.thread
         {
             thread.thread().unpark();
@@ -318,12 +317,11 @@ impl Drop for Writer {
     }
 }
 
-/// How often the thread looks at the queue while a group is open.
-const POLL: Duration = Duration::from_micros(200);
-
 /// The thread's loop: apply what has queued up inside one open transaction, and commit when a
 /// caller waits, when no job has come for the delay, or when the group is large or old
-/// enough. With nothing to do it sleeps until a job wakes it.
+/// enough. Whenever the queue is empty it sleeps until a job wakes it (or, with a group open,
+/// until the group is due), so it applies jobs while the loop is still producing them rather
+/// than all at the end of a turn.
 fn serve(mut conn: Connection, queue: std_mpsc::Receiver<Job>, shared: &Shared, delay: Duration) {
     let mut group: Option<Group> = None;
     let mut last_job = Instant::now();
@@ -349,30 +347,34 @@ fn serve(mut conn: Connection, queue: std_mpsc::Receiver<Job>, shared: &Shared, 
                 }
             }
         }
-        match group.take() {
+        let due = match group.take() {
             Some(g) if closed || g.must_commit_now(delay) || last_job.elapsed() >= delay => {
-                g.commit(&conn, shared, &mut ledger)
+                g.commit(&conn, shared, &mut ledger);
+                continue;
             }
             Some(g) => {
+                let due = g.due(last_job, delay);
                 group = Some(g);
-                std::thread::park_timeout(POLL.min(delay));
+                Some(due)
             }
             None if closed => return,
-            None => {
-                shared.sleeping.store(true, Ordering::SeqCst);
-                // A job sent before the flag was up is seen here; one sent after it wakes us.
-                match queue.try_recv() {
-                    Ok(job) => {
-                        shared.sleeping.store(false, Ordering::SeqCst);
-                        apply(&mut conn, &mut group, job, shared, &mut ledger);
-                        last_job = Instant::now();
-                    }
-                    Err(TryRecvError::Disconnected) => return,
-                    Err(TryRecvError::Empty) => {
-                        std::thread::park();
-                        shared.sleeping.store(false, Ordering::SeqCst);
-                    }
+            None => None,
+        };
+        shared.sleeping.store(true, Ordering::SeqCst);
+        // A job sent before the flag was up is seen here; one sent after it wakes us.
+        match queue.try_recv() {
+            Ok(job) => {
+                shared.sleeping.store(false, Ordering::SeqCst);
+                apply(&mut conn, &mut group, job, shared, &mut ledger);
+                last_job = Instant::now();
+            }
+            Err(TryRecvError::Disconnected) => shared.sleeping.store(false, Ordering::SeqCst),
+            Err(TryRecvError::Empty) => {
+                match due {
+                    Some(due) => std::thread::park_timeout(due.saturating_duration_since(Instant::now())),
+                    None => std::thread::park(),
                 }
+                shared.sleeping.store(false, Ordering::SeqCst);
             }
         }
     }
@@ -405,7 +407,7 @@ fn apply(conn: &mut Connection, group: &mut Option<Group>, job: Job, shared: &Sh
     };
     match task {
         Task::Grouped(job) => open.run(conn, job, reply),
-        Task::Record(record) => open.record(record, reply),
+        Task::Record(record) => open.record(conn, record, reply, ledger),
         Task::Append(append) => open.append(conn, append, reply, ledger),
         Task::CreateSession(info) => open.create_session(conn, info, reply, ledger),
         Task::Barrier => open.barrier(reply),
