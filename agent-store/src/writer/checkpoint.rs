@@ -1,7 +1,15 @@
 //! Checkpoints off the write path: SQLite's automatic checkpoint runs inside the commit that
 //! crosses the threshold and syncs the files there, stalling every write queued behind it.
 //! The writer's connection has it turned off; its WAL hook wakes this thread instead, which
-//! runs a passive checkpoint (it never blocks the writer) on a connection of its own.
+//! checkpoints on a connection of its own.
+//!
+//! A checkpoint on another connection is not enough by itself: the log starts over only if a
+//! write transaction begins when every frame has been copied, and under a steady stream of
+//! writes the writer always adds frames while the copy runs (and takes the write lock again
+//! microseconds after each commit, so a checkpoint that waits for it starves): the log would
+//! grow with everything ever written. So this thread copies the bulk passively while the
+//! writer goes on, then asks the writer to copy the few frames added meanwhile itself, between
+//! two groups ([`TailCheckpoint`]); its next write then starts the log over.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
@@ -14,12 +22,32 @@ use agent_core::StoreError;
 /// WAL pages after which a checkpoint is due (SQLite's own default).
 const CHECKPOINT_PAGES: i64 = 1000;
 
+/// What the log file is cut back to when it starts over, after a burst made it grow.
+const LOG_SIZE_LIMIT_BYTES: i64 = 16 * 1024 * 1024;
+
 #[derive(Default)]
 struct Signals {
     /// A checkpoint is due.
     due: AtomicBool,
+    /// The bulk is copied: the writer should copy the tail.
+    tail_due: AtomicBool,
     /// The store is closing.
     stop: AtomicBool,
+}
+
+/// The writer's side: copies what the checkpoint thread left, between two groups.
+pub(super) struct TailCheckpoint {
+    signals: Arc<Signals>,
+}
+
+impl TailCheckpoint {
+    /// Runs the tail checkpoint on the writer's connection if the checkpoint thread asked for
+    /// it. Call it with no transaction open.
+    pub fn run_if_due(&self, writer: &Connection) {
+        if self.signals.tail_due.swap(false, Ordering::AcqRel) {
+            checkpoint(writer, "PASSIVE");
+        }
+    }
 }
 
 /// The checkpoint thread; stopped and joined on drop.
@@ -30,7 +58,7 @@ pub(super) struct Checkpointer {
 
 impl Checkpointer {
     /// Starts the thread with its own connection `conn`, and hooks `writer` to wake it.
-    pub fn start(writer: &mut Connection, conn: Connection) -> Result<Self, StoreError> {
+    pub fn start(writer: &mut Connection, conn: Connection) -> Result<(Self, TailCheckpoint), StoreError> {
         let signals = Arc::new(Signals::default());
         let for_thread = signals.clone();
         let thread = std::thread::Builder::new()
@@ -57,12 +85,25 @@ impl Checkpointer {
         };
         writer
             .pragma_update(None, "wal_autocheckpoint", 0)
+            .and_then(|()| {
+                writer.query_row(
+                    &format!("PRAGMA journal_size_limit = {LOG_SIZE_LIMIT_BYTES}"),
+                    [],
+                    |_| Ok(()),
+                )
+            })
             .and_then(|()| writer.wal_hook(Some(hook)))
             .map_err(crate::sqlite::backend)?;
-        Ok(Checkpointer {
-            signals,
-            thread: Some(thread),
-        })
+        let tail = TailCheckpoint {
+            signals: signals.clone(),
+        };
+        Ok((
+            Checkpointer {
+                signals,
+                thread: Some(thread),
+            },
+            tail,
+        ))
     }
 }
 
@@ -79,14 +120,20 @@ impl Drop for Checkpointer {
 fn run(conn: &Connection, signals: &Signals) {
     while !signals.stop.load(Ordering::Acquire) {
         if signals.due.swap(false, Ordering::AcqRel) {
-            let outcome = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| {
-                Ok((r.get::<_, i64>(1)?, r.get::<_, i64>(2)?))
-            });
-            match outcome {
-                Ok((log, done)) => tracing::debug!(log, done, "passive WAL checkpoint"),
-                Err(e) => tracing::warn!(error = %e, "WAL checkpoint failed; SQLite retries on the next one"),
-            }
+            checkpoint(conn, "PASSIVE");
+            signals.tail_due.store(true, Ordering::Release);
         }
         std::thread::park();
+    }
+}
+
+/// Runs one checkpoint in `mode`; a failure is logged (the next one retries).
+fn checkpoint(conn: &Connection, mode: &str) {
+    let outcome = conn.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |r| {
+        Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?))
+    });
+    match outcome {
+        Ok((busy, log, done)) => tracing::debug!(mode, busy, log, done, "WAL checkpoint"),
+        Err(e) => tracing::warn!(mode, error = %e, "WAL checkpoint failed; the next one retries"),
     }
 }

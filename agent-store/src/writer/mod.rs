@@ -30,7 +30,7 @@ use agent_core::{SessionId, SessionInfo, StoreError, ToolCallRecord};
 
 use crate::rows::MessageRow;
 
-use checkpoint::Checkpointer;
+use checkpoint::{Checkpointer, TailCheckpoint};
 use group::{Group, Ledger, MAX_GROUP, catch};
 
 /// Jobs queued or being applied at most. Callers wait for room beyond it, so a writer that
@@ -133,13 +133,13 @@ impl Writer {
         name: String,
         delay: Duration,
     ) -> Result<Self, StoreError> {
-        let checkpointer = Checkpointer::start(&mut conn, checkpoint_conn)?;
+        let (checkpointer, tail) = Checkpointer::start(&mut conn, checkpoint_conn)?;
         let (jobs, queue) = std_mpsc::channel();
         let shared = Arc::new(Shared::default());
         let for_thread = shared.clone();
         let thread = std::thread::Builder::new()
             .name(name)
-            .spawn(move || serve(conn, queue, &for_thread, delay))
+            .spawn(move || serve(conn, queue, &for_thread, &tail, delay))
             .map_err(|e| StoreError::Backend(format!("cannot start the store's writer thread: {e}")))?;
         Ok(Writer {
             jobs: Some(jobs),
@@ -322,7 +322,13 @@ impl Drop for Writer {
 /// enough. Whenever the queue is empty it sleeps until a job wakes it (or, with a group open,
 /// until the group is due), so it applies jobs while the loop is still producing them rather
 /// than all at the end of a turn.
-fn serve(mut conn: Connection, queue: std_mpsc::Receiver<Job>, shared: &Shared, delay: Duration) {
+fn serve(
+    mut conn: Connection,
+    queue: std_mpsc::Receiver<Job>,
+    shared: &Shared,
+    tail: &TailCheckpoint,
+    delay: Duration,
+) {
     let mut group: Option<Group> = None;
     let mut last_job = Instant::now();
     // The next sequence number of each session, as this connection last wrote it.
@@ -338,6 +344,7 @@ fn serve(mut conn: Connection, queue: std_mpsc::Receiver<Job>, shared: &Shared, 
                         && let Some(g) = group.take()
                     {
                         g.commit(&conn, shared, &mut ledger);
+                        tail.run_if_due(&conn);
                     }
                 }
                 Err(TryRecvError::Empty) => break,
@@ -350,6 +357,7 @@ fn serve(mut conn: Connection, queue: std_mpsc::Receiver<Job>, shared: &Shared, 
         let due = match group.take() {
             Some(g) if closed || g.must_commit_now(delay) || last_job.elapsed() >= delay => {
                 g.commit(&conn, shared, &mut ledger);
+                tail.run_if_due(&conn);
                 continue;
             }
             Some(g) => {
