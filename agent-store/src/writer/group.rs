@@ -9,6 +9,7 @@ use rusqlite::Connection;
 
 use agent_core::{SessionId, SessionInfo, StoreError, ToolCallRecord};
 
+use super::recycle::{Returns, Spent};
 use super::{Append, Reply, Shared, Work, settle};
 use crate::sqlite::backend;
 use crate::writes;
@@ -137,16 +138,17 @@ impl Group {
     }
 
     /// Appends rows now, inside the transaction.
-    pub fn append(&mut self, conn: &Connection, append: Append, reply: Reply, ledger: &mut Ledger) {
+    pub fn append(&mut self, conn: &Connection, append: &Append, reply: Reply, ledger: &mut Ledger) {
         let Append {
             session,
             first_seq,
             rows,
         } = append;
-        let check = ledger.next_seq.get(&session) != Some(&first_seq);
+        let first_seq = *first_seq;
+        let check = ledger.next_seq.get(session) != Some(&first_seq);
         let mut insert = |conn: &Connection| {
-            let key = ledger.key(conn, &session)?;
-            writes::insert_messages(conn, &session, key, first_seq, &rows, check)?;
+            let key = ledger.key(conn, session)?;
+            writes::insert_messages(conn, session, key, first_seq, rows, check)?;
             Ok(key)
         };
         let result = if rows.len() == 1 {
@@ -156,14 +158,14 @@ impl Group {
         };
         let result = match result {
             Ok(key) => {
-                ledger.next_seq.insert(session, first_seq + rows.len() as u64);
+                ledger.next_seq.insert(session.clone(), first_seq + rows.len() as u64);
                 if !self.touched.contains(&key) {
                     self.touched.push(key);
                 }
                 Ok(())
             }
             Err(e) => {
-                ledger.forget(&session);
+                ledger.forget(session);
                 Err(e)
             }
         };
@@ -186,7 +188,14 @@ impl Group {
     /// state is written now, while the loop is still busy; an open one waits for the commit,
     /// since the call's next state usually follows within the group and only the committed
     /// state can ever be seen (a crash loses the group whole).
-    pub fn record(&mut self, conn: &Connection, record: ToolCallRecord, reply: Reply, ledger: &mut Ledger) {
+    pub fn record(
+        &mut self,
+        conn: &Connection,
+        record: ToolCallRecord,
+        reply: Reply,
+        ledger: &mut Ledger,
+        returns: &Returns,
+    ) {
         // A caller waits for this one even if its reply waits for the commit.
         self.waited_on |= matches!(reply, Reply::Waiting(_));
         let earlier = self
@@ -205,19 +214,21 @@ impl Group {
                 self.reply(reply, Err(refused));
                 return;
             }
-            replies = self.records.swap_remove(index).replies;
+            let earlier = self.records.swap_remove(index);
+            returns.give_back(Spent::Record(earlier.record));
+            replies = earlier.replies;
         }
         replies.push(reply);
         let pending = PendingRecord { record, replies };
         if pending.record.state.is_final() {
-            self.write_record(conn, pending, ledger);
+            self.write_record(conn, pending, ledger, returns);
         } else {
             self.records.push(pending);
         }
     }
 
     /// Writes a record; its replies get the result at commit.
-    fn write_record(&mut self, conn: &Connection, pending: PendingRecord, ledger: &mut Ledger) {
+    fn write_record(&mut self, conn: &Connection, pending: PendingRecord, ledger: &mut Ledger, returns: &Returns) {
         // After a rollback nothing more is written; the replies get the group's error.
         let result = if self.broken.is_some() {
             Ok(())
@@ -231,6 +242,7 @@ impl Group {
         for reply in pending.replies {
             self.reply(reply, result.clone());
         }
+        returns.give_back(Spent::Record(pending.record));
     }
 
     pub fn barrier(&mut self, reply: Reply) {
@@ -242,7 +254,7 @@ impl Group {
     /// recorded before any waiting caller is answered, so a flush sees them.
     pub fn commit(mut self, conn: &Connection, shared: &Shared, ledger: &mut Ledger) {
         for pending in std::mem::take(&mut self.records) {
-            self.write_record(conn, pending, ledger);
+            self.write_record(conn, pending, ledger, &shared.returns);
         }
         let committed = match self.broken.take() {
             Some(error) => Err(error),

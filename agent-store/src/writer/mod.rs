@@ -15,6 +15,7 @@
 
 mod checkpoint;
 mod group;
+mod recycle;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -32,6 +33,7 @@ use crate::rows::MessageRow;
 
 use checkpoint::{Checkpointer, TailCheckpoint};
 use group::{Group, Ledger, MAX_GROUP, catch};
+use recycle::{Returns, Spent};
 
 /// Jobs queued or being applied at most. Callers wait for room beyond it, so a writer that
 /// cannot keep up slows them down instead of growing without limit.
@@ -91,6 +93,8 @@ pub(super) struct Shared {
     finished: AtomicU64,
     /// The thread is parked with nothing to do: a new job must wake it.
     sleeping: AtomicBool,
+    /// Rows and records the thread is done with, freed by the next submitting call.
+    returns: Returns,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -151,11 +155,11 @@ impl Writer {
     }
 
     async fn submit(&self, task: Task, reply: Reply) -> Result<(), StoreError> {
+        self.shared.returns.free_returned();
         let permit = self.room.clone().acquire_owned().await.map_err(|_| gone())?;
         self.shared.submitted.fetch_add(1, Ordering::AcqRel);
-        // A waiting caller wakes the thread at once; a write-behind job only if it sleeps, and
-        // only the first of a burst does (a running thread drains the queue by itself).
-        let urgent = matches!(reply, Reply::Waiting(_));
+        // Only a sleeping thread needs waking, and only by the first job of a burst: an awake
+        // one drains the queue by itself (and commits at once for a caller that waits).
         let sent = match &self.jobs {
             Some(jobs) => jobs.send(Job { task, reply, permit }).is_ok(),
             None => false,
@@ -164,7 +168,7 @@ impl Writer {
             self.shared.finished.fetch_add(1, Ordering::AcqRel);
             return Err(gone());
         }
-        if (self.shared.sleeping.swap(false, Ordering::SeqCst) || urgent)
+        if self.shared.sleeping.swap(false, Ordering::SeqCst)
             && let Some(thread) = &self.thread
         {
             thread.thread().unpark();
@@ -368,6 +372,15 @@ fn serve(
             None if closed => return,
             None => None,
         };
+        // With a group open more jobs are usually microseconds away: waiting for them awake
+        // costs less than the wake-up a sleep would need.
+        if let Some(due) = due
+            && let Some(job) = spin_for_job(&queue, SPIN.min(due.saturating_duration_since(Instant::now())))
+        {
+            apply(&mut conn, &mut group, job, shared, &mut ledger);
+            last_job = Instant::now();
+            continue;
+        }
         shared.sleeping.store(true, Ordering::SeqCst);
         // A job sent before the flag was up is seen here; one sent after it wakes us.
         match queue.try_recv() {
@@ -384,6 +397,22 @@ fn serve(
                 }
                 shared.sleeping.store(false, Ordering::SeqCst);
             }
+        }
+    }
+}
+
+/// How long the thread waits awake for the next job while a group is open.
+const SPIN: Duration = Duration::from_micros(50);
+
+/// The next job if one arrives within `limit`, looking without sleeping.
+fn spin_for_job(queue: &std_mpsc::Receiver<Job>, limit: Duration) -> Option<Job> {
+    let until = Instant::now() + limit;
+    loop {
+        match queue.try_recv() {
+            Ok(job) => return Some(job),
+            Err(TryRecvError::Disconnected) => return None,
+            Err(TryRecvError::Empty) if Instant::now() >= until => return None,
+            Err(TryRecvError::Empty) => std::hint::spin_loop(),
         }
     }
 }
@@ -415,8 +444,11 @@ fn apply(conn: &mut Connection, group: &mut Option<Group>, job: Job, shared: &Sh
     };
     match task {
         Task::Grouped(job) => open.run(conn, job, reply),
-        Task::Record(record) => open.record(conn, record, reply, ledger),
-        Task::Append(append) => open.append(conn, append, reply, ledger),
+        Task::Record(record) => open.record(conn, record, reply, ledger, &shared.returns),
+        Task::Append(append) => {
+            open.append(conn, &append, reply, ledger);
+            shared.returns.give_back(Spent::Rows(append.rows));
+        }
         Task::CreateSession(info) => open.create_session(conn, info, reply, ledger),
         Task::Barrier => open.barrier(reply),
         Task::Alone(_) => {}
