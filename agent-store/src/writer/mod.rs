@@ -372,11 +372,14 @@ fn serve(
             None if closed => return,
             None => None,
         };
-        // With a group open more jobs are usually microseconds away: waiting for them awake
-        // costs less than the wake-up a sleep would need.
-        if let Some(due) = due
-            && let Some(job) = spin_for_job(&queue, SPIN.min(due.saturating_duration_since(Instant::now())))
-        {
+        // The next job is often microseconds away (the loop's next write, or its next turn
+        // right after a commit): waiting for it awake costs less than the wake-up a sleep
+        // needs, on both sides.
+        let spin = match due {
+            Some(due) => SPIN.min(due.saturating_duration_since(Instant::now())),
+            None => SPIN,
+        };
+        if let Some(job) = spin_for_job(&queue, spin) {
             apply(&mut conn, &mut group, job, shared, &mut ledger);
             last_job = Instant::now();
             continue;
@@ -401,7 +404,7 @@ fn serve(
     }
 }
 
-/// How long the thread waits awake for the next job while a group is open.
+/// How long the thread waits awake for the next job before it sleeps.
 const SPIN: Duration = Duration::from_micros(50);
 
 /// The next job if one arrives within `limit`, looking without sleeping.
