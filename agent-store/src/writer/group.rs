@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
+use agent_core::store::now_millis;
 use agent_core::{SessionId, SessionInfo, StoreError, ToolCallRecord};
 
 use super::recycle::{Returns, Spent};
@@ -72,6 +73,9 @@ pub(super) struct Group {
     records: Vec<PendingRecord>,
     /// Keys of the sessions whose `updated_at` is set at commit.
     touched: Vec<i64>,
+    /// Keys of the sessions created in this group with a current `updated_at`: a touch at
+    /// commit would move it by no more than the group's age.
+    created: Vec<i64>,
     /// A caller waits on this group: commit as soon as the queue is drained.
     waited_on: bool,
     /// SQLite rolled the whole transaction back after this error (a full disk does): every
@@ -87,6 +91,7 @@ impl Group {
             done: Vec::new(),
             records: Vec::new(),
             touched: Vec::new(),
+            created: Vec::new(),
             waited_on: false,
             broken: None,
         })
@@ -159,7 +164,7 @@ impl Group {
         let result = match result {
             Ok(key) => {
                 ledger.next_seq.insert(session.clone(), first_seq + rows.len() as u64);
-                if !self.touched.contains(&key) {
+                if !self.touched.contains(&key) && !self.created.contains(&key) {
                     self.touched.push(key);
                 }
                 Ok(())
@@ -176,6 +181,9 @@ impl Group {
     /// Inserts a session now, inside the transaction; its first append then needs no check.
     pub fn create_session(&mut self, conn: &Connection, info: SessionInfo, reply: Reply, ledger: &mut Ledger) {
         let result = catch(|| writes::insert_session(conn, &info)).map(|key| {
+            if info.updated_at_ms >= now_millis() - 1_000 {
+                self.created.push(key);
+            }
             ledger.keys.insert(info.id.clone(), key);
             ledger.next_seq.insert(info.id, 1);
         });

@@ -87,6 +87,9 @@ pub(super) struct Job {
 pub(super) struct Shared {
     /// The first failure of a write-behind job, per session, until someone collects it.
     failures: Mutex<HashMap<SessionId, StoreError>>,
+    /// Whether `failures` may hold anything: every write-behind call looks, almost always to
+    /// find nothing, and this spares it the lock and the hashing.
+    any_failure: AtomicBool,
     /// The sequence number each session expects next, as far as the queue knows.
     next_seq: Mutex<HashMap<SessionId, u64>>,
     submitted: AtomicU64,
@@ -289,7 +292,17 @@ impl Writer {
 
     /// The failure of a write-behind job of `session` nobody has collected yet.
     pub fn take_failure(&self, session: &SessionId) -> Option<StoreError> {
-        lock(&self.shared.failures).remove(session)
+        // A failure recorded before the answer this caller last received is seen here (the
+        // answer is sent after it); one racing with this call is reported by the next.
+        if !self.shared.any_failure.load(Ordering::Acquire) {
+            return None;
+        }
+        let mut failures = lock(&self.shared.failures);
+        let failure = failures.remove(session);
+        if failures.is_empty() {
+            self.shared.any_failure.store(false, Ordering::Release);
+        }
+        failure
     }
 
     /// Reserves `count` sequence numbers from `first_seq` if that is what `session` expects.
@@ -489,7 +502,9 @@ pub(super) fn settle(shared: &Shared, reply: Reply, result: Result<(), StoreErro
                 tracing::warn!(session = %session, error = %e, "a queued store write failed");
                 // What the queue believed about the session's sequence is wrong now.
                 lock(&shared.next_seq).remove(&session);
-                lock(&shared.failures).entry(session).or_insert(e);
+                let mut failures = lock(&shared.failures);
+                failures.entry(session).or_insert(e);
+                shared.any_failure.store(true, Ordering::Release);
             }
         }
     }
