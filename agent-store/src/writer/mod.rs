@@ -434,17 +434,20 @@ fn serve(
 /// How long the thread waits awake for the next job before it sleeps.
 const SPIN: Duration = Duration::from_micros(50);
 
-/// The next job if one arrives within `limit`, looking without sleeping.
+/// The next job if one arrives within `limit`, looking without sleeping. Between looks it
+/// pauses a little, so that it does not keep pulling the queue's cache line away from the
+/// thread sending to it, and it reads the clock only now and then.
 fn spin_for_job(queue: &std_mpsc::Receiver<Job>, limit: Duration) -> Option<Job> {
     let until = Instant::now() + limit;
-    loop {
+    for look in 0u32.. {
         match queue.try_recv() {
             Ok(job) => return Some(job),
             Err(TryRecvError::Disconnected) => return None,
-            Err(TryRecvError::Empty) if Instant::now() >= until => return None,
-            Err(TryRecvError::Empty) => std::hint::spin_loop(),
+            Err(TryRecvError::Empty) if look % 16 == 15 && Instant::now() >= until => return None,
+            Err(TryRecvError::Empty) => (0..8).for_each(|_| std::hint::spin_loop()),
         }
     }
+    None
 }
 
 /// Applies one job: a grouped one inside the open transaction (opening it if needed), an
