@@ -112,6 +112,8 @@ CREATE TABLE runs (
 /// write-through does about 40% less work per turn. `AUTOINCREMENT` so that a key is never
 /// reused after a delete (a writer that remembers a deleted session's key must not write into
 /// another session). Compactions and parked runs keep referring to the id, which stays unique.
+/// Rows whose session does not exist (which the foreign keys of versions 1-3 never let in, and
+/// which no read could reach) are not carried over.
 const V4_SESSION_KEYS: Migration = Migration {
     name: "integer session keys for messages and tool_calls",
     rebuilds_tables: true,

@@ -250,8 +250,7 @@ impl SqliteStore {
             Ok(())
         })
         .await?;
-        self.inner.writer.forget(id);
-        Ok(())
+        self.inner.writer.forget(id).await
     }
 
     /// Waits until every write queued so far is committed, and reports the first queued
@@ -284,8 +283,9 @@ impl SqliteStore {
         .await
     }
 
-    /// Copies the write-ahead log into the main file and truncates it (SQLite also does this
-    /// on its own as the log grows).
+    /// Copies the write-ahead log into the main file and truncates it, after every write
+    /// queued before (the store also checkpoints on its own, off the write path, as the log
+    /// grows).
     pub async fn checkpoint(&self) -> Result<(), StoreError> {
         self.inner
             .writer

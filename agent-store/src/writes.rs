@@ -66,9 +66,12 @@ fn explain(conn: &Connection, session: &SessionId, key: i64, first_seq: u64, e: 
         return backend(e);
     }
     match session_key(conn, session) {
+        // Gone, or deleted and created again since this writer looked its key up: the session
+        // written to no longer exists.
         Ok(None) => StoreError::SessionNotFound(session.clone()),
+        Ok(Some(now)) if now != key => StoreError::SessionNotFound(session.clone()),
         Ok(Some(now)) => match next_seq(conn, now) {
-            Ok(actual) if now == key && actual == first_seq => backend(e),
+            Ok(actual) if actual == first_seq => backend(e),
             Ok(actual) => StoreError::Conflict {
                 session: session.clone(),
                 expected: first_seq,

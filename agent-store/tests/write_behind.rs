@@ -223,6 +223,114 @@ async fn a_waiting_write_does_not_wait_for_the_group_commit_delay() {
         .expect("a waiting write was held back by the group-commit delay");
 }
 
+/// "Commit only when asked": the longest possible delay is a setting, not a crash.
+#[tokio::test]
+async fn the_longest_group_commit_delay_commits_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = SqliteOptions {
+        group_commit_delay: std::time::Duration::MAX,
+        ..SqliteOptions::default()
+    };
+    let store = SqliteStore::open_with(dir.path().join("profile.db"), options)
+        .await
+        .unwrap();
+    let id = session(&store).await;
+    for seq in 1..=5u64 {
+        store
+            .append_messages(&id, seq, &[Message::user(format!("m{seq}"))])
+            .await
+            .unwrap();
+    }
+    store.flush(&id).await.unwrap();
+    assert_eq!(store.last_seq(&id).await.unwrap(), 5);
+}
+
+/// A session deleted and created again under the same id, here or by another process, is a
+/// new session: writes meant for the old one fail as "not found" (never land in the new one),
+/// and the new one is written from sequence number 1.
+#[tokio::test]
+async fn a_session_deleted_and_created_again_is_a_new_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("profile.db");
+    let store = SqliteStore::open(&path).await.unwrap();
+    let id = session(&store).await;
+    store
+        .append_messages(&id, 1, &[Message::user("old 1"), Message::assistant("old 2")])
+        .await
+        .unwrap();
+    store.flush(&id).await.unwrap();
+
+    // Here: deleted, then created again with the same id.
+    store.delete_session(&id).await.unwrap();
+    store.create_session(&SessionInfo::new(id.clone())).await.unwrap();
+    store.append_messages(&id, 1, &[Message::user("new 1")]).await.unwrap();
+    store.flush(&id).await.unwrap();
+    let texts: Vec<String> = store
+        .load_messages(&id, 0)
+        .await
+        .unwrap()
+        .iter()
+        .map(|m| m.message.text())
+        .collect();
+    assert_eq!(texts, ["new 1"]);
+
+    // By another process (another handle on the file), behind this one's back.
+    let other = SqliteStore::open(&path).await.unwrap();
+    other.delete_session(&id).await.unwrap();
+    other.create_session(&SessionInfo::new(id.clone())).await.unwrap();
+    drop(other);
+    let mut record = ToolCallRecord::pending(id.clone(), "call_1", "t", "{}");
+    record.state = ToolCallState::Succeeded;
+    store.upsert_tool_call(&record).await.unwrap();
+    assert_eq!(
+        store.flush(&id).await.unwrap_err(),
+        StoreError::SessionNotFound(id.clone())
+    );
+    // Once that is reported, the id means the new session: it takes writes from 1.
+    let stale = store.append_messages(&id, 2, &[Message::assistant("old 2")]).await;
+    assert!(
+        matches!(
+            stale,
+            Err(StoreError::Conflict {
+                expected: 2,
+                actual: 1,
+                ..
+            })
+        ),
+        "{stale:?}"
+    );
+    store
+        .append_messages(&id, 1, &[Message::user("newer 1")])
+        .await
+        .unwrap();
+    store.upsert_tool_call(&record).await.unwrap();
+    store.flush(&id).await.unwrap();
+    let texts: Vec<String> = store
+        .load_messages(&id, 0)
+        .await
+        .unwrap()
+        .iter()
+        .map(|m| m.message.text())
+        .collect();
+    assert_eq!(texts, ["newer 1"]);
+    assert_eq!(store.tool_calls(&id).await.unwrap().len(), 1);
+
+    // Again behind this one's back; this time an append is the first to find out.
+    let other = SqliteStore::open(&path).await.unwrap();
+    other.delete_session(&id).await.unwrap();
+    other.create_session(&SessionInfo::new(id.clone())).await.unwrap();
+    drop(other);
+    store
+        .append_messages(&id, 2, &[Message::assistant("newer 2")])
+        .await
+        .unwrap();
+    assert_eq!(
+        store.flush(&id).await.unwrap_err(),
+        StoreError::SessionNotFound(id.clone())
+    );
+    assert!(store.load_messages(&id, 0).await.unwrap().is_empty());
+}
+
 #[derive(Deserialize, JsonSchema)]
 struct NoArgs {}
 

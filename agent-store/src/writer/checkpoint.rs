@@ -45,7 +45,7 @@ impl TailCheckpoint {
     /// it. Call it with no transaction open.
     pub fn run_if_due(&self, writer: &Connection) {
         if self.signals.tail_due.swap(false, Ordering::AcqRel) {
-            checkpoint(writer, "PASSIVE");
+            let _ = checkpoint(writer, "PASSIVE");
         }
     }
 }
@@ -120,20 +120,29 @@ impl Drop for Checkpointer {
 fn run(conn: &Connection, signals: &Signals) {
     while !signals.stop.load(Ordering::Acquire) {
         if signals.due.swap(false, Ordering::AcqRel) {
-            checkpoint(conn, "PASSIVE");
-            signals.tail_due.store(true, Ordering::Release);
+            // The tail costs the writer a sync or two: ask for it only after a bulk copy.
+            if checkpoint(conn, "PASSIVE") {
+                signals.tail_due.store(true, Ordering::Release);
+            }
         }
         std::thread::park();
     }
 }
 
-/// Runs one checkpoint in `mode`; a failure is logged (the next one retries).
-fn checkpoint(conn: &Connection, mode: &str) {
+/// Runs one checkpoint in `mode`; whether it ran without SQLite being busy. A failure is
+/// logged (the next one retries).
+fn checkpoint(conn: &Connection, mode: &str) -> bool {
     let outcome = conn.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |r| {
         Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?))
     });
     match outcome {
-        Ok((busy, log, done)) => tracing::debug!(mode, busy, log, done, "WAL checkpoint"),
-        Err(e) => tracing::warn!(mode, error = %e, "WAL checkpoint failed; the next one retries"),
+        Ok((busy, log, done)) => {
+            tracing::debug!(mode, busy, log, done, "WAL checkpoint");
+            busy == 0
+        }
+        Err(e) => {
+            tracing::warn!(mode, error = %e, "WAL checkpoint failed; the next one retries");
+            false
+        }
     }
 }

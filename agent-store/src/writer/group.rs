@@ -18,6 +18,11 @@ use crate::writes;
 /// The most jobs committed in one transaction.
 pub(super) const MAX_GROUP: usize = 1024;
 
+/// A new session whose `updated_at` is at most this old needs no touch at commit: the group
+/// commits within `MAX_GROUP_AGE` (or the configured delay), so the stored time is off by no
+/// more than that.
+const CURRENT_MS: i64 = 1_000;
+
 /// The longest a group stays open under a steady stream of writes.
 const MAX_GROUP_AGE: Duration = Duration::from_millis(20);
 
@@ -46,7 +51,7 @@ impl Ledger {
         Ok(key)
     }
 
-    fn forget(&mut self, session: &SessionId) {
+    pub fn forget(&mut self, session: &SessionId) {
         self.keys.remove(session);
         self.next_seq.remove(session);
     }
@@ -67,14 +72,14 @@ pub(super) struct Group {
     opened: Instant,
     /// Replies settled at commit with these results (a failed commit fails them all).
     done: Vec<(Reply, Result<(), StoreError>)>,
-    /// Tool-call records, one per call: a call's later state replaces its earlier one in the
-    /// same group, since only the committed state can ever be seen (a crash loses the group
-    /// whole). Written just before the commit.
+    /// Open tool-call states (pending, running), one per call, waiting for the call's final
+    /// state in this group to replace them (only the committed state can ever be seen; a
+    /// crash loses the group whole). Those still open are written just before the commit.
     records: Vec<PendingRecord>,
     /// Keys of the sessions whose `updated_at` is set at commit.
     touched: Vec<i64>,
-    /// Keys of the sessions created in this group with a current `updated_at`: a touch at
-    /// commit would move it by no more than the group's age.
+    /// Keys of the sessions created in this group with a current `updated_at` (see
+    /// [`CURRENT_MS`]): no touch at commit.
     created: Vec<i64>,
     /// A caller waits on this group: commit as soon as the queue is drained.
     waited_on: bool,
@@ -107,8 +112,15 @@ impl Group {
 
     /// When the group must be committed at the latest: `delay` after the last job, or when it
     /// is too old, whichever comes first (see [`Self::must_commit_now`]).
-    pub fn due(&self, last_job: Instant, delay: Duration) -> Instant {
-        (last_job + delay).min(self.opened + MAX_GROUP_AGE.max(delay))
+    /// `None` when that is too far away to say (a delay of `Duration::MAX` means "only when
+    /// asked").
+    pub fn due(&self, last_job: Instant, delay: Duration) -> Option<Instant> {
+        let quiet = last_job.checked_add(delay);
+        let old = self.opened.checked_add(MAX_GROUP_AGE.max(delay));
+        match (quiet, old) {
+            (Some(quiet), Some(old)) => Some(quiet.min(old)),
+            (due, None) | (None, due) => due,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -181,7 +193,7 @@ impl Group {
     /// Inserts a session now, inside the transaction; its first append then needs no check.
     pub fn create_session(&mut self, conn: &Connection, info: SessionInfo, reply: Reply, ledger: &mut Ledger) {
         let result = catch(|| writes::insert_session(conn, &info)).map(|key| {
-            if info.updated_at_ms >= now_millis() - 1_000 {
+            if info.updated_at_ms >= now_millis() - CURRENT_MS {
                 self.created.push(key);
             }
             ledger.keys.insert(info.id.clone(), key);
@@ -246,6 +258,10 @@ impl Group {
                 writes::write_tool_call(conn, key, &pending.record)
             })
         };
+        if result.is_err() {
+            // Its key may be stale (the session deleted behind our back): look it up again.
+            ledger.forget(&pending.record.session_id);
+        }
         self.note_rollback(conn, &result);
         for reply in pending.replies {
             self.reply(reply, result.clone());

@@ -18,7 +18,7 @@ mod group;
 mod recycle;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering, fence};
 use std::sync::mpsc::{self as std_mpsc, TryRecvError};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -56,12 +56,14 @@ pub(super) enum Task {
     /// Work run in a savepoint of its own inside the group transaction, so its failure undoes
     /// it alone.
     Grouped(Work),
-    /// A tool-call record written behind; several of one call in a group become one write.
+    /// A tool-call record; several of one call in a group become one write.
     Record(ToolCallRecord),
     /// Messages appended to a session from `first_seq`.
     Append(Append),
     /// A new session.
     CreateSession(SessionInfo),
+    /// Drop what the writer knows of a deleted session.
+    Forget(SessionId),
     Alone(AloneWork),
     /// Answers once every job before it is committed.
     Barrier,
@@ -94,7 +96,8 @@ pub(super) struct Shared {
     next_seq: Mutex<HashMap<SessionId, u64>>,
     submitted: AtomicU64,
     finished: AtomicU64,
-    /// The thread is parked with nothing to do: a new job must wake it.
+    /// The thread is going to sleep or asleep (its queue stayed empty, a group open or not): a
+    /// new job must wake it.
     sleeping: AtomicBool,
     /// Rows and records the thread is done with, freed by the next submitting call.
     returns: Returns,
@@ -129,6 +132,8 @@ pub(crate) struct Writer {
     room: Arc<Semaphore>,
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
+    /// Poll for a commit's answer before sleeping (not on a single CPU).
+    spin_for_answers: bool,
     /// Stopped after the writer (fields drop after `Drop::drop` joined it).
     _checkpointer: Checkpointer,
 }
@@ -156,6 +161,7 @@ impl Writer {
             room: Arc::new(Semaphore::new(QUEUE_CAPACITY)),
             shared,
             thread: Some(thread),
+            spin_for_answers: several_cpus(),
             _checkpointer: checkpointer,
         })
     }
@@ -174,6 +180,7 @@ impl Writer {
             self.shared.finished.fetch_add(1, Ordering::AcqRel);
             return Err(gone());
         }
+        fence(Ordering::SeqCst);
         if self.shared.sleeping.swap(false, Ordering::SeqCst)
             && let Some(thread) = &self.thread
         {
@@ -188,7 +195,12 @@ impl Writer {
         // A commit usually answers within ~100 us. Polling for it while letting every other
         // ready task run first keeps this executor thread from going to sleep and being woken
         // again for it, which costs more than the wait on a VM.
-        let until = Instant::now() + ANSWER_SPIN;
+        let until = Instant::now()
+            + if self.spin_for_answers {
+                ANSWER_SPIN
+            } else {
+                Duration::ZERO
+            };
         while Instant::now() < until {
             match rx.try_recv() {
                 Ok(result) => return result,
@@ -246,17 +258,27 @@ impl Writer {
     pub async fn create_session(&self, info: SessionInfo) -> Result<(), StoreError> {
         let id = info.id.clone();
         self.submit_and_wait(Task::CreateSession(info)).await?;
-        self.learn_seq(&id, 1);
+        self.set_new_session(&id);
         Ok(())
     }
 
     /// Queues a session's creation without waiting for it (see [`Self::submit_behind`]); its
-    /// appends can be queued right after it.
+    /// appends can be queued right after it. The queue learns of the session before the job
+    /// is sent, so that a failure of the job (which makes it forget the session) comes after.
     pub async fn create_session_behind(&self, info: SessionInfo) -> Result<(), StoreError> {
         let id = info.id.clone();
-        self.submit_behind(id.clone(), Task::CreateSession(info)).await?;
-        self.learn_seq(&id, 1);
-        Ok(())
+        self.set_new_session(&id);
+        let queued = self.submit_behind(id.clone(), Task::CreateSession(info)).await;
+        if queued.is_err() {
+            lock(&self.shared.next_seq).remove(&id);
+        }
+        queued
+    }
+
+    /// A new session expects sequence number 1, whatever was known of an earlier session with
+    /// this id.
+    fn set_new_session(&self, session: &SessionId) {
+        lock(&self.shared.next_seq).insert(session.clone(), 1);
     }
 
     /// Appends rows and waits for the commit.
@@ -318,7 +340,8 @@ impl Writer {
         }
     }
 
-    /// Whether this process has written to `session` (so it is known to exist).
+    /// Whether this process created or wrote to `session`, so its writes can be queued (a
+    /// queued creation counts: should it fail, the session's writes fail after it).
     pub fn knows(&self, session: &SessionId) -> bool {
         lock(&self.shared.next_seq).contains_key(session)
     }
@@ -330,10 +353,13 @@ impl Writer {
         *entry = (*entry).max(next_seq);
     }
 
-    /// Forgets a session (deleted, or its sequence is no longer known).
-    pub fn forget(&self, session: &SessionId) {
+    /// Forgets a deleted session, here and in the writer thread's ledger (its key and next
+    /// sequence number), after everything queued before.
+    pub async fn forget(&self, session: &SessionId) -> Result<(), StoreError> {
         lock(&self.shared.next_seq).remove(session);
         lock(&self.shared.failures).remove(session);
+        self.submit(Task::Forget(session.clone()), Reply::Behind(session.clone()))
+            .await
     }
 }
 
@@ -360,6 +386,8 @@ fn serve(
     tail: &TailCheckpoint,
     delay: Duration,
 ) {
+    // On one CPU, waiting awake would only hold back the thread we wait for.
+    let spinning = several_cpus();
     let mut group: Option<Group> = None;
     let mut last_job = Instant::now();
     // The next sequence number of each session, as this connection last wrote it.
@@ -399,11 +427,13 @@ fn serve(
             None if closed => return,
             None => None,
         };
+        let deadline = due.flatten();
         // The next job is often microseconds away (the loop's next write, or its next turn
         // right after a commit): waiting for it awake costs less than the wake-up a sleep
         // needs, on both sides.
-        let spin = match due {
-            Some(due) => SPIN.min(due.saturating_duration_since(Instant::now())),
+        let spin = match deadline {
+            _ if !spinning => Duration::ZERO,
+            Some(deadline) => SPIN.min(deadline.saturating_duration_since(Instant::now())),
             None => SPIN,
         };
         if let Some(job) = spin_for_job(&queue, spin) {
@@ -412,6 +442,9 @@ fn serve(
             continue;
         }
         shared.sleeping.store(true, Ordering::SeqCst);
+        // Pairs with the fence in `submit`: either this look sees the job, or the sender sees
+        // the flag and wakes us.
+        fence(Ordering::SeqCst);
         // A job sent before the flag was up is seen here; one sent after it wakes us.
         match queue.try_recv() {
             Ok(job) => {
@@ -421,14 +454,27 @@ fn serve(
             }
             Err(TryRecvError::Disconnected) => shared.sleeping.store(false, Ordering::SeqCst),
             Err(TryRecvError::Empty) => {
-                match due {
-                    Some(due) => std::thread::park_timeout(due.saturating_duration_since(Instant::now())),
-                    None => std::thread::park(),
+                match (due, deadline) {
+                    (Some(_), Some(deadline)) => {
+                        std::thread::park_timeout(deadline.saturating_duration_since(Instant::now()))
+                    }
+                    // Idle: nothing will need the rows handed back for a while.
+                    (None, _) => {
+                        shared.returns.free_returned();
+                        std::thread::park();
+                    }
+                    (Some(_), None) => std::thread::park(),
                 }
                 shared.sleeping.store(false, Ordering::SeqCst);
             }
         }
     }
+}
+
+/// Whether there is more than one CPU to run on (so waiting awake for another thread makes
+/// sense).
+fn several_cpus() -> bool {
+    std::thread::available_parallelism().is_ok_and(|n| n.get() > 1)
 }
 
 /// How long the thread waits awake for the next job before it sleeps.
@@ -461,6 +507,11 @@ fn apply(conn: &mut Connection, group: &mut Option<Group>, job: Job, shared: &Sh
         settle(shared, reply, catch(|| work(conn)));
         return;
     }
+    if let Task::Forget(session) = &task {
+        ledger.forget(session);
+        settle(shared, reply, Ok(()));
+        return;
+    }
     if matches!(task, Task::Barrier) && group.is_none() {
         settle(shared, reply, Ok(()));
         return;
@@ -484,7 +535,7 @@ fn apply(conn: &mut Connection, group: &mut Option<Group>, job: Job, shared: &Sh
         }
         Task::CreateSession(info) => open.create_session(conn, info, reply, ledger),
         Task::Barrier => open.barrier(reply),
-        Task::Alone(_) => {}
+        Task::Alone(_) | Task::Forget(_) => {}
     }
     if open.is_broken()
         && let Some(g) = group.take()
