@@ -1,0 +1,200 @@
+//! The writer thread itself: its loop (drain the queue, apply each job in the open group,
+//! commit when due, wait awake briefly, then sleep until woken) and how it answers jobs.
+
+use std::sync::atomic::{Ordering, fence};
+use std::sync::mpsc::{self as std_mpsc, TryRecvError};
+use std::time::{Duration, Instant};
+
+use rusqlite::Connection;
+
+use agent_core::StoreError;
+
+use super::checkpoint::TailCheckpoint;
+use super::group::{Group, Ledger, MAX_GROUP, catch};
+use super::recycle::Spent;
+use super::{Job, Reply, Shared, Task, lock, several_cpus};
+
+/// The thread's loop: apply what has queued up inside one open transaction, and commit when a
+/// caller waits, when no job has come for the delay, or when the group is large or old
+/// enough. Whenever the queue is empty it sleeps until a job wakes it (or, with a group open,
+/// until the group is due), so it applies jobs while the loop is still producing them rather
+/// than all at the end of a turn.
+pub(super) fn serve(
+    mut conn: Connection,
+    queue: std_mpsc::Receiver<Job>,
+    shared: &Shared,
+    tail: &TailCheckpoint,
+    delay: Duration,
+) {
+    // On one CPU, waiting awake would only hold back the thread we wait for.
+    let spinning = several_cpus();
+    let mut group: Option<Group> = None;
+    let mut last_job = Instant::now();
+    // The next sequence number of each session, as this connection last wrote it.
+    let mut ledger = Ledger::default();
+    loop {
+        let mut closed = false;
+        loop {
+            match queue.try_recv() {
+                Ok(job) => {
+                    apply(&mut conn, &mut group, job, shared, &mut ledger);
+                    last_job = Instant::now();
+                    if group.as_ref().is_some_and(|g| g.len() >= MAX_GROUP)
+                        && let Some(g) = group.take()
+                    {
+                        g.commit(&conn, shared, &mut ledger);
+                        tail.run_if_due(&conn);
+                    }
+                }
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => {
+                    closed = true;
+                    break;
+                }
+            }
+        }
+        let due = match group.take() {
+            Some(g) if closed || g.must_commit_now(delay) || last_job.elapsed() >= delay => {
+                g.commit(&conn, shared, &mut ledger);
+                tail.run_if_due(&conn);
+                continue;
+            }
+            Some(g) => {
+                let due = g.due(last_job, delay);
+                group = Some(g);
+                Some(due)
+            }
+            None if closed => return,
+            None => None,
+        };
+        let deadline = due.flatten();
+        // The next job is often microseconds away (the loop's next write, or its next turn
+        // right after a commit): waiting for it awake costs less than the wake-up a sleep
+        // needs, on both sides.
+        let spin = match deadline {
+            _ if !spinning => Duration::ZERO,
+            Some(deadline) => SPIN.min(deadline.saturating_duration_since(Instant::now())),
+            None => SPIN,
+        };
+        if let Some(job) = spin_for_job(&queue, spin) {
+            apply(&mut conn, &mut group, job, shared, &mut ledger);
+            last_job = Instant::now();
+            continue;
+        }
+        shared.sleeping.store(true, Ordering::SeqCst);
+        // Pairs with the fence in `submit`: either this look sees the job, or the sender sees
+        // the flag and wakes us.
+        fence(Ordering::SeqCst);
+        // A job sent before the flag was up is seen here; one sent after it wakes us.
+        match queue.try_recv() {
+            Ok(job) => {
+                shared.sleeping.store(false, Ordering::SeqCst);
+                apply(&mut conn, &mut group, job, shared, &mut ledger);
+                last_job = Instant::now();
+            }
+            Err(TryRecvError::Disconnected) => shared.sleeping.store(false, Ordering::SeqCst),
+            Err(TryRecvError::Empty) => {
+                match (due, deadline) {
+                    (Some(_), Some(deadline)) => {
+                        std::thread::park_timeout(deadline.saturating_duration_since(Instant::now()))
+                    }
+                    // Idle: nothing will need the rows handed back for a while.
+                    (None, _) => {
+                        shared.returns.free_returned();
+                        std::thread::park();
+                    }
+                    (Some(_), None) => std::thread::park(),
+                }
+                shared.sleeping.store(false, Ordering::SeqCst);
+            }
+        }
+    }
+}
+
+/// How long the thread waits awake for the next job before it sleeps.
+const SPIN: Duration = Duration::from_micros(50);
+
+/// The next job if one arrives within `limit`, looking without sleeping. Between looks it
+/// pauses a little, so that it does not keep pulling the queue's cache line away from the
+/// thread sending to it, and it reads the clock only now and then.
+fn spin_for_job(queue: &std_mpsc::Receiver<Job>, limit: Duration) -> Option<Job> {
+    let until = Instant::now() + limit;
+    for look in 0u32.. {
+        match queue.try_recv() {
+            Ok(job) => return Some(job),
+            Err(TryRecvError::Disconnected) => return None,
+            Err(TryRecvError::Empty) if look % 16 == 15 && Instant::now() >= until => return None,
+            Err(TryRecvError::Empty) => (0..8).for_each(|_| std::hint::spin_loop()),
+        }
+    }
+    None
+}
+
+/// Applies one job: a grouped one inside the open transaction (opening it if needed), an
+/// alone one after committing the group.
+fn apply(conn: &mut Connection, group: &mut Option<Group>, job: Job, shared: &Shared, ledger: &mut Ledger) {
+    let Job { task, reply, permit } = job;
+    if let Task::Alone(work) = task {
+        if let Some(g) = group.take() {
+            g.commit(conn, shared, ledger);
+        }
+        settle(shared, reply, catch(|| work(conn)));
+        return;
+    }
+    if let Task::Forget(session) = &task {
+        ledger.forget(session);
+        settle(shared, reply, Ok(()));
+        return;
+    }
+    if matches!(task, Task::Barrier) && group.is_none() {
+        settle(shared, reply, Ok(()));
+        return;
+    }
+    let open = match group {
+        Some(g) => g,
+        None => match Group::open(conn) {
+            Ok(g) => group.insert(g),
+            Err(e) => {
+                settle(shared, reply, Err(e));
+                return;
+            }
+        },
+    };
+    match task {
+        Task::Grouped(job) => open.run(conn, job, reply),
+        Task::Record(record) => open.record(conn, record, reply, ledger, &shared.returns),
+        Task::Append(append) => {
+            open.append(conn, &append, reply, ledger);
+            shared.returns.give_back(Spent::Rows(append.rows));
+        }
+        Task::CreateSession(info) => open.create_session(conn, info, reply, ledger),
+        Task::Barrier => open.barrier(reply),
+        Task::Alone(_) | Task::Forget(_) => {}
+    }
+    if open.is_broken()
+        && let Some(g) = group.take()
+    {
+        g.commit(conn, shared, ledger);
+    }
+    // The queue has room again once the job is applied.
+    drop(permit);
+}
+
+pub(super) fn settle(shared: &Shared, reply: Reply, result: Result<(), StoreError>) {
+    match reply {
+        Reply::Waiting(tx) => {
+            let _ = tx.send(result);
+        }
+        Reply::Behind(session) => {
+            if let Err(e) = result {
+                tracing::warn!(session = %session, error = %e, "a queued store write failed");
+                // What the queue believed about the session's sequence is wrong now.
+                lock(&shared.next_seq).remove(&session);
+                let mut failures = lock(&shared.failures);
+                failures.entry(session).or_insert(e);
+                shared.any_failure.store(true, Ordering::Release);
+            }
+        }
+    }
+    shared.finished.fetch_add(1, Ordering::AcqRel);
+}
