@@ -241,6 +241,8 @@ async fn the_longest_group_commit_delay_commits_when_asked() {
             .await
             .unwrap();
     }
+    // Long enough for the writer to run out of jobs with the group open, and wait for more.
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     store.flush(&id).await.unwrap();
     assert_eq!(store.last_seq(&id).await.unwrap(), 5);
 }
