@@ -112,9 +112,8 @@ impl Group {
     }
 
     /// When the group must be committed at the latest: `delay` after the last job, or when it
-    /// is too old, whichever comes first (see [`Self::must_commit_now`]).
-    /// `None` when that is too far away to say (a delay of `Duration::MAX` means "only when
-    /// asked").
+    /// is too old, whichever comes first (see [`Self::must_commit_now`]); `None` when that is
+    /// beyond what an `Instant` can hold (a delay of `Duration::MAX` means "only when asked").
     pub fn due(&self, last_job: Instant, delay: Duration) -> Option<Instant> {
         let quiet = last_job.checked_add(delay);
         let old = self.opened.checked_add(MAX_GROUP_AGE.max(delay));

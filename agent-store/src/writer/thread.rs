@@ -30,7 +30,7 @@ pub(super) fn serve(
     let spinning = several_cpus();
     let mut group: Option<Group> = None;
     let mut last_job = Instant::now();
-    // The next sequence number of each session, as this connection last wrote it.
+    // What this connection knows of each session it writes to: its key, its next number.
     let mut ledger = Ledger::default();
     loop {
         let mut closed = false;
@@ -53,7 +53,9 @@ pub(super) fn serve(
                 }
             }
         }
-        let due = match group.take() {
+        // When the open group must be committed at the latest (`None`: no group, or no
+        // deadline).
+        let deadline = match group.take() {
             Some(g) if closed || g.must_commit_now(delay) || last_job.elapsed() >= delay => {
                 g.commit(&conn, shared, &mut ledger);
                 tail.run_if_due(&conn);
@@ -62,12 +64,11 @@ pub(super) fn serve(
             Some(g) => {
                 let due = g.due(last_job, delay);
                 group = Some(g);
-                Some(due)
+                due
             }
             None if closed => return,
             None => None,
         };
-        let deadline = due.flatten();
         // The next job is often microseconds away (the loop's next write, or its next turn
         // right after a commit): waiting for it awake costs less than the wake-up a sleep
         // needs, on both sides.
@@ -94,16 +95,15 @@ pub(super) fn serve(
             }
             Err(TryRecvError::Disconnected) => shared.sleeping.store(false, Ordering::SeqCst),
             Err(TryRecvError::Empty) => {
-                match (due, deadline) {
-                    (Some(_), Some(deadline)) => {
-                        std::thread::park_timeout(deadline.saturating_duration_since(Instant::now()))
-                    }
+                match deadline {
+                    Some(deadline) => std::thread::park_timeout(deadline.saturating_duration_since(Instant::now())),
+                    // A group without a deadline waits to be asked for its commit.
+                    None if group.is_some() => std::thread::park(),
                     // Idle: nothing will need the rows handed back for a while.
-                    (None, _) => {
+                    None => {
                         shared.returns.free_returned();
                         std::thread::park();
                     }
-                    (Some(_), None) => std::thread::park(),
                 }
                 shared.sleeping.store(false, Ordering::SeqCst);
             }
