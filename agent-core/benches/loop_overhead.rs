@@ -6,10 +6,7 @@
 
 use std::sync::Arc;
 
-use agent_core::{
-    Agent, MemoryStore, ModelRequest, Role, ScriptStep, ScriptedProvider, ScriptedReply, Store, ToolContext, ToolError,
-    tool_fn,
-};
+use agent_core::{Agent, MemoryStore, ScriptedProvider, Store, ToolContext, ToolError, tool_fn};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -21,20 +18,7 @@ struct NoArgs {}
 
 /// Calls the no-op tool until 10 results follow the last user message, then answers.
 fn scripted() -> ScriptedProvider {
-    ScriptedProvider::from_fn(|req: &ModelRequest| {
-        let results = req
-            .messages
-            .iter()
-            .rev()
-            .take_while(|m| m.role != Role::User)
-            .filter(|m| m.role == Role::Tool)
-            .count();
-        if results < TOOL_STEPS {
-            ScriptStep::Reply(ScriptedReply::tool_call("noop", serde_json::json!({})))
-        } else {
-            ScriptStep::Reply(ScriptedReply::text("done"))
-        }
-    })
+    ScriptedProvider::repeat_tool_then_answer("noop", serde_json::json!({}), TOOL_STEPS, "done")
 }
 
 fn agent(runtime: &tokio::runtime::Runtime, store: Option<Arc<dyn Store>>) -> Agent {

@@ -123,15 +123,19 @@ impl HttpClient {
             {
                 plain.post(url, body).await
             }
-            _ => self
-                .reqwest
-                .post(url.clone())
-                .body(body)
-                .send()
-                .await
-                .map(Response::Reqwest)
-                .map_err(map_reqwest),
+            _ => self.post_via_reqwest(url, body).await,
         }
+    }
+
+    /// POSTs through reqwest (HTTPS, proxies, URLs with credentials or a fragment).
+    async fn post_via_reqwest(&self, url: &Url, body: Bytes) -> Result<Response, ProviderError> {
+        self.reqwest
+            .post(url.clone())
+            .body(body)
+            .send()
+            .await
+            .map(Response::Reqwest)
+            .map_err(map_reqwest)
     }
 }
 
@@ -299,14 +303,7 @@ mod tests {
 
     /// The same POST through reqwest.
     async fn via_reqwest(client: &HttpClient, url: &Url, body: Bytes) -> Result<Response, ProviderError> {
-        client
-            .reqwest
-            .post(url.clone())
-            .body(body)
-            .send()
-            .await
-            .map(Response::Reqwest)
-            .map_err(map_reqwest)
+        client.post_via_reqwest(url, body).await
     }
 
     /// A one-connection server that records the request head and answers `reply`.

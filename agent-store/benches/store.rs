@@ -12,14 +12,13 @@
 
 use std::sync::Arc;
 
-use agent_core::{
-    Agent, MemoryStore, Message, ModelRequest, Role, ScriptStep, ScriptedProvider, ScriptedReply, SessionId,
-    SessionInfo, Store, ToolCall, ToolContext, ToolError, tool_fn,
-};
+use agent_core::{MemoryStore, Message, SessionId, SessionInfo, Store, ToolCall};
 use agent_store::{SqliteOptions, SqliteStore};
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
-use schemars::JsonSchema;
-use serde::Deserialize;
+use loop_turn::{TOOL_STEPS, loop_agent};
+
+#[path = "shared/loop_turn.rs"]
+mod loop_turn;
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
@@ -142,29 +141,6 @@ fn load(c: &mut Criterion) {
     group.finish();
 }
 
-const TOOL_STEPS: usize = 10;
-
-#[derive(Deserialize, JsonSchema)]
-struct NoArgs {}
-
-/// The foundation bench's script: the no-op tool 10 times, then an answer.
-fn scripted() -> ScriptedProvider {
-    ScriptedProvider::from_fn(|req: &ModelRequest| {
-        let results = req
-            .messages
-            .iter()
-            .rev()
-            .take_while(|m| m.role != Role::User)
-            .filter(|m| m.role == Role::Tool)
-            .count();
-        if results < TOOL_STEPS {
-            ScriptStep::Reply(ScriptedReply::tool_call("noop", serde_json::json!({})))
-        } else {
-            ScriptStep::Reply(ScriptedReply::text("done"))
-        }
-    })
-}
-
 fn loop_overhead(c: &mut Criterion) {
     let rt = runtime();
     let dir = tempfile::tempdir().unwrap();
@@ -186,17 +162,7 @@ fn loop_overhead(c: &mut Criterion) {
             Some(Arc::new(sqlite_waiting.clone()) as Arc<dyn Store>),
         ),
     ] {
-        let noop = tool_fn("noop", "Does nothing.", |_a: NoArgs, _cx: ToolContext| async move {
-            Ok::<_, ToolError>("ok")
-        });
-        let mut builder = Agent::builder()
-            .provider(scripted())
-            .tool(noop)
-            .runtime(rt.handle().clone());
-        if let Some(store) = store {
-            builder = builder.store_arc(store);
-        }
-        let agent = rt.block_on(async { builder.build() }).unwrap();
+        let agent = loop_agent(&rt, store).unwrap();
         group.bench_function(name, |b| {
             b.to_async(&rt).iter(|| async {
                 let session = agent.create_session().await.unwrap();

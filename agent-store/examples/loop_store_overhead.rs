@@ -16,51 +16,12 @@ use std::error::Error;
 use std::sync::Arc;
 use std::time::Instant;
 
-use agent_core::{
-    Agent, MemoryStore, ModelRequest, Role, ScriptStep, ScriptedProvider, ScriptedReply, Store, ToolContext, ToolError,
-    tool_fn,
-};
+use agent_core::MemoryStore;
 use agent_store::SqliteStore;
-use schemars::JsonSchema;
-use serde::Deserialize;
+use loop_turn::{TOOL_STEPS, loop_agent};
 
-const TOOL_STEPS: usize = 10;
-
-#[derive(Deserialize, JsonSchema)]
-struct NoArgs {}
-
-/// The no-op tool 10 times, then an answer.
-fn scripted() -> ScriptedProvider {
-    ScriptedProvider::from_fn(|req: &ModelRequest| {
-        let results = req
-            .messages
-            .iter()
-            .rev()
-            .take_while(|m| m.role != Role::User)
-            .filter(|m| m.role == Role::Tool)
-            .count();
-        if results < TOOL_STEPS {
-            ScriptStep::Reply(ScriptedReply::tool_call("noop", serde_json::json!({})))
-        } else {
-            ScriptStep::Reply(ScriptedReply::text("done"))
-        }
-    })
-}
-
-fn agent(store: Option<Arc<dyn Store>>, rt: &tokio::runtime::Runtime) -> Result<Agent, Box<dyn Error>> {
-    let noop = tool_fn("noop", "Does nothing.", |_: NoArgs, _: ToolContext| async move {
-        Ok::<_, ToolError>("ok")
-    });
-    let mut builder = Agent::builder()
-        .provider(scripted())
-        .tool(noop)
-        .runtime(rt.handle().clone());
-    if let Some(store) = store {
-        builder = builder.store_arc(store);
-    }
-    let _guard = rt.enter();
-    Ok(builder.build()?)
-}
+#[path = "../benches/shared/loop_turn.rs"]
+mod loop_turn;
 
 fn median(values: &mut [f64]) -> f64 {
     values.sort_by(f64::total_cmp);
@@ -78,9 +39,9 @@ fn main() -> Result<(), Box<dyn Error>> {
     let dir = tempfile::tempdir()?;
     let sqlite = rt.block_on(SqliteStore::open(dir.path().join("loop.db")))?;
     let kinds = [
-        ("no store", agent(None, &rt)?),
-        ("MemoryStore", agent(Some(Arc::new(MemoryStore::new())), &rt)?),
-        ("SqliteStore", agent(Some(Arc::new(sqlite)), &rt)?),
+        ("no store", loop_agent(&rt, None)?),
+        ("MemoryStore", loop_agent(&rt, Some(Arc::new(MemoryStore::new())))?),
+        ("SqliteStore", loop_agent(&rt, Some(Arc::new(sqlite)))?),
     ];
     // Per kind, the mean turn time of each round, in microseconds.
     let mut per_round: Vec<Vec<f64>> = vec![Vec::with_capacity(rounds); kinds.len()];

@@ -4,8 +4,9 @@
 //! one database file per profile (WAL mode, versioned schema migrated forward on open), so
 //! every message and tool-call state change is written as it happens (queued to a writer
 //! thread and group-committed within milliseconds; a finished turn is always on disk) and a
-//! session resumes in a new process. A turn interrupted by a crash is repaired when its session is reopened
-//! (`Agent::open_session`): each dangling tool call gets an "interrupted" result.
+//! session resumes in a new process. A turn interrupted by a crash is repaired when its
+//! session is reopened (`Agent::open_session`): each dangling tool call gets an
+//! "interrupted" result.
 //!
 //! [`KeyStore`] keeps one API key per provider in the same file, encrypted through a
 //! host-supplied [`Crypt`] (the shape of Electron's `safeStorage`), with [`FileKeyCrypt`] for

@@ -266,15 +266,24 @@ impl SqliteStore {
 
     /// Tool calls of a session that are still pending or running (what crash repair closes).
     pub async fn open_tool_calls(&self, session: &SessionId) -> Result<Vec<ToolCallRecord>, StoreError> {
+        self.select_tool_calls(
+            session,
+            "SELECT * FROM tool_calls WHERE session_key = ?1 AND state IN ('pending', 'running')
+             ORDER BY created_at, rowid",
+        )
+        .await
+    }
+
+    /// The tool-call records `sql` selects, given the session's key as `?1`.
+    async fn select_tool_calls(
+        &self,
+        session: &SessionId,
+        sql: &'static str,
+    ) -> Result<Vec<ToolCallRecord>, StoreError> {
         let session = session.clone();
         self.read(move |conn| {
             let key = writes::existing_session_key(conn, &session)?;
-            let mut stmt = conn
-                .prepare_cached(
-                    "SELECT * FROM tool_calls WHERE session_key = ?1 AND state IN ('pending', 'running')
-                     ORDER BY created_at, rowid",
-                )
-                .map_err(backend)?;
+            let mut stmt = conn.prepare_cached(sql).map_err(backend)?;
             let rows = stmt
                 .query_map([key], |row| read_tool_call(row, &session))
                 .map_err(backend)?;
@@ -484,17 +493,10 @@ impl Store for SqliteStore {
     }
 
     async fn tool_calls(&self, session: &SessionId) -> Result<Vec<ToolCallRecord>, StoreError> {
-        let session = session.clone();
-        self.read(move |conn| {
-            let key = writes::existing_session_key(conn, &session)?;
-            let mut stmt = conn
-                .prepare_cached("SELECT * FROM tool_calls WHERE session_key = ?1 ORDER BY created_at, rowid")
-                .map_err(backend)?;
-            let rows = stmt
-                .query_map([key], |row| read_tool_call(row, &session))
-                .map_err(backend)?;
-            rows.map(|r| r.map_err(backend)?).collect()
-        })
+        self.select_tool_calls(
+            session,
+            "SELECT * FROM tool_calls WHERE session_key = ?1 ORDER BY created_at, rowid",
+        )
         .await
     }
 

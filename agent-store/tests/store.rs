@@ -11,17 +11,15 @@ use agent_core::{
 use agent_store::{SqliteOptions, SqliteStore, migrations};
 use rusqlite::{Connection, OptionalExtension};
 use serde_json::json;
+use sessions::{session, texts};
+
+#[path = "common/sessions.rs"]
+mod sessions;
 
 async fn fresh() -> (tempfile::TempDir, SqliteStore) {
     let dir = tempfile::tempdir().unwrap();
     let store = SqliteStore::open(dir.path().join("profile.db")).await.unwrap();
     (dir, store)
-}
-
-async fn session(store: &SqliteStore) -> SessionId {
-    let id = SessionId::new_random();
-    store.create_session(&SessionInfo::new(id.clone())).await.unwrap();
-    id
 }
 
 /// One message of every kind the loop produces.
@@ -149,14 +147,7 @@ async fn stale_sequence_number_is_a_conflict_and_writes_nothing() {
             ..
         }
     ));
-    let texts: Vec<String> = store
-        .load_messages(&id, 0)
-        .await
-        .unwrap()
-        .iter()
-        .map(|m| m.message.text())
-        .collect();
-    assert_eq!(texts, vec!["a", "b"]);
+    assert_eq!(texts(&store, &id).await, vec!["a", "b"]);
     assert!(err.to_string().contains("another writer appended first"));
 }
 

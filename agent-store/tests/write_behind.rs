@@ -5,22 +5,19 @@
 //! already committed and leaves a session that resumes.
 
 use agent_core::{
-    Agent, Message, ModelRequest, OutcomeStatus, Role, ScriptStep, ScriptedProvider, ScriptedReply, SessionId,
-    SessionInfo, Store, StoreError, ToolCallRecord, ToolCallState, ToolContext, ToolError, tool_fn,
+    Agent, Message, OutcomeStatus, Role, ScriptedProvider, ScriptedReply, SessionId, SessionInfo, Store, StoreError,
+    ToolCallRecord, ToolCallState, ToolContext, ToolError, tool_fn,
 };
 use agent_store::{SqliteOptions, SqliteStore};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use sessions::{session, texts};
 use transcript::assert_valid_transcript;
 
+#[path = "common/sessions.rs"]
+mod sessions;
 #[path = "common/transcript.rs"]
 mod transcript;
-
-async fn session(store: &SqliteStore) -> SessionId {
-    let id = SessionId::new_random();
-    store.create_session(&SessionInfo::new(id.clone())).await.unwrap();
-    id
-}
 
 #[tokio::test]
 async fn reads_see_writes_that_are_still_queued() {
@@ -247,6 +244,13 @@ async fn the_longest_group_commit_delay_commits_when_asked() {
     assert_eq!(store.last_seq(&id).await.unwrap(), 5);
 }
 
+/// Another process (another handle on the file) deletes `id` and creates it again.
+async fn created_again_elsewhere(path: &std::path::Path, id: &SessionId) {
+    let other = SqliteStore::open(path).await.unwrap();
+    other.delete_session(id).await.unwrap();
+    other.create_session(&SessionInfo::new(id.clone())).await.unwrap();
+}
+
 /// A session deleted and created again under the same id, here or by another process, is a
 /// new session: writes meant for the old one fail as "not found" (never land in the new one),
 /// and the new one is written from sequence number 1.
@@ -267,20 +271,10 @@ async fn a_session_deleted_and_created_again_is_a_new_session() {
     store.create_session(&SessionInfo::new(id.clone())).await.unwrap();
     store.append_messages(&id, 1, &[Message::user("new 1")]).await.unwrap();
     store.flush(&id).await.unwrap();
-    let texts: Vec<String> = store
-        .load_messages(&id, 0)
-        .await
-        .unwrap()
-        .iter()
-        .map(|m| m.message.text())
-        .collect();
-    assert_eq!(texts, ["new 1"]);
+    assert_eq!(texts(&store, &id).await, ["new 1"]);
 
     // By another process (another handle on the file), behind this one's back.
-    let other = SqliteStore::open(&path).await.unwrap();
-    other.delete_session(&id).await.unwrap();
-    other.create_session(&SessionInfo::new(id.clone())).await.unwrap();
-    drop(other);
+    created_again_elsewhere(&path, &id).await;
     let mut record = ToolCallRecord::pending(id.clone(), "call_1", "t", "{}");
     record.state = ToolCallState::Succeeded;
     store.upsert_tool_call(&record).await.unwrap();
@@ -307,21 +301,11 @@ async fn a_session_deleted_and_created_again_is_a_new_session() {
         .unwrap();
     store.upsert_tool_call(&record).await.unwrap();
     store.flush(&id).await.unwrap();
-    let texts: Vec<String> = store
-        .load_messages(&id, 0)
-        .await
-        .unwrap()
-        .iter()
-        .map(|m| m.message.text())
-        .collect();
-    assert_eq!(texts, ["newer 1"]);
+    assert_eq!(texts(&store, &id).await, ["newer 1"]);
     assert_eq!(store.tool_calls(&id).await.unwrap().len(), 1);
 
     // Again behind this one's back; this time an append is the first to find out.
-    let other = SqliteStore::open(&path).await.unwrap();
-    other.delete_session(&id).await.unwrap();
-    other.create_session(&SessionInfo::new(id.clone())).await.unwrap();
-    drop(other);
+    created_again_elsewhere(&path, &id).await;
     store
         .append_messages(&id, 2, &[Message::assistant("newer 2")])
         .await
@@ -380,29 +364,17 @@ async fn a_gated_tool_runs_only_after_the_call_is_durable() {
 }
 
 /// Each turn: two calls of a tool that returns 6 KB, then an answer.
-fn bulky_script() -> ScriptedProvider {
-    ScriptedProvider::from_fn(|req: &ModelRequest| {
-        let results = req
-            .messages
-            .iter()
-            .rev()
-            .take_while(|m| m.role != Role::User)
-            .filter(|m| m.role == Role::Tool)
-            .count();
-        if results < 2 {
-            ScriptStep::Reply(ScriptedReply::tool_call("bulky", serde_json::json!({})))
-        } else {
-            ScriptStep::Reply(ScriptedReply::text("done"))
-        }
-    })
-}
-
 fn bulky_agent(store: &SqliteStore) -> Agent {
     let bulky = tool_fn("bulky", "Returns a lot.", |_: NoArgs, _cx: ToolContext| async move {
         Ok::<_, ToolError>("x".repeat(6_000))
     });
     Agent::builder()
-        .provider(bulky_script())
+        .provider(ScriptedProvider::repeat_tool_then_answer(
+            "bulky",
+            serde_json::json!({}),
+            2,
+            "done",
+        ))
         .tool(bulky)
         .store(store.clone())
         .build()

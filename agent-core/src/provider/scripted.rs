@@ -11,6 +11,7 @@ use futures::stream;
 use tokio_util::sync::CancellationToken;
 
 use super::{EventStream, FinishReason, ModelRequest, Provider, ProviderError, StreamEvent, Usage};
+use crate::message::Role;
 
 /// One answer of a [`ScriptedProvider`]: text, optional reasoning and tool calls.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -131,6 +132,33 @@ impl ScriptedProvider {
     /// result is in the history, then answer).
     pub fn from_fn(choose: impl Fn(&ModelRequest) -> ScriptStep + Send + Sync + 'static) -> Self {
         Self::with_source(Source::Function(Box::new(choose)))
+    }
+
+    /// Calls `tool` with `arguments` until `times` of its results follow the last user
+    /// message, then answers `answer`: every turn is `times + 1` model calls and `times` tool
+    /// calls (the shape of the loop-overhead benchmarks).
+    pub fn repeat_tool_then_answer(
+        tool: impl Into<String>,
+        arguments: serde_json::Value,
+        times: usize,
+        answer: impl Into<String>,
+    ) -> Self {
+        let tool = tool.into();
+        let answer = answer.into();
+        Self::from_fn(move |request: &ModelRequest| {
+            let results = request
+                .messages
+                .iter()
+                .rev()
+                .take_while(|m| m.role != Role::User)
+                .filter(|m| m.role == Role::Tool)
+                .count();
+            if results < times {
+                ScriptStep::Reply(ScriptedReply::tool_call(tool.clone(), arguments.clone()))
+            } else {
+                ScriptStep::Reply(ScriptedReply::text(answer.clone()))
+            }
+        })
     }
 
     fn with_source(source: Source) -> Self {

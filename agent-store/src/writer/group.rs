@@ -103,17 +103,18 @@ impl Group {
         })
     }
 
-    /// Whether to commit without waiting for more jobs.
-    pub fn must_commit_now(&self, delay: Duration) -> bool {
+    /// Whether to commit without waiting for more jobs: a caller waits, the group is broken or
+    /// full, or it is [due](Self::due).
+    pub fn must_commit_now(&self, last_job: Instant, delay: Duration) -> bool {
         self.waited_on
             || self.broken.is_some()
             || self.len() >= MAX_GROUP
-            || self.opened.elapsed() >= MAX_GROUP_AGE.max(delay)
+            || self.due(last_job, delay).is_some_and(|due| Instant::now() >= due)
     }
 
     /// When the group must be committed at the latest: `delay` after the last job, or when it
-    /// is too old, whichever comes first (see [`Self::must_commit_now`]); `None` when that is
-    /// beyond what an `Instant` can hold (a delay of `Duration::MAX` means "only when asked").
+    /// is too old, whichever comes first; `None` when that is beyond what an `Instant` can
+    /// hold (a delay of `Duration::MAX` means "only when asked").
     pub fn due(&self, last_job: Instant, delay: Duration) -> Option<Instant> {
         let quiet = last_job.checked_add(delay);
         let old = self.opened.checked_add(MAX_GROUP_AGE.max(delay));

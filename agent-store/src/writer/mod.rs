@@ -40,11 +40,8 @@ use thread::serve;
 /// cannot keep up slows them down instead of growing without limit.
 const QUEUE_CAPACITY: usize = 1024;
 
-/// Work run inside the current group transaction.
+/// Work run on the writer's connection.
 pub(crate) type Work = Box<dyn FnOnce(&Connection) -> Result<(), StoreError> + Send>;
-
-/// Work that must run outside any transaction (a checkpoint, say).
-pub(crate) type AloneWork = Box<dyn FnOnce(&mut Connection) -> Result<(), StoreError> + Send>;
 
 /// An append: the rows and where they go.
 pub(crate) struct Append {
@@ -65,7 +62,8 @@ pub(super) enum Task {
     CreateSession(SessionInfo),
     /// Drop what the writer knows of a deleted session.
     Forget(SessionId),
-    Alone(AloneWork),
+    /// Work that must run outside any transaction (a checkpoint, say).
+    Alone(Work),
     /// Answers once every job before it is committed.
     Barrier,
 }
@@ -197,17 +195,14 @@ impl Writer {
         // A commit usually answers within ~100 us. Polling for it while letting every other
         // ready task run first keeps this executor thread from going to sleep and being woken
         // again for it, which costs more than the wait on a VM.
-        let until = Instant::now()
-            + if self.spin_for_answers {
-                ANSWER_SPIN
-            } else {
-                Duration::ZERO
-            };
-        while Instant::now() < until {
-            match rx.try_recv() {
-                Ok(result) => return result,
-                Err(oneshot::error::TryRecvError::Closed) => return Err(gone()),
-                Err(oneshot::error::TryRecvError::Empty) => tokio::task::yield_now().await,
+        if self.spin_for_answers {
+            let until = Instant::now() + ANSWER_SPIN;
+            while Instant::now() < until {
+                match rx.try_recv() {
+                    Ok(result) => return result,
+                    Err(oneshot::error::TryRecvError::Closed) => return Err(gone()),
+                    Err(oneshot::error::TryRecvError::Empty) => tokio::task::yield_now().await,
+                }
             }
         }
         rx.await.map_err(|_| gone())?
@@ -219,30 +214,31 @@ impl Writer {
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
     {
-        let slot = Arc::new(Mutex::new(None));
-        let out = slot.clone();
-        let work: Work = Box::new(move |conn| {
-            *lock(&out) = Some(f(conn)?);
-            Ok(())
-        });
-        self.submit_and_wait(Task::Grouped(work)).await?;
-        let value = lock(&slot).take();
-        value.ok_or_else(gone)
+        self.run_work(f, Task::Grouped).await
     }
 
     /// Runs `f` outside any transaction, after everything queued before it.
     pub async fn run_alone<T, F>(&self, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
-        F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+        F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        self.run_work(f, Task::Alone).await
+    }
+
+    /// Runs `f` as the task `as_task` makes of it, and returns its value once answered.
+    async fn run_work<T, F>(&self, f: F, as_task: fn(Work) -> Task) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
     {
         let slot = Arc::new(Mutex::new(None));
         let out = slot.clone();
-        let work: AloneWork = Box::new(move |conn| {
+        let work: Work = Box::new(move |conn| {
             *lock(&out) = Some(f(conn)?);
             Ok(())
         });
-        self.submit_and_wait(Task::Alone(work)).await?;
+        self.submit_and_wait(as_task(work)).await?;
         let value = lock(&slot).take();
         value.ok_or_else(gone)
     }
@@ -288,9 +284,12 @@ impl Writer {
         self.submit_and_wait(Task::Append(append)).await
     }
 
-    /// Queues an append without waiting for it (see [`Self::submit_behind`]).
+    /// Queues an append without waiting for it. Unlike the other queued writes it does not
+    /// look for an earlier failure of the session: the caller must have done so with
+    /// [`Self::take_failure`] before reserving the append's sequence numbers.
     pub async fn append_behind(&self, append: Append) -> Result<(), StoreError> {
-        self.submit_behind(append.session.clone(), Task::Append(append)).await
+        let session = append.session.clone();
+        self.submit(Task::Append(append), Reply::Behind(session)).await
     }
 
     /// Writes a tool-call record and waits for the commit.

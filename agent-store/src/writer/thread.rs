@@ -20,7 +20,7 @@ use super::{Job, Reply, Shared, Task, lock, several_cpus};
 /// until the group is due), so it applies jobs while the loop is still producing them rather
 /// than all at the end of a turn.
 pub(super) fn serve(
-    mut conn: Connection,
+    conn: Connection,
     queue: std_mpsc::Receiver<Job>,
     shared: &Shared,
     tail: &TailCheckpoint,
@@ -37,7 +37,7 @@ pub(super) fn serve(
         loop {
             match queue.try_recv() {
                 Ok(job) => {
-                    apply(&mut conn, &mut group, job, shared, &mut ledger);
+                    apply(&conn, &mut group, job, shared, &mut ledger);
                     last_job = Instant::now();
                     if group.as_ref().is_some_and(|g| g.len() >= MAX_GROUP)
                         && let Some(g) = group.take()
@@ -56,7 +56,7 @@ pub(super) fn serve(
         // When the open group must be committed at the latest (`None`: no group, or no
         // deadline).
         let deadline = match group.take() {
-            Some(g) if closed || g.must_commit_now(delay) || last_job.elapsed() >= delay => {
+            Some(g) if closed || g.must_commit_now(last_job, delay) => {
                 g.commit(&conn, shared, &mut ledger);
                 tail.run_if_due(&conn);
                 continue;
@@ -78,7 +78,7 @@ pub(super) fn serve(
             None => SPIN,
         };
         if let Some(job) = spin_for_job(&queue, spin) {
-            apply(&mut conn, &mut group, job, shared, &mut ledger);
+            apply(&conn, &mut group, job, shared, &mut ledger);
             last_job = Instant::now();
             continue;
         }
@@ -90,7 +90,7 @@ pub(super) fn serve(
         match queue.try_recv() {
             Ok(job) => {
                 shared.sleeping.store(false, Ordering::SeqCst);
-                apply(&mut conn, &mut group, job, shared, &mut ledger);
+                apply(&conn, &mut group, job, shared, &mut ledger);
                 last_job = Instant::now();
             }
             Err(TryRecvError::Disconnected) => shared.sleeping.store(false, Ordering::SeqCst),
@@ -132,7 +132,7 @@ fn spin_for_job(queue: &std_mpsc::Receiver<Job>, limit: Duration) -> Option<Job>
 
 /// Applies one job: a grouped one inside the open transaction (opening it if needed), an
 /// alone one after committing the group.
-fn apply(conn: &mut Connection, group: &mut Option<Group>, job: Job, shared: &Shared, ledger: &mut Ledger) {
+fn apply(conn: &Connection, group: &mut Option<Group>, job: Job, shared: &Shared, ledger: &mut Ledger) {
     let Job { task, reply, permit } = job;
     if let Task::Alone(work) = task {
         if let Some(g) = group.take() {
