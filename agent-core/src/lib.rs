@@ -47,6 +47,7 @@ pub mod session;
 pub mod store;
 pub mod tabs;
 pub mod tool;
+pub mod untrusted;
 
 pub use agent::{
     Agent, AgentBuilder, AgentConfig, AgentError, CLARIFICATION_TOOL, Clarification, ClarificationError,
@@ -74,6 +75,7 @@ pub use tool::{
     ArgumentError, BoxError, Tool, ToolContext, ToolError, ToolOutput, ToolSet, ToolSetError, ToolSpec, TypedTool,
     tool_fn,
 };
+pub use untrusted::{Provenance, wrap_untrusted};
 
 /// Re-exported so hosts and tool authors use the same versions as the core.
 pub use {async_trait::async_trait, schemars, serde_json, tokio_util::sync::CancellationToken};

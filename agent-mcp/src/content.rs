@@ -135,6 +135,7 @@ pub fn from_mcp(result: CallToolResult, caps: &OutputCaps) -> Result<ToolOutput,
         content: parts,
         structured,
         truncated,
+        provenance: None,
     })
 }
 

@@ -16,6 +16,7 @@ use super::config::DenialPolicy;
 use super::emit::Emitter;
 use super::run::RunState;
 use crate::compress::{compress_text, compress_value_text};
+use crate::untrusted::{Provenance, wrap_untrusted};
 use crate::event::EventKind;
 use crate::gate::{GateDecision, GateRequest};
 use crate::message::{ContentPart, Message, ToolCall};
@@ -299,13 +300,18 @@ impl ExecCtx<'_> {
         let duration_ms = done.elapsed.as_millis() as u64;
         let (message, stop) = match done.result {
             Ok(output) => {
+                let provenance = output.provenance.clone();
                 let mut capped = cap_output(output, self.agent.config.result_cap_chars);
                 let compression = &self.agent.config.compression;
-                let compressed = match capped.structured.take() {
+                let mut compressed = match capped.structured.take() {
                     Some(value) => compress_value_text(value, compression),
                     None => compress_text(&capped.full_text, compression),
                 }
                 .filter(|c| c.len() < capped.model_text.len());
+                if let Some(source) = &provenance {
+                    capped.wrap(source);
+                    compressed = compressed.map(|c| wrap_untrusted(source, &c));
+                }
                 self.emitter.emit(EventKind::ToolCallSucceeded {
                     call_id: call.id.clone(),
                     name: call.name.clone(),
@@ -447,6 +453,17 @@ struct Capped {
     full_text: String,
     structured: Option<serde_json::Value>,
     truncated: bool,
+}
+
+impl Capped {
+    /// Wraps the text the model sees in untrusted-content markers naming `source`.
+    fn wrap(&mut self, source: &Provenance) {
+        self.model_text = wrap_untrusted(source, &self.model_text);
+        match self.content.iter_mut().find(|p| p.as_text().is_some()) {
+            Some(part) => *part = ContentPart::text(self.model_text.clone()),
+            None => self.content.insert(0, ContentPart::text(self.model_text.clone())),
+        }
+    }
 }
 
 /// Cuts a result's text to `cap` characters, with an explicit marker.

@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::message::ContentPart;
 use crate::session::SessionId;
+use crate::untrusted::Provenance;
 
 pub use set::{ArgumentError, ToolSet, ToolSetError};
 pub use typed::{TypedTool, schema_for, tool_fn};
@@ -100,6 +101,11 @@ pub struct ToolOutput {
     /// Whether the content was cut to fit a cap.
     #[serde(default)]
     pub truncated: bool,
+    /// Where the content came from when it is untrusted (a page, a file, a command, an MCP
+    /// server, another tab). The loop then wraps the text the model sees, now and when replayed
+    /// compressed in later turns, in nonce markers naming this source (see [`crate::untrusted`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Provenance>,
 }
 
 impl ToolOutput {
@@ -109,6 +115,7 @@ impl ToolOutput {
             content: vec![ContentPart::text(text)],
             structured: None,
             truncated: false,
+            provenance: None,
         }
     }
 
@@ -118,7 +125,14 @@ impl ToolOutput {
             content: vec![ContentPart::text(value.to_string())],
             structured: Some(value),
             truncated: false,
+            provenance: None,
         }
+    }
+
+    /// Marks the content as untrusted, from `source`: the loop wraps what the model sees of it.
+    pub fn with_provenance(mut self, source: impl Into<Provenance>) -> Self {
+        self.provenance = Some(source.into());
+        self
     }
 
     /// Marks the output as truncated.

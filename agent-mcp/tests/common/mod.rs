@@ -107,6 +107,7 @@ pub fn test_tools(root: &Path) -> TestTools {
                 ],
                 structured: None,
                 truncated: false,
+                provenance: None,
             })
         },
     ))

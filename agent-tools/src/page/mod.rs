@@ -106,6 +106,7 @@ fn output(text: String, structured: Value, truncated: bool) -> ToolOutput {
         content: vec![ContentPart::text(text)],
         structured: Some(structured),
         truncated,
+        provenance: None,
     }
 }
 

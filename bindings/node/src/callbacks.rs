@@ -195,6 +195,7 @@ fn reply_to_output(reply: ToolReply) -> std::result::Result<ToolOutput, ToolErro
                     source: ImageSource::Base64 { data },
                 }],
                 structured: None,
+                provenance: None,
                 truncated: false,
             })
         }
