@@ -4,8 +4,10 @@ use std::fs::OpenOptions;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
+use aes_gcm::aead::rand_core::RngCore;
 use aes_gcm::aead::{Aead, AeadCore, KeyInit, OsRng, Payload};
 use aes_gcm::{Aes256Gcm, Nonce};
+use zeroize::{Zeroize, Zeroizing};
 
 /// Why encrypting or decrypting failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -21,6 +23,10 @@ pub enum CryptError {
 /// Encryption supplied by the host, shaped like Electron's `safeStorage`: an OS keychain
 /// (Keychain, DPAPI, libsecret/kwallet) in a desktop app, a test double in tests, or
 /// [`FileKeyCrypt`] where there is no keychain.
+///
+/// Hosts implement the first three methods. The key store calls [`Self::encrypt_bound`] and
+/// [`Self::decrypt_bound`] with the provider's name as the context, so that a ciphertext copied
+/// into another provider's row does not decrypt there.
 pub trait Crypt: Send + Sync {
     /// Whether [`Self::encrypt_string`] can be used now.
     fn is_encryption_available(&self) -> bool;
@@ -28,11 +34,83 @@ pub trait Crypt: Send + Sync {
     fn encrypt_string(&self, plaintext: &str) -> Result<Vec<u8>, CryptError>;
     /// Decrypts what [`Self::encrypt_string`] produced (on this machine, with this key).
     fn decrypt_string(&self, ciphertext: &[u8]) -> Result<String, CryptError>;
+
+    /// Encrypts `plaintext` bound to `context` (no NUL allowed): [`Self::decrypt_bound`] with
+    /// another context fails. The default encrypts the context together with the text through
+    /// [`Self::encrypt_string`], so any authenticated cipher the host uses protects the binding.
+    fn encrypt_bound(&self, plaintext: &str, context: &str) -> Result<Vec<u8>, CryptError> {
+        let framed = frame(plaintext, context)?;
+        self.encrypt_string(&framed)
+    }
+
+    /// Decrypts what [`Self::encrypt_bound`] produced for the same `context`; a ciphertext made
+    /// for another context is an error naming both. Data from [`Self::encrypt_string`] (stored
+    /// before contexts were bound) still decrypts, unchecked. The result is wiped when dropped.
+    fn decrypt_bound(&self, ciphertext: &[u8], context: &str) -> Result<Zeroizing<String>, CryptError> {
+        unframe(Zeroizing::new(self.decrypt_string(ciphertext)?), context)
+    }
 }
 
+/// Starts a plaintext that carries its context. Keys never start with NUL, so text stored
+/// before binding existed cannot be mistaken for it.
+const BOUND_PREFIX: &str = "\0agent-store bound\0";
+
+/// `BOUND_PREFIX`, the context, NUL, the text; built in one allocation so no unwiped copy is
+/// left behind by a reallocation.
+fn frame(plaintext: &str, context: &str) -> Result<Zeroizing<String>, CryptError> {
+    check_context(context)?;
+    let mut framed = Zeroizing::new(String::with_capacity(
+        BOUND_PREFIX.len() + context.len() + 1 + plaintext.len(),
+    ));
+    framed.push_str(BOUND_PREFIX);
+    framed.push_str(context);
+    framed.push('\0');
+    framed.push_str(plaintext);
+    Ok(framed)
+}
+
+/// The text of a decrypted [`frame`], checked against `context`; unframed text passes as is.
+fn unframe(plain: Zeroizing<String>, context: &str) -> Result<Zeroizing<String>, CryptError> {
+    let Some(rest) = plain.strip_prefix(BOUND_PREFIX) else {
+        return Ok(plain);
+    };
+    let Some((bound, text)) = rest.split_once('\0') else {
+        return Err(CryptError::Failed(
+            "decrypted data is malformed (no end of context)".into(),
+        ));
+    };
+    if bound != context {
+        return Err(moved(bound, context));
+    }
+    Ok(Zeroizing::new(text.to_owned()))
+}
+
+fn moved(bound: &str, context: &str) -> CryptError {
+    CryptError::Failed(format!(
+        "this key was encrypted for {bound:?}, not {context:?}: it was moved to another provider's row"
+    ))
+}
+
+fn check_context(context: &str) -> Result<(), CryptError> {
+    if context.contains('\0') {
+        return Err(CryptError::Failed(format!("context {context:?} contains NUL")));
+    }
+    Ok(())
+}
+
+/// Format 1: AES-256-GCM under a constant associated data; what [`Crypt::encrypt_string`] makes.
 const FORMAT_V1: u8 = 1;
+/// Format 2: AES-256-GCM whose associated data ends with the context (the provider's name),
+/// made by [`Crypt::encrypt_bound`].
+const FORMAT_V2: u8 = 2;
 const NONCE_LEN: usize = 12;
-const AAD: &[u8] = b"agent-store api key v1";
+const KEY_LEN: usize = 32;
+const AAD_V1: &[u8] = b"agent-store api key v1";
+const AAD_V2_PREFIX: &[u8] = b"agent-store api key v2\0";
+
+fn aad_v2(context: &str) -> Vec<u8> {
+    [AAD_V2_PREFIX, context.as_bytes()].concat()
+}
 
 /// A [`Crypt`] for hosts without an OS keychain: AES-256-GCM with a random key held in a file
 /// created with permissions 0600 (owner read/write only).
@@ -43,6 +121,9 @@ const AAD: &[u8] = b"agent-store api key v1";
 /// database alone (a copied or synced profile, a bug report with the `.db` attached) reveals no
 /// key, and keys encrypted on one machine read as absent on another. Prefer the platform
 /// keychain (Electron's `safeStorage`, the OS secret service) whenever the host has one.
+///
+/// The key bytes read from the file are wiped after use, and the cipher's key schedule when
+/// this value is dropped.
 pub struct FileKeyCrypt {
     path: PathBuf,
     cipher: Aes256Gcm,
@@ -66,7 +147,7 @@ impl FileKeyCrypt {
             Some(key) => key,
             None => create_key(&path)?,
         };
-        let cipher = Aes256Gcm::new_from_slice(&key)
+        let cipher = Aes256Gcm::new_from_slice(&key[..])
             .map_err(|e| CryptError::Failed(format!("bad key in {}: {e}", path.display())))?;
         Ok(FileKeyCrypt { path, cipher })
     }
@@ -75,10 +156,53 @@ impl FileKeyCrypt {
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    fn seal(&self, version: u8, plaintext: &str, aad: &[u8]) -> Result<Vec<u8>, CryptError> {
+        let nonce = Aes256Gcm::generate_nonce(&mut OsRng);
+        let sealed = self
+            .cipher
+            .encrypt(
+                &nonce,
+                Payload {
+                    msg: plaintext.as_bytes(),
+                    aad,
+                },
+            )
+            .map_err(|_| CryptError::Failed("AES-GCM encryption failed".into()))?;
+        let mut out = Vec::with_capacity(1 + NONCE_LEN + sealed.len());
+        out.push(version);
+        out.extend_from_slice(&nonce);
+        out.extend_from_slice(&sealed);
+        Ok(out)
+    }
+
+    /// Decrypts the part after the format byte; `failed` says why authentication failed.
+    fn open_sealed(
+        &self,
+        rest: &[u8],
+        aad: &[u8],
+        failed: impl FnOnce() -> CryptError,
+    ) -> Result<Zeroizing<String>, CryptError> {
+        if rest.len() < NONCE_LEN {
+            return Err(CryptError::Failed("encrypted data is truncated".into()));
+        }
+        let (nonce, sealed) = rest.split_at(NONCE_LEN);
+        let plain = self
+            .cipher
+            .decrypt(Nonce::from_slice(nonce), Payload { msg: sealed, aad })
+            .map_err(|_| failed())?;
+        match String::from_utf8(plain) {
+            Ok(text) => Ok(Zeroizing::new(text)),
+            Err(e) => {
+                e.into_bytes().zeroize();
+                Err(CryptError::Failed("decrypted data is not UTF-8".into()))
+            }
+        }
+    }
 }
 
-fn read_key(path: &Path) -> Result<Option<Vec<u8>>, CryptError> {
-    let mut file = match std::fs::File::open(path) {
+fn read_key(path: &Path) -> Result<Option<Zeroizing<Vec<u8>>>, CryptError> {
+    let file = match std::fs::File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(CryptError::Unavailable(format!("cannot read {}: {e}", path.display()))),
@@ -99,21 +223,26 @@ fn read_key(path: &Path) -> Result<Option<Vec<u8>>, CryptError> {
             )));
         }
     }
-    let mut key = Vec::with_capacity(32);
-    file.read_to_end(&mut key)
+    // One byte more than a key tells a longer file apart, and the buffer never grows (a
+    // reallocation would leave an unwiped copy of the key behind).
+    let mut key = Zeroizing::new(Vec::with_capacity(KEY_LEN + 1));
+    file.take(KEY_LEN as u64 + 1)
+        .read_to_end(&mut key)
         .map_err(|e| CryptError::Unavailable(format!("cannot read {}: {e}", path.display())))?;
-    if key.len() != 32 {
+    if key.len() != KEY_LEN {
         return Err(CryptError::Unavailable(format!(
-            "key file {} holds {} bytes, expected 32; it is not an agent-store key file",
+            "key file {} is not {KEY_LEN} bytes long; it is not an agent-store key file",
             path.display(),
-            key.len()
         )));
     }
     Ok(Some(key))
 }
 
-fn create_key(path: &Path) -> Result<Vec<u8>, CryptError> {
-    let key = Aes256Gcm::generate_key(OsRng);
+fn create_key(path: &Path) -> Result<Zeroizing<Vec<u8>>, CryptError> {
+    let mut key = Zeroizing::new(vec![0u8; KEY_LEN]);
+    OsRng
+        .try_fill_bytes(&mut key[..])
+        .map_err(|e| CryptError::Unavailable(format!("no randomness for a new key: {e}")))?;
     let mut options = OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
@@ -138,7 +267,7 @@ fn create_key(path: &Path) -> Result<Vec<u8>, CryptError> {
     file.write_all(&key)
         .and_then(|()| file.sync_all())
         .map_err(|e| CryptError::Unavailable(format!("cannot write {}: {e}", path.display())))?;
-    Ok(key.to_vec())
+    Ok(key)
 }
 
 impl Crypt for FileKeyCrypt {
@@ -146,37 +275,46 @@ impl Crypt for FileKeyCrypt {
         true
     }
 
+    /// Format 1, not bound to any context.
     fn encrypt_string(&self, plaintext: &str) -> Result<Vec<u8>, CryptError> {
-        let nonce = Aes256Gcm::generate_nonce(&mut OsRng);
-        let sealed = self
-            .cipher
-            .encrypt(
-                &nonce,
-                Payload {
-                    msg: plaintext.as_bytes(),
-                    aad: AAD,
-                },
-            )
-            .map_err(|_| CryptError::Failed("AES-GCM encryption failed".into()))?;
-        let mut out = Vec::with_capacity(1 + NONCE_LEN + sealed.len());
-        out.push(FORMAT_V1);
-        out.extend_from_slice(&nonce);
-        out.extend_from_slice(&sealed);
-        Ok(out)
+        self.seal(FORMAT_V1, plaintext, AAD_V1)
     }
 
+    /// Format 1 only: format 2 needs its context ([`Crypt::decrypt_bound`]).
     fn decrypt_string(&self, ciphertext: &[u8]) -> Result<String, CryptError> {
-        let Some((&FORMAT_V1, rest)) = ciphertext.split_first() else {
-            return Err(CryptError::Failed("not data encrypted by FileKeyCrypt".into()));
-        };
-        if rest.len() < NONCE_LEN {
-            return Err(CryptError::Failed("encrypted data is truncated".into()));
+        match ciphertext.split_first() {
+            Some((&FORMAT_V1, rest)) => {
+                let mut plain = self.open_sealed(rest, AAD_V1, not_ours)?;
+                Ok(std::mem::take(&mut *plain))
+            }
+            Some((&FORMAT_V2, _)) => Err(CryptError::Failed(
+                "this data is bound to a provider; decrypt it with decrypt_bound".into(),
+            )),
+            _ => Err(CryptError::Failed("not data encrypted by FileKeyCrypt".into())),
         }
-        let (nonce, sealed) = rest.split_at(NONCE_LEN);
-        let plain = self
-            .cipher
-            .decrypt(Nonce::from_slice(nonce), Payload { msg: sealed, aad: AAD })
-            .map_err(|_| CryptError::Failed("cannot decrypt: encrypted with another key, or altered".into()))?;
-        String::from_utf8(plain).map_err(|_| CryptError::Failed("decrypted data is not UTF-8".into()))
     }
+
+    /// Format 2: the context is part of AES-GCM's associated data.
+    fn encrypt_bound(&self, plaintext: &str, context: &str) -> Result<Vec<u8>, CryptError> {
+        check_context(context)?;
+        self.seal(FORMAT_V2, plaintext, &aad_v2(context))
+    }
+
+    /// Format 2 for this context, or format 1 (stored before version 2 existed).
+    fn decrypt_bound(&self, ciphertext: &[u8], context: &str) -> Result<Zeroizing<String>, CryptError> {
+        match ciphertext.split_first() {
+            Some((&FORMAT_V1, rest)) => unframe(self.open_sealed(rest, AAD_V1, not_ours)?, context),
+            Some((&FORMAT_V2, rest)) => self.open_sealed(rest, &aad_v2(context), || {
+                CryptError::Failed(format!(
+                    "cannot decrypt the key stored for {context:?}: it was encrypted for another provider \
+                     (moved from another row), with another key, or altered"
+                ))
+            }),
+            _ => Err(CryptError::Failed("not data encrypted by FileKeyCrypt".into())),
+        }
+    }
+}
+
+fn not_ours() -> CryptError {
+    CryptError::Failed("cannot decrypt: encrypted with another key, or altered".into())
 }

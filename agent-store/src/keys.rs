@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use rusqlite::{OptionalExtension, params};
 use serde::{Deserialize, Serialize};
+use zeroize::Zeroizing;
 
 use agent_core::StoreError;
 use agent_core::store::now_millis;
@@ -58,6 +59,11 @@ pub struct KeyStatus {
 /// - An unknown provider or an empty key is refused.
 /// - A key that cannot be decrypted (the database was copied to another machine, or the
 ///   keychain was reset) reads as absent.
+/// - Each key is bound to its provider ([`Crypt::encrypt_bound`]): a ciphertext copied into
+///   another provider's row reads as absent there (and the reason is logged). Keys stored
+///   before this binding existed still read; [`Self::set_key`] always writes the bound form.
+/// - Plaintext copies made here (the trimmed key, decrypted keys) are wiped when dropped. The
+///   key [`Self::get_key`] returns is the caller's to wipe (`zeroize::Zeroizing::new(key)`).
 /// - [`Self::status`] says which providers have a usable key without revealing any.
 /// - [`Self::clear_key`] removes one key and leaves the others.
 ///
@@ -129,7 +135,7 @@ impl KeyStore {
     /// whitespace (a pasted newline) is removed first.
     pub async fn set_key(&self, provider: &str, key: &str) -> Result<(), KeyStoreError> {
         self.check_provider(provider)?;
-        let key = key.trim().to_owned();
+        let key = Zeroizing::new(key.trim().to_owned());
         if key.is_empty() {
             return Err(KeyStoreError::EmptyKey(provider.to_owned()));
         }
@@ -140,7 +146,7 @@ impl KeyStore {
             if !crypt.is_encryption_available() {
                 return Err(KeyStoreError::EncryptionUnavailable(name));
             }
-            Ok(crypt.encrypt_string(&key)?)
+            Ok(crypt.encrypt_bound(&key, &name)?)
         })
         .await
         .map_err(|e| StoreError::Backend(format!("encryption task failed: {e}")))??;
@@ -174,9 +180,10 @@ impl KeyStore {
             .await?)
     }
 
-    async fn open(&self, provider: &str, sealed: Vec<u8>) -> Option<String> {
+    async fn open(&self, provider: &str, sealed: Vec<u8>) -> Option<Zeroizing<String>> {
         let crypt = self.crypt.clone();
-        let result = tokio::task::spawn_blocking(move || crypt.decrypt_string(&sealed)).await;
+        let name = provider.to_owned();
+        let result = tokio::task::spawn_blocking(move || crypt.decrypt_bound(&sealed, &name)).await;
         match result {
             Ok(Ok(key)) if !key.is_empty() => Some(key),
             Ok(Ok(_)) => None,
@@ -191,11 +198,17 @@ impl KeyStore {
         }
     }
 
-    /// The provider's key, or `None` when there is none or it cannot be decrypted here.
+    /// The provider's key, or `None` when there is none or it cannot be decrypted here (for
+    /// instance a ciphertext moved from another provider's row). The returned string is not
+    /// wiped on drop: wrap it in `zeroize::Zeroizing` if it is kept.
     pub async fn get_key(&self, provider: &str) -> Result<Option<String>, KeyStoreError> {
         self.check_provider(provider)?;
         match self.sealed(provider).await? {
-            Some(sealed) => Ok(self.open(provider, sealed).await),
+            // Moved out, not copied: the emptied wrapper leaves no second copy behind.
+            Some(sealed) => Ok(self
+                .open(provider, sealed)
+                .await
+                .map(|mut key| std::mem::take(&mut *key))),
             None => Ok(None),
         }
     }

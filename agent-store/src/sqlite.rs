@@ -149,12 +149,49 @@ fn configure(conn: &Connection, options: &SqliteOptions) -> Result<(), StoreErro
     Ok(())
 }
 
+/// Creates a missing database file readable by its owner only (0600, whatever the umask),
+/// before SQLite opens it: the file holds conversations and encrypted API keys, and SQLite
+/// gives the `-wal` and `-shm` files it creates the database file's permissions. An existing
+/// file is left as it is.
+fn create_private(path: &Path) -> Result<(), StoreError> {
+    // An in-memory database or a URI is SQLite's to interpret.
+    let name = path.as_os_str();
+    if name.is_empty() || name == ":memory:" || name.to_string_lossy().starts_with("file:") {
+        return Ok(());
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    match options.open(path) {
+        Ok(_file) => {
+            #[cfg(unix)]
+            {
+                // The umask may have removed bits from 0600 (never added): set it exactly.
+                use std::os::unix::fs::PermissionsExt;
+                _file
+                    .set_permissions(std::fs::Permissions::from_mode(0o600))
+                    .map_err(|e| {
+                        StoreError::Backend(format!("cannot set the permissions of {}: {e}", path.display()))
+                    })?;
+            }
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(StoreError::Backend(format!("cannot create {}: {e}", path.display()))),
+    }
+}
+
 fn open_connection(path: &Path, options: &SqliteOptions, read_only: bool) -> Result<Connection, StoreError> {
     // Read connections open read-write (a WAL reader must be able to map the shared-memory
     // index) but refuse writes with `query_only`.
     let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
     if !read_only {
         flags |= OpenFlags::SQLITE_OPEN_CREATE;
+        create_private(path)?;
     }
     let conn = Connection::open_with_flags(path, flags)
         .map_err(|e| StoreError::Backend(format!("cannot open {}: {e}", path.display())))?;

@@ -241,3 +241,161 @@ fn the_key_file_is_created_0600_and_a_readable_one_is_refused() {
     std::fs::set_permissions(&junk, std::fs::Permissions::from_mode(0o600)).unwrap();
     assert!(FileKeyCrypt::open(&junk).is_err());
 }
+
+/// Copies `from`'s ciphertext into `to`'s row, as someone editing the database file would.
+fn move_row(db: &std::path::Path, from: &str, to: &str) {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let blob: Vec<u8> = conn
+        .query_row("SELECT ciphertext FROM api_keys WHERE provider = ?1", [from], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    conn.execute(
+        "INSERT INTO api_keys (provider, ciphertext, updated_at) VALUES (?1, ?2, 0)
+         ON CONFLICT (provider) DO UPDATE SET ciphertext = excluded.ciphertext",
+        rusqlite::params![to, blob],
+    )
+    .unwrap();
+}
+
+fn ciphertext(db: &std::path::Path, provider: &str) -> Vec<u8> {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.query_row("SELECT ciphertext FROM api_keys WHERE provider = ?1", [provider], |r| {
+        r.get(0)
+    })
+    .unwrap()
+}
+
+#[tokio::test]
+async fn a_ciphertext_moved_to_another_provider_does_not_decrypt() {
+    let (_dir, store, keys) = setup().await;
+    keys.set_key("anthropic", SECRET).await.unwrap();
+    move_row(store.path(), "anthropic", "openai");
+    assert_eq!(
+        keys.get_key("openai").await.unwrap(),
+        None,
+        "the moved key must not decrypt"
+    );
+    let status = keys.status().await.unwrap();
+    let openai = status.iter().find(|s| s.provider == "openai").unwrap();
+    assert!(openai.stored && !openai.usable, "{openai:?}");
+    // The original row still reads.
+    assert_eq!(keys.get_key("anthropic").await.unwrap().as_deref(), Some(SECRET));
+    // The crypt says why.
+    let crypt = FileKeyCrypt::open(_dir.path().join("profile.key")).unwrap();
+    let moved = ciphertext(store.path(), "openai");
+    let err = crypt.decrypt_bound(&moved, "openai").unwrap_err();
+    assert!(err.to_string().contains("another provider"), "{err}");
+    assert_eq!(crypt.decrypt_bound(&moved, "anthropic").unwrap().as_str(), SECRET);
+}
+
+/// A host keychain that knows nothing of providers (only `encrypt_string`/`decrypt_string`).
+struct Xor;
+
+impl Crypt for Xor {
+    fn is_encryption_available(&self) -> bool {
+        true
+    }
+    fn encrypt_string(&self, plaintext: &str) -> Result<Vec<u8>, CryptError> {
+        Ok(plaintext.bytes().map(|b| b ^ 0x5a).collect())
+    }
+    fn decrypt_string(&self, ciphertext: &[u8]) -> Result<String, CryptError> {
+        String::from_utf8(ciphertext.iter().map(|b| b ^ 0x5a).collect()).map_err(|e| CryptError::Failed(e.to_string()))
+    }
+}
+
+#[tokio::test]
+async fn a_host_crypt_binds_the_provider_too_and_reads_old_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path().join("profile.db")).await.unwrap();
+    let keys = KeyStore::new(store.clone(), Arc::new(Xor));
+    keys.set_key("gemini", "AIza-gemini").await.unwrap();
+    move_row(store.path(), "gemini", "openrouter");
+    assert_eq!(keys.get_key("openrouter").await.unwrap(), None);
+    assert_eq!(keys.get_key("gemini").await.unwrap().as_deref(), Some("AIza-gemini"));
+    let err = Xor
+        .decrypt_bound(&ciphertext(store.path(), "openrouter"), "openrouter")
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("\"gemini\", not \"openrouter\""),
+        "names both providers: {err}"
+    );
+    // A key a host encrypted before the binding existed (the bare key) still reads.
+    let conn = rusqlite::Connection::open(store.path()).unwrap();
+    conn.execute(
+        "INSERT INTO api_keys (provider, ciphertext, updated_at) VALUES ('openai', ?1, 0)",
+        [Xor.encrypt_string("sk-old-host").unwrap()],
+    )
+    .unwrap();
+    assert_eq!(keys.get_key("openai").await.unwrap().as_deref(), Some("sk-old-host"));
+}
+
+#[tokio::test]
+async fn a_key_stored_in_the_old_format_still_decrypts_and_is_rewritten_bound() {
+    use aes_gcm::aead::{Aead, KeyInit, Payload};
+    let (dir, store, keys) = setup().await;
+    // Format 1, built by hand: version byte 1, a 12-byte nonce, AES-256-GCM under the
+    // constant associated data every key was stored with before providers were bound.
+    let key = std::fs::read(dir.path().join("profile.key")).unwrap();
+    let cipher = aes_gcm::Aes256Gcm::new_from_slice(&key).unwrap();
+    let nonce = [7u8; 12];
+    let sealed = cipher
+        .encrypt(
+            aes_gcm::Nonce::from_slice(&nonce),
+            Payload {
+                msg: SECRET.as_bytes(),
+                aad: b"agent-store api key v1",
+            },
+        )
+        .unwrap();
+    let old = [&[1u8][..], &nonce, &sealed].concat();
+    let conn = rusqlite::Connection::open(store.path()).unwrap();
+    conn.execute(
+        "INSERT INTO api_keys (provider, ciphertext, updated_at) VALUES ('anthropic', ?1, 0)",
+        [&old],
+    )
+    .unwrap();
+    assert_eq!(keys.get_key("anthropic").await.unwrap().as_deref(), Some(SECRET));
+    assert!(
+        keys.status()
+            .await
+            .unwrap()
+            .iter()
+            .any(|s| s.provider == "anthropic" && s.usable)
+    );
+    // The next write stores the bound format (version 2), which reads back.
+    keys.set_key("anthropic", SECRET).await.unwrap();
+    assert_eq!(ciphertext(store.path(), "anthropic")[0], 2);
+    assert_eq!(keys.get_key("anthropic").await.unwrap().as_deref(), Some(SECRET));
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn the_database_and_its_wal_are_created_0600() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    // Whatever the umask, not group- or world-readable; 0644 is what SQLite makes by default.
+    let path = dir.path().join("profile.db");
+    let store = SqliteStore::open(&path).await.unwrap();
+    let keys = KeyStore::new(
+        store.clone(),
+        Arc::new(FileKeyCrypt::open(dir.path().join("profile.key")).unwrap()),
+    );
+    keys.set_key("anthropic", SECRET).await.unwrap();
+    let mode = |name: &str| std::fs::metadata(dir.path().join(name)).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode("profile.db"), 0o600);
+    assert_eq!(
+        mode("profile.db-wal"),
+        0o600,
+        "SQLite gives the WAL the database's permissions"
+    );
+    assert_eq!(mode("profile.db-shm"), 0o600);
+    drop(keys);
+    drop(store);
+    // An existing database keeps the permissions its owner chose.
+    let shared = dir.path().join("shared.db");
+    std::fs::write(&shared, b"").unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o640)).unwrap();
+    SqliteStore::open(&shared).await.unwrap();
+    assert_eq!(std::fs::metadata(&shared).unwrap().permissions().mode() & 0o777, 0o640);
+}
