@@ -267,7 +267,7 @@ async fn reads_and_listings_are_capped_with_the_truncated_flag() {
     let out = get("fs_list").call(json!({}), cx()).await.unwrap();
     assert!(out.truncated);
     assert!(
-        out.text_content().contains("showed 3 of 6 entries"),
+        out.text_content().contains("listing stopped after 3 entries"),
         "{}",
         out.text_content()
     );

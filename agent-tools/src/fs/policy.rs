@@ -16,12 +16,18 @@ use nix::sys::stat::Mode;
 
 use agent_core::ToolError;
 
+#[cfg(doc)]
+use super::env::SAFE_ENV_VARS;
+use super::env::ShellEnv;
+
 /// Default cap on what `fs_read` returns (bytes of UTF-8 text).
 pub const DEFAULT_MAX_READ_BYTES: usize = 64 * 1024;
 /// Default cap on `fs_list` entries.
 pub const DEFAULT_MAX_LIST_ENTRIES: usize = 500;
 /// Default cap on each of shell_exec's stdout and stderr (bytes).
 pub const DEFAULT_MAX_SHELL_OUTPUT: usize = 32 * 1024;
+/// Default cap on what one `fs_write` call writes (bytes): 10 MiB.
+pub const DEFAULT_MAX_WRITE_BYTES: usize = 10 * 1024 * 1024;
 
 /// Where the filesystem and shell tools may act, and their output caps.
 ///
@@ -40,6 +46,10 @@ pub struct FsPolicy {
     pub max_list_entries: usize,
     /// Cap on each of shell_exec's stdout and stderr, in bytes.
     pub max_shell_output: usize,
+    /// Cap on the content one `fs_write` call writes, in bytes.
+    pub max_write_bytes: usize,
+    /// The environment shell_exec's commands get (by default only [`SAFE_ENV_VARS`]).
+    pub shell_env: ShellEnv,
 }
 
 impl FsPolicy {
@@ -61,6 +71,8 @@ impl FsPolicy {
             max_read_bytes: DEFAULT_MAX_READ_BYTES,
             max_list_entries: DEFAULT_MAX_LIST_ENTRIES,
             max_shell_output: DEFAULT_MAX_SHELL_OUTPUT,
+            max_write_bytes: DEFAULT_MAX_WRITE_BYTES,
+            shell_env: ShellEnv::default(),
         }
     }
 
@@ -195,6 +207,10 @@ impl Dir {
                 "{whole:?} is a directory that is not empty; fs_delete removes files and empty directories only"
             )),
             Errno::EEXIST => ToolError::model(format!("{whole:?} already exists")),
+            // A non-blocking open for writing of a FIFO without a reader, or of a socket.
+            Errno::ENXIO => ToolError::model(format!(
+                "refused: {whole:?} is a FIFO or socket, not a regular file; only regular files are read and written"
+            )),
             other => ToolError::model(format!("{whole:?}: {}", other.desc())),
         }
     }

@@ -5,6 +5,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
+use agent_core::untrusted::{Provenance, one_line, wrap_untrusted};
 use agent_core::{Tool, ToolContext, ToolError, ToolOutput, tool_fn};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
@@ -19,6 +20,8 @@ use super::policy::FsPolicy;
 pub const DEFAULT_SHELL_TIMEOUT_MS: u64 = 30_000;
 /// The largest `timeout_ms` a call may ask for.
 pub const MAX_SHELL_TIMEOUT_MS: u64 = 600_000;
+/// Characters of the command kept in the provenance label of its output.
+const COMMAND_LABEL_CHARS: usize = 200;
 
 /// Arguments of shell_exec.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -91,6 +94,12 @@ pub(crate) async fn shell_exec(policy: &FsPolicy, args: ShellArgs, cx: &ToolCont
     if let Some(root) = policy.root_dir() {
         cmd.current_dir(root);
     }
+    // The one place the host's environment is read: a command gets the filtered copy, so
+    // secrets in the host's environment stay there unless the host opted in.
+    if let Some(vars) = policy.shell_env.filter(std::env::vars_os()) {
+        cmd.env_clear().envs(vars);
+    }
+    cmd.envs(policy.shell_env.set.iter().map(|(k, v)| (k, v)));
     let mut child = cmd
         .spawn()
         .map_err(|e| ToolError::model(format!("could not start sh: {e}")))?;
@@ -139,10 +148,15 @@ pub(crate) async fn shell_exec(policy: &FsPolicy, args: ShellArgs, cx: &ToolCont
         .and_then(|r| r.ok())
         .unwrap_or_default();
     let truncated = out_cut || err_cut;
+    // What a command prints is untrusted (it may cat a hostile file); the label keeps the
+    // command short and on one line.
+    let source = Provenance::command(&one_line(&args.command, COMMAND_LABEL_CHARS));
     match end {
+        // An error carries no provenance for the loop to wrap, so the partial output is
+        // wrapped here.
         End::Cancelled => Err(ToolError::model(format!(
-            "cancelled: the command was stopped and its process group killed; partial stdout: {:?}",
-            lossy(&out)
+            "cancelled: the command was stopped and its process group killed; partial stdout:\n{}",
+            wrap_untrusted(&source, &lossy(&out))
         ))),
         End::TimedOut => Ok(ToolOutput::json(json!({
             "exit_code": null,
@@ -152,14 +166,16 @@ pub(crate) async fn shell_exec(policy: &FsPolicy, args: ShellArgs, cx: &ToolCont
             "stderr": lossy(&err),
             "truncated": truncated,
         }))
-        .with_truncated(truncated)),
+        .with_truncated(truncated)
+        .with_provenance(source)),
         End::Exited(code) => Ok(ToolOutput::json(json!({
             "exit_code": code,
             "stdout": lossy(&out),
             "stderr": lossy(&err),
             "truncated": truncated,
         }))
-        .with_truncated(truncated)),
+        .with_truncated(truncated)
+        .with_provenance(source)),
     }
 }
 

@@ -1,9 +1,11 @@
 //! fs_read, fs_write, fs_list, fs_mkdir and fs_delete.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::os::fd::AsFd;
+use std::os::unix::fs::MetadataExt;
 use std::sync::Arc;
 
+use agent_core::untrusted::Provenance;
 use agent_core::{Tool, ToolContext, ToolError, ToolOutput, tool_fn};
 use nix::errno::Errno;
 use nix::fcntl::{AtFlags, OFlag};
@@ -12,7 +14,10 @@ use nix::unistd::UnlinkatFlags;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::policy::{FsPolicy, display_name};
+use super::kind::{kind_of, peek, require_regular};
+use super::list::fs_list;
+use super::policy::FsPolicy;
+use super::write::fs_write;
 
 /// Arguments of fs_read.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -53,16 +58,7 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| ToolError::fatal(format!("filesystem task failed: {e}")))?
 }
 
-fn kind_of(mode: u32) -> &'static str {
-    match mode & nix::libc::S_IFMT {
-        nix::libc::S_IFDIR => "dir",
-        nix::libc::S_IFREG => "file",
-        nix::libc::S_IFLNK => "symlink",
-        _ => "other",
-    }
-}
-
-/// Reads a text file, capped.
+/// Reads a text file, capped. The text is untrusted: the output names the file as its source.
 pub(crate) fn fs_read(policy: &FsPolicy, path: &str) -> Result<ToolOutput, ToolError> {
     let (dir, name) = policy.open_parent(path)?;
     let Some(name) = name else {
@@ -70,18 +66,16 @@ pub(crate) fn fs_read(policy: &FsPolicy, path: &str) -> Result<ToolOutput, ToolE
             "{path:?} is a directory, not a file (use fs_list to see what it holds)"
         )));
     };
+    // Refuse a FIFO or device without opening it; O_NONBLOCK keeps a FIFO swapped in after
+    // this check from blocking the open, and the opened file is checked again.
+    if let Some(st) = peek(&dir.fd, &name, dir.confined()) {
+        require_regular(st.st_mode, path, "fs_read", "reads")?;
+    }
     let file = dir.open_file(&name, path, OFlag::O_RDONLY | OFlag::O_NONBLOCK)?;
     let meta = file
         .metadata()
         .map_err(|e| ToolError::model(format!("{path:?}: {e}")))?;
-    if meta.is_dir() {
-        return Err(ToolError::model(format!(
-            "{path:?} is a directory, not a file (use fs_list to see what it holds)"
-        )));
-    }
-    if !meta.is_file() {
-        return Err(ToolError::model(format!("{path:?} is not a regular file")));
-    }
+    require_regular(meta.mode(), path, "fs_read", "reads")?;
     let cap = policy.max_read_bytes;
     let mut buf = Vec::with_capacity(cap.min(meta.len() as usize) + 1);
     file.take(cap as u64 + 1)
@@ -112,95 +106,18 @@ pub(crate) fn fs_read(policy: &FsPolicy, path: &str) -> Result<ToolOutput, ToolE
             }
         }
     };
+    let source = Provenance::file(path);
     if truncated {
         let shown = text.len();
         Ok(ToolOutput::text(format!(
             "{text}\n[truncated: showed the first {shown} of {} bytes]",
             meta.len()
         ))
-        .with_truncated(true))
+        .with_truncated(true)
+        .with_provenance(source))
     } else {
-        Ok(ToolOutput::text(text))
+        Ok(ToolOutput::text(text).with_provenance(source))
     }
-}
-
-/// Writes (or appends) text to a file.
-pub(crate) fn fs_write(policy: &FsPolicy, path: &str, content: &str, append: bool) -> Result<ToolOutput, ToolError> {
-    let (dir, name) = policy.open_parent(path)?;
-    let Some(name) = name else {
-        return Err(ToolError::model(format!("{path:?} is a directory, not a file")));
-    };
-    let mode = if append { OFlag::O_APPEND } else { OFlag::O_TRUNC };
-    let mut file = dir.open_file(&name, path, OFlag::O_WRONLY | OFlag::O_CREAT | mode)?;
-    let meta = file
-        .metadata()
-        .map_err(|e| ToolError::model(format!("{path:?}: {e}")))?;
-    if !meta.is_file() {
-        return Err(ToolError::model(format!("{path:?} is not a regular file")));
-    }
-    file.write_all(content.as_bytes())
-        .and_then(|_| file.flush())
-        .map_err(|e| ToolError::model(format!("{path:?}: {e}")))?;
-    let verb = if append { "appended" } else { "wrote" };
-    Ok(ToolOutput::text(format!("{verb} {} bytes to {path}", content.len())))
-}
-
-/// Lists a directory, capped.
-pub(crate) fn fs_list(policy: &FsPolicy, path: &str) -> Result<ToolOutput, ToolError> {
-    let dir = policy.open_dir(path)?;
-    let fd = dir
-        .fd
-        .try_clone()
-        .map_err(|e| ToolError::model(format!("{path:?}: {e}")))?;
-    let mut listing = nix::dir::Dir::from_fd(fd).map_err(|e| dir.explain(e, path, path, "a directory"))?;
-    let mut rows: Vec<(String, String)> = Vec::new();
-    let mut withheld = 0usize;
-    for entry in listing.iter() {
-        let entry = entry.map_err(|e| dir.explain(e, path, path, "a directory"))?;
-        let raw = entry.file_name().to_bytes();
-        if raw == b"." || raw == b".." {
-            continue;
-        }
-        let name = match display_name(raw) {
-            Ok(n) => n,
-            Err(_) => {
-                withheld += 1;
-                continue;
-            }
-        };
-        let line = match fstatat(dir.fd.as_fd(), raw, AtFlags::AT_SYMLINK_NOFOLLOW) {
-            Ok(st) => match kind_of(st.st_mode) {
-                "dir" => format!("{name}/"),
-                "file" => format!("{name}  ({} bytes)", st.st_size),
-                "symlink" if dir.confined() => format!("{name}  (symlink, not followed)"),
-                "symlink" => format!("{name}  (symlink)"),
-                _ => format!("{name}  (special file)"),
-            },
-            Err(_) => name.clone(),
-        };
-        rows.push((name, line));
-    }
-    rows.sort();
-    let total = rows.len();
-    let cap = policy.max_list_entries;
-    let truncated = total > cap;
-    let mut out = String::new();
-    for (_, line) in rows.iter().take(cap) {
-        out.push_str(line);
-        out.push('\n');
-    }
-    if total == 0 && withheld == 0 {
-        out.push_str("(empty directory)\n");
-    }
-    if truncated {
-        out.push_str(&format!("[truncated: showed {cap} of {total} entries]\n"));
-    }
-    if withheld > 0 {
-        out.push_str(&format!(
-            "[{withheld} entries with names that are not valid UTF-8 are not shown and cannot be used]\n"
-        ));
-    }
-    Ok(ToolOutput::text(out).with_truncated(truncated))
 }
 
 /// Creates a directory and its missing parents.
