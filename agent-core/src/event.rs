@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::agent::Outcome;
+use crate::gate::TurnOrigin;
 use crate::provider::Usage;
 use crate::session::SessionId;
 
@@ -24,6 +25,9 @@ pub enum EventKind {
     RunStarted {
         /// The run's id.
         run_id: String,
+        /// Who started the turn: the person, or another tab's agent.
+        #[serde(default)]
+        origin: TurnOrigin,
     },
     /// A model call is being made (one per iteration).
     ModelCallStarted {

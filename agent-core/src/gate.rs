@@ -18,6 +18,46 @@ pub struct GateRequest {
     pub tool: String,
     /// The validated arguments.
     pub arguments: serde_json::Value,
+    /// Who started the turn that asks: the person, or another tab's agent. A call caused by a
+    /// message from another tab does not carry the person's authority; a gate should say so
+    /// when it asks the person, or refuse.
+    #[serde(default)]
+    pub origin: TurnOrigin,
+}
+
+/// Who started a turn.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TurnOrigin {
+    /// The person (or the host acting for them). The default.
+    #[default]
+    Person,
+    /// A message from another tab's agent (`send_to_tab`).
+    Tab {
+        /// The sending tab's id, when known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tab_id: Option<String>,
+        /// The sending tab's handle at the time it sent, when known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        handle: Option<String>,
+    },
+}
+
+impl TurnOrigin {
+    /// Whether the person started the turn.
+    pub fn is_person(&self) -> bool {
+        matches!(self, TurnOrigin::Person)
+    }
+
+    /// "the person" or "tab <handle>", for messages.
+    pub fn describe(&self) -> String {
+        match self {
+            TurnOrigin::Person => "the person".to_owned(),
+            TurnOrigin::Tab { handle: Some(h), .. } => format!("tab {h}"),
+            TurnOrigin::Tab { tab_id: Some(id), .. } => format!("tab {id}"),
+            TurnOrigin::Tab { .. } => "another tab".to_owned(),
+        }
+    }
 }
 
 /// The host's answer.

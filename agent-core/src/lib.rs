@@ -57,7 +57,7 @@ pub use agent::{
 pub use compaction::{CompactionConfig, TokenEstimator, TrimReport, trim_to_fit};
 pub use compress::{CompressionConfig, compress_json, compress_json_in_place};
 pub use event::{AgentEvent, EventKind};
-pub use gate::{AllowAll, Gate, GateDecision, GateRequest, gate_fn};
+pub use gate::{AllowAll, Gate, GateDecision, GateRequest, TurnOrigin, gate_fn};
 pub use message::{ContentPart, ImageSource, Message, Reasoning, Role, ToolCall, Visibility};
 pub use provider::{
     EventStream, FinishReason, ModelRequest, ModelResponse, Provider, ProviderError, ResponseAssembler, ScriptStep,

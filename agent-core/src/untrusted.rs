@@ -197,7 +197,10 @@ mod tests {
 
     #[test]
     fn neutralising_keeps_multibyte_text() {
-        assert_eq!(neutralize_markers("研究untrusted-content开发"), "研究[marker removed]开发");
+        assert_eq!(
+            neutralize_markers("研究untrusted-content开发"),
+            "研究[marker removed]开发"
+        );
         assert!(matches!(neutralize_markers("研究开发"), Cow::Borrowed(_)));
         assert_eq!(neutralize_markers("untrusted-conten"), "untrusted-conten");
     }

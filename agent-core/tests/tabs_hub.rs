@@ -10,7 +10,7 @@ use std::sync::Arc;
 use agent_core::tabs::{MemoryTabStore, TabEventKind, TabPermissions, TabStore};
 use agent_core::{
     DeliveryStatus, EventKind, MemoryStore, Message, Origin, OutcomeStatus, ProviderError, Role, ScriptStep,
-    ScriptedReply, Store, TabError, TabState,
+    ScriptedReply, Store, TabError, TabState, TurnOrigin,
 };
 use tabs_support::{Brains, answer, blocking_echo, drain, id, last, new_turn, notices};
 
@@ -95,22 +95,28 @@ async fn a_running_tab_queues_and_the_queue_starts_a_new_turn_when_the_turn_ends
         .collect();
     assert_eq!(queued, [(1, "human".to_owned()), (2, "agent".to_owned())]);
 
-    // The first turn ends; the queued messages start the next turn at once, together.
+    // The first turn ends; the queued messages start the next turns at once: the person's
+    // first, then the agent's in a turn of its own (never merged into the person's text).
     brains.release();
     assert_eq!(first.run.unwrap().outcome().await.status, OutcomeStatus::Done);
     hub.wait_all_idle().await;
-    assert_eq!(brains.turns(&tab), 2);
-    let second_turn = brains.requests(&tab).into_iter().filter(new_turn).nth(1).unwrap();
-    assert_eq!(last(&second_turn).text(), "second\n\nthird");
+    assert_eq!(brains.turns(&tab), 3);
+    let turns: Vec<String> = brains
+        .requests(&tab)
+        .into_iter()
+        .filter(new_turn)
+        .map(|r| last(&r).text())
+        .collect();
+    assert_eq!(turns, ["block", "second", "third"]);
     let info = hub.tab(&tab).unwrap();
     assert_eq!((info.state, info.queue_len), (TabState::Idle, 0));
     assert_eq!(
-        info.auto_wake_budget, 6,
-        "a batch with a human message spends no budget"
+        info.auto_wake_budget, 5,
+        "the person's turn spends no budget; the agent's own turn spends one"
     );
     assert_eq!(
         hub.read(&tab).await.unwrap().last_response.as_deref(),
-        Some("got: second\n\nthird")
+        Some("got: third")
     );
     // The history holds both turns, in order.
     let texts: Vec<String> = hub
@@ -124,7 +130,7 @@ async fn a_running_tab_queues_and_the_queue_starts_a_new_turn_when_the_turn_ends
         .filter(|m| m.message.role == Role::User)
         .map(|m| m.message.text())
         .collect();
-    assert_eq!(texts, ["block", "second\n\nthird"]);
+    assert_eq!(texts, ["block", "second", "third"]);
 }
 
 #[tokio::test]
@@ -202,14 +208,22 @@ async fn held_agent_messages_wait_for_a_human_and_are_never_dropped() {
     assert_eq!(notes.len(), 2);
     assert!(notes.iter().all(|(t, c)| t == &tab && c == "auto_wake_budget_spent"));
 
-    // A person writes: the budget refills and the held messages come first, in order.
+    // A person writes: the budget refills; the person's message runs first in a turn of its
+    // own, then the held messages (one sender, so one turn), in order.
     let d = hub.deliver(&tab, "human", Origin::Human).await.unwrap();
     assert_eq!(d.status, DeliveryStatus::Started);
     assert_eq!(d.auto_wake_budget, 1);
     hub.wait_idle(&tab).await.unwrap();
+    let turns: Vec<String> = brains
+        .requests(&tab)
+        .into_iter()
+        .filter(new_turn)
+        .map(|r| last(&r).text())
+        .collect();
+    assert_eq!(turns, ["a1", "human", "a2\n\na3"]);
     assert_eq!(
         hub.read(&tab).await.unwrap().last_response.as_deref(),
-        Some("got: a2\n\na3\n\nhuman")
+        Some("got: a2\n\na3")
     );
     assert!(!hub.tab(&tab).unwrap().held);
 }
@@ -300,28 +314,63 @@ async fn agent_ping_pong_stops_at_the_budget_and_a_human_message_refills_it() {
             .all(|t| t.starts_with("Delivered to tab bbbb"))
     );
 
-    // A person writes to b: its budget refills, the held message is read with it, and the
-    // conversation runs again until a budget is spent again.
+    // A person writes to b: its budget refills; the person's message runs in a turn of its
+    // own, then the held message from a in another turn that names a as its origin.
+    let mut events = hub.subscribe();
     let d = hub.deliver(&b, "please go on", Origin::Human).await.unwrap();
     assert_eq!(d.status, DeliveryStatus::Started);
-    d.run.unwrap().outcome().await;
-    let held_turn = last(brains.requests(&b).iter().rfind(|r| new_turn(r)).unwrap()).text();
-    assert_eq!(held_turn, "[message from tab aaaa]\n\nyour turn\n\nplease go on");
     hub.wait_all_idle().await;
-    // b's reply found a still at 0: held, nothing else ran.
-    assert_eq!(brains.turns(&b), 7);
+    let turns: Vec<String> = brains
+        .requests(&b)
+        .iter()
+        .filter(|r| new_turn(r))
+        .map(|r| last(r).text())
+        .collect();
+    assert_eq!(turns[turns.len() - 2], "please go on");
+    let held_turn = &turns[turns.len() - 1];
+    assert!(
+        held_turn.starts_with("[message from tab aaaa: written by that tab's agent, not by your person]\n"),
+        "{held_turn}"
+    );
+    assert_eq!(
+        tabs_support::unwrap_untrusted(held_turn),
+        ("tab aaaa".to_owned(), "your turn".to_owned())
+    );
+    let origins: Vec<TurnOrigin> = drain(&mut events)
+        .into_iter()
+        .filter(|e| e.tab_id == b)
+        .filter_map(|e| match e.kind {
+            TabEventKind::Agent { event } => match event.kind {
+                EventKind::RunStarted { origin, .. } => Some(origin),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        origins,
+        [
+            TurnOrigin::Person,
+            TurnOrigin::Tab {
+                tab_id: Some(a.to_string()),
+                handle: Some("aaaa".into())
+            }
+        ]
+    );
+    // Both of b's replies found a at 0: held (oldest kept), nothing else ran there.
+    assert_eq!(brains.turns(&b), 8);
     assert_eq!(brains.turns(&a), 7);
     let ia = hub.tab(&a).unwrap();
-    assert!(ia.held && ia.queue_len == 1);
-    assert_eq!(hub.tab(&b).unwrap().auto_wake_budget, 6);
+    assert!(ia.held && ia.queue_len == 2, "{ia:?}");
+    assert_eq!(hub.tab(&b).unwrap().auto_wake_budget, 5);
 
     // A person writes to a too: now both have budget and the exchange resumes, bounded again.
     hub.deliver(&a, "carry on", Origin::Human).await.unwrap();
     hub.wait_all_idle().await;
-    // a: 1 human turn + 6 wakes; b: 6 wakes (from 6, refilled by the person) before it is held.
-    assert_eq!(brains.turns(&a), 7 + 7);
-    assert_eq!(brains.turns(&b), 7 + 6);
-    assert!(hub.tab(&b).unwrap().held);
+    let (ia, ib) = (hub.tab(&a).unwrap(), hub.tab(&b).unwrap());
+    assert!(ia.held || ib.held, "a budget ran out again: {ia:?} {ib:?}");
+    assert!(brains.turns(&a) > 7 && brains.turns(&a) <= 7 + 1 + 6);
+    assert!(brains.turns(&b) > 8 && brains.turns(&b) <= 8 + 5);
 }
 
 #[tokio::test]
@@ -439,7 +488,11 @@ async fn the_registry_and_held_messages_survive_a_restart() {
         .filter(|m| m.role == Role::User)
         .map(Message::text)
         .collect();
-    assert_eq!(users, ["remember me", "held one\n\nI am back"], "the session continues");
+    assert_eq!(
+        users,
+        ["remember me", "I am back", "held one"],
+        "the session continues: the person's message first, then the held one in its own turn"
+    );
 }
 
 #[tokio::test]

@@ -7,7 +7,7 @@ mod tabs_support;
 use agent_core::tabs::{READ_TAB, SEND_TO_TAB, TabPermissions};
 use agent_core::{DeliveryStatus, Origin, Role, TabState, ToolError};
 use serde_json::json;
-use tabs_support::{Brains, answer, blocking_echo, call_tool, id, last, new_turn};
+use tabs_support::{Brains, answer, blocking_echo, call_tool, id, last, new_turn, unwrap_untrusted};
 
 fn model_error(result: Result<agent_core::ToolOutput, ToolError>) -> String {
     match result {
@@ -168,7 +168,15 @@ async fn send_to_tab_delivers_with_provenance_and_reports_started_queued_and_hel
     // The prefixed text is what the target's model gets; "block" is not matched, so it echoes.
     hub.wait_all_idle().await;
     let request = brains.requests(&target).into_iter().find(new_turn).unwrap();
-    assert_eq!(last(&request).text(), "[message from tab 1234]\n\nblock");
+    let delivered = last(&request).text();
+    assert!(
+        delivered.starts_with("[message from tab 1234: written by that tab's agent, not by your person]\n"),
+        "{delivered}"
+    );
+    assert_eq!(
+        unwrap_untrusted(&delivered),
+        ("tab 1234".to_owned(), "block".to_owned())
+    );
     assert_eq!(last(&request).role, Role::User);
     assert_eq!(hub.tab(&target).unwrap().auto_wake_budget, 1);
 
@@ -179,10 +187,9 @@ async fn send_to_tab_delivers_with_provenance_and_reports_started_queued_and_hel
     assert!(queued.contains("queued"), "{queued}");
     brains.release();
     hub.wait_all_idle().await;
-    assert_eq!(
-        hub.read(&target).await.unwrap().last_response.as_deref(),
-        Some("got: [message from tab 1234]\n\ntwo")
-    );
+    let answered = hub.read(&target).await.unwrap().last_response.unwrap();
+    let answered = answered.strip_prefix("got: [message from tab 1234").unwrap();
+    assert_eq!(unwrap_untrusted(answered).1, "two");
     // The human refilled the budget to 2; the queued agent message spent one.
     assert_eq!(hub.tab(&target).unwrap().auto_wake_budget, 1);
 
@@ -293,8 +300,13 @@ async fn a_model_uses_read_tab_through_the_loop() {
     hub.wait_all_idle().await;
     hub.deliver(&me, "what did 6fe8 say?", Origin::Human).await.unwrap();
     hub.wait_all_idle().await;
+    let read = hub.read(&me).await.unwrap().last_response.unwrap();
+    let read = read.strip_prefix("I read: ").unwrap();
     assert_eq!(
-        hub.read(&me).await.unwrap().last_response.as_deref(),
-        Some("I read: <tab_response tab=6fe8 status=idle>\nthe weather is fine\n</tab_response>")
+        unwrap_untrusted(read),
+        (
+            "tab 6fe8".to_owned(),
+            "<tab_response tab=6fe8 status=idle>\nthe weather is fine\n</tab_response>".to_owned()
+        )
     );
 }

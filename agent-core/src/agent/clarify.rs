@@ -6,6 +6,7 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::gate::TurnOrigin;
 use crate::store::StoreError;
 use crate::tool::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
@@ -57,6 +58,9 @@ pub struct Clarification {
     pub asked_at_ms: i64,
     /// When it expires (ms since the epoch).
     pub expires_at_ms: i64,
+    /// Who started the turn that asked; the turn resumed by the answer acts for them too.
+    #[serde(default)]
+    pub origin: TurnOrigin,
 }
 
 impl Clarification {
@@ -84,6 +88,7 @@ impl Clarification {
             options,
             asked_at_ms: now_ms,
             expires_at_ms: now_ms.saturating_add(ttl.as_millis() as i64),
+            origin: TurnOrigin::Person,
         })
     }
 

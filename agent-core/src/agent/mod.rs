@@ -23,7 +23,7 @@ pub use emit::EventObserver;
 pub use run::{Outcome, OutcomeStatus, Run, RunEvents, RunState, RunStatus};
 
 use crate::event::AgentEvent;
-use crate::gate::Gate;
+use crate::gate::{Gate, TurnOrigin};
 use crate::message::Message;
 use crate::provider::Provider;
 use crate::session::SessionId;
@@ -447,7 +447,14 @@ impl Session {
     /// Starts a turn whose cancellation is tied to `cancel` (cancel it, or a parent of it, to
     /// stop the turn). A token that is already cancelled ends the turn `cancelled` at once.
     pub fn send_with_cancel(&self, message: Message, cancel: CancellationToken) -> Run {
-        self.start(turn::TurnInput::User(message), cancel)
+        self.send_from(message, TurnOrigin::Person, cancel)
+    }
+
+    /// Starts a turn for a message that `origin` sent. A message from another tab's agent
+    /// ([`TurnOrigin::Tab`]) does not carry the person's authority: the turn's `run_started`
+    /// event and every gate request it causes name that tab.
+    pub fn send_from(&self, message: Message, origin: TurnOrigin, cancel: CancellationToken) -> Run {
+        self.start(turn::TurnInput::User { message, origin }, cancel)
     }
 
     /// The question a turn of this session is parked on, if any.

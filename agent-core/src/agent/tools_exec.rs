@@ -16,13 +16,13 @@ use super::config::DenialPolicy;
 use super::emit::Emitter;
 use super::run::RunState;
 use crate::compress::{compress_text, compress_value_text};
-use crate::untrusted::{Provenance, wrap_untrusted};
 use crate::event::EventKind;
-use crate::gate::{GateDecision, GateRequest};
+use crate::gate::{GateDecision, GateRequest, TurnOrigin};
 use crate::message::{ContentPart, Message, ToolCall};
 use crate::session::SessionId;
 use crate::store::{StoreError, ToolCallRecord, ToolCallState, now_millis};
 use crate::tool::{BoxError, Tool, ToolContext, ToolError, ToolOutput, ToolSet};
+use crate::untrusted::{Provenance, wrap_untrusted};
 
 /// Why the calls of a message stopped early.
 pub(crate) enum Stop {
@@ -51,6 +51,8 @@ pub(crate) struct ExecCtx<'a> {
     pub session: &'a SessionId,
     pub cancel: &'a CancellationToken,
     pub emitter: &'a Emitter,
+    /// Who started the turn, for gate requests.
+    pub origin: &'a TurnOrigin,
 }
 
 struct Prepared {
@@ -220,6 +222,7 @@ impl ExecCtx<'_> {
             call_id: call.id.clone(),
             tool: call.name.clone(),
             arguments: args.clone(),
+            origin: self.origin.clone(),
         };
         tokio::select! {
             biased;

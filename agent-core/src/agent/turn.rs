@@ -20,6 +20,7 @@ use super::run::{Outcome, OutcomeStatus, RunState};
 use super::tools_exec::{ExecCtx, Stop, not_run};
 use super::{AgentInner, SessionState};
 use crate::event::EventKind;
+use crate::gate::TurnOrigin;
 use crate::message::{Message, ToolCall};
 use crate::provider::{ModelRequest, ModelResponse, ProviderError, ResponseAssembler, StreamEvent};
 use crate::session::SessionId;
@@ -34,10 +35,25 @@ const INTERRUPTED: &str = "interrupted: the turn ended before this call finished
 
 /// What starts a turn.
 pub(crate) enum TurnInput {
-    /// A new user message.
-    User(Message),
-    /// The answer to the pending clarification question (already checked).
+    /// A new user message, from the person or another tab.
+    User { message: Message, origin: TurnOrigin },
+    /// The answer to the pending clarification question (already checked). The turn keeps
+    /// the origin of the turn that asked.
     Answer { clarification_id: String, answer: String },
+}
+
+impl TurnInput {
+    /// Who the turn acts for: for an answer, whoever started the parked turn.
+    fn origin(&self, state: &SessionState) -> TurnOrigin {
+        match self {
+            TurnInput::User { origin, .. } => origin.clone(),
+            TurnInput::Answer { clarification_id, .. } => state
+                .pending_clarification()
+                .filter(|q| &q.id == clarification_id)
+                .map(|q| q.origin)
+                .unwrap_or_default(),
+        }
+    }
 }
 
 /// A turn's place in its session's queue, taken when the turn is requested, so turns of one
@@ -66,13 +82,18 @@ pub(crate) async fn run_turn(
     cancel: CancellationToken,
     emitter: Emitter,
 ) -> Outcome {
-    emitter.emit(EventKind::RunStarted { run_id });
+    let origin = input.origin(&state);
+    emitter.emit(EventKind::RunStarted {
+        run_id,
+        origin: origin.clone(),
+    });
     let turn = Turn {
         agent: &agent,
         state: &state,
         session: &state.id,
         cancel: &cancel,
         emitter: &emitter,
+        origin: &origin,
     };
     let outcome = turn.drive(slot, input).await;
     finish(&emitter, outcome)
@@ -115,6 +136,8 @@ struct Turn<'a> {
     session: &'a SessionId,
     cancel: &'a CancellationToken,
     emitter: &'a Emitter,
+    /// Who started the turn; every gate request says so.
+    origin: &'a TurnOrigin,
 }
 
 /// Why a model call did not produce a response.
@@ -171,7 +194,7 @@ impl Turn<'_> {
             return store_failed(outcome, e);
         }
         let started = match input {
-            TurnInput::User(message) => self.start_with_message(history, message).await,
+            TurnInput::User { message, .. } => self.start_with_message(history, message).await,
             TurnInput::Answer {
                 clarification_id,
                 answer,
@@ -234,6 +257,7 @@ impl Turn<'_> {
                 session: self.session,
                 cancel: self.cancel,
                 emitter: self.emitter,
+                origin: self.origin,
             };
             if iteration >= config.max_iterations {
                 let results = not_run(&exec, &calls, "the iteration cap was reached").await;
@@ -360,7 +384,10 @@ impl Turn<'_> {
         let store = self.agent.store.as_ref();
         let ttl = self.agent.config.clarification_ttl;
         let question = match Clarification::from_call(&call.id, args, now_millis(), ttl) {
-            Ok(q) => q,
+            Ok(q) => Clarification {
+                origin: self.origin.clone(),
+                ..q
+            },
             Err(message) => {
                 let result = Message::tool_result(&call.id, &call.name, message, true);
                 history.push(store, self.session, vec![result]).await?;

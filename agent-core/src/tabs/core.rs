@@ -9,6 +9,7 @@ use std::sync::{Arc, RwLock};
 use futures::StreamExt;
 use tokio::runtime::Handle;
 use tokio::sync::{broadcast, watch};
+use tokio_util::sync::CancellationToken;
 
 use super::handles::{HandleIndex, Resolution};
 use super::store::{QueuedMessage, TabRecord, TabStore};
@@ -25,6 +26,8 @@ pub(crate) struct HubInner {
     pub(super) store: Arc<dyn Store>,
     pub(super) tab_store: Arc<dyn TabStore>,
     pub(super) budget: u32,
+    /// Messages from other tabs' agents a tab's queue holds at most.
+    pub(super) max_held: usize,
     pub(super) default_permissions: TabPermissions,
     pub(super) index: RwLock<HandleIndex>,
     pub(super) slots: RwLock<HashMap<TabId, Arc<Slot>>>,
@@ -217,12 +220,8 @@ impl HubInner {
         Ok(())
     }
 
-    pub(crate) async fn deliver(
-        self: &Arc<Self>,
-        tab: &TabId,
-        message: Message,
-        origin: Origin,
-    ) -> Result<Delivery, TabError> {
+    pub(crate) async fn deliver(self: &Arc<Self>, tab: &TabId, queued: QueuedMessage) -> Result<Delivery, TabError> {
+        let origin = queued.origin;
         let slot = self.slot(tab)?;
         let mut st = slot.state.lock().await;
         if !st.record.open {
@@ -230,8 +229,18 @@ impl HubInner {
         }
         if origin == Origin::Human {
             st.record.auto_wake_budget = self.budget;
+        } else {
+            // Oldest kept, newest refused: a flood from other tabs cannot grow the queue (or
+            // the stored tab record) without bound.
+            let held = st.record.queue.iter().filter(|q| q.origin == Origin::Agent).count();
+            if held >= self.max_held {
+                return Err(TabError::QueueFull {
+                    tab: tab.clone(),
+                    limit: self.max_held,
+                });
+            }
         }
-        st.record.queue.push(QueuedMessage::new(message, origin));
+        st.record.queue.push(queued);
         let mut run = None;
         let status = if st.state == TabState::Running {
             self.queued_event(&st, origin);
@@ -331,8 +340,9 @@ impl HubInner {
         let Some(live) = &st.live else {
             return Err(TabError::NotFound(slot.id.clone()));
         };
-        let batch = std::mem::take(&mut st.record.queue);
-        let run = Arc::new(live.session.send_message(combine(batch)));
+        let batch = next_batch(&mut st.record.queue);
+        let origin = batch.first().map(QueuedMessage::turn_origin).unwrap_or_default();
+        let run = Arc::new(live.session.send_from(combine(batch), origin, CancellationToken::new()));
         self.track_run(slot, st, run.clone(), turn_start_seq);
         Ok(run)
     }
@@ -478,8 +488,26 @@ async fn watch_run(inner: Arc<HubInner>, slot: Arc<Slot>, run: Arc<Run>, mut eve
     inner.turn_ended(&slot, &run, outcome).await;
 }
 
-/// One user message from a batch of queued messages: a single message as it is; several
-/// joined with blank lines, oldest first.
+/// Takes the messages of the next turn off the queue: every message from the person if there
+/// is one, otherwise every message from the sender of the oldest one. One turn never mixes
+/// senders, so another tab's text is never merged into the person's message and every turn
+/// has one origin; the rest stays queued for the turns after it.
+fn next_batch(queue: &mut Vec<QueuedMessage>) -> Vec<QueuedMessage> {
+    let human = queue.iter().any(|q| q.origin == Origin::Human);
+    let sender = queue.first().and_then(|q| q.from_tab.clone());
+    let (batch, rest): (Vec<_>, Vec<_>) = std::mem::take(queue).into_iter().partition(|q| {
+        if human {
+            q.origin == Origin::Human
+        } else {
+            q.origin == Origin::Agent && q.from_tab == sender
+        }
+    });
+    *queue = rest;
+    batch
+}
+
+/// One user message from a batch of queued messages of one sender: a single message as it
+/// is; several joined with blank lines, oldest first.
 fn combine(batch: Vec<QueuedMessage>) -> Message {
     let mut messages: Vec<Message> = batch.into_iter().map(|q| q.message).collect();
     if messages.len() == 1

@@ -10,7 +10,7 @@ use super::core::{HubInner, Slot, read, write};
 use super::handles::{HandleIndex, Resolution};
 use super::store::{MemoryTabStore, QueuedMessage, TabRecord, TabStore};
 use super::types::{AgentFactory, Delivery, TabError, TabEvent, TabEventKind, TabInfo, TabSnapshot};
-use super::{DEFAULT_AUTO_WAKE_BUDGET, Origin, TabId, TabPermissions, TabState};
+use super::{DEFAULT_AUTO_WAKE_BUDGET, DEFAULT_MAX_HELD_MESSAGES, Origin, TabId, TabPermissions, TabState};
 use crate::agent::{AgentBuilder, Run, Session};
 use crate::message::Message;
 use crate::session::SessionId;
@@ -22,6 +22,7 @@ pub struct TabHubBuilder {
     store: Option<Arc<dyn Store>>,
     tab_store: Option<Arc<dyn TabStore>>,
     auto_wake_budget: u32,
+    max_held_messages: usize,
     default_permissions: TabPermissions,
     event_buffer: usize,
 }
@@ -33,6 +34,7 @@ impl Default for TabHubBuilder {
             store: None,
             tab_store: None,
             auto_wake_budget: DEFAULT_AUTO_WAKE_BUDGET,
+            max_held_messages: DEFAULT_MAX_HELD_MESSAGES,
             default_permissions: TabPermissions::default(),
             event_buffer: 1024,
         }
@@ -65,6 +67,14 @@ impl TabHubBuilder {
         self
     }
 
+    /// Messages from other tabs' agents one tab's queue may hold (default 32). Past it a new
+    /// one is refused ([`TabError::QueueFull`]; `send_to_tab` tells the sending model) and the
+    /// older ones are kept. Messages from the person are never refused.
+    pub fn max_held_messages(mut self, limit: usize) -> Self {
+        self.max_held_messages = limit.max(1);
+        self
+    }
+
     /// The permissions new tabs get (default: none).
     pub fn default_permissions(mut self, permissions: TabPermissions) -> Self {
         self.default_permissions = permissions;
@@ -88,6 +98,7 @@ impl TabHubBuilder {
             store: self.store.unwrap_or_else(|| Arc::new(MemoryStore::new())),
             tab_store: self.tab_store.unwrap_or_else(|| Arc::new(MemoryTabStore::new())),
             budget: self.auto_wake_budget,
+            max_held: self.max_held_messages,
             default_permissions: self.default_permissions,
             index: RwLock::new(HandleIndex::new()),
             slots: RwLock::new(HashMap::new()),
@@ -219,7 +230,24 @@ impl TabHub {
         message: impl Into<DeliveredMessage>,
         origin: Origin,
     ) -> Result<Delivery, TabError> {
-        self.inner.deliver(tab, message.into().0, origin).await
+        self.inner
+            .deliver(tab, QueuedMessage::new(message.into().0, origin))
+            .await
+    }
+
+    /// Delivers a message written by the agent of tab `sender` (what `send_to_tab` does): as
+    /// [`TabHub::deliver`] with [`Origin::Agent`], and the turn it starts names `sender` as its
+    /// origin in its `run_started` event and in every gate request.
+    pub async fn deliver_from_tab(
+        &self,
+        tab: &TabId,
+        message: impl Into<DeliveredMessage>,
+        sender: &TabId,
+    ) -> Result<Delivery, TabError> {
+        let handle = self.inner.handle(sender);
+        self.inner
+            .deliver(tab, QueuedMessage::from_tab(message.into().0, sender.clone(), handle))
+            .await
     }
 
     /// Resolves a handle or any prefix of a tab id against the open tabs.

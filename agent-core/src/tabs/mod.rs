@@ -78,6 +78,9 @@ pub use types::{AgentFactory, Delivery, TabError, TabEvent, TabEventKind, TabInf
 /// The auto-wake budget a tab starts with and a human delivery refills (DESIGN.md section 4).
 pub const DEFAULT_AUTO_WAKE_BUDGET: u32 = 6;
 
+/// Messages from other tabs' agents one tab holds at most by default.
+pub const DEFAULT_MAX_HELD_MESSAGES: usize = 32;
+
 /// A tab's id: a lowercase UUID. Cheap to clone. Its handle is derived from it (see
 /// [`HandleIndex`]).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

@@ -7,6 +7,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use super::{Origin, TabId, TabPermissions};
+use crate::gate::TurnOrigin;
 use crate::message::Message;
 use crate::session::SessionId;
 use crate::store::{StoreError, now_millis};
@@ -18,6 +19,12 @@ pub struct QueuedMessage {
     pub message: Message,
     /// Who sent it.
     pub origin: Origin,
+    /// The sending tab, for a message from another tab's agent, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_tab: Option<TabId>,
+    /// The sending tab's handle when it sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_handle: Option<String>,
     /// When it was queued (ms since the epoch).
     pub queued_at_ms: i64,
 }
@@ -28,7 +35,29 @@ impl QueuedMessage {
         QueuedMessage {
             message,
             origin,
+            from_tab: None,
+            from_handle: None,
             queued_at_ms: now_millis(),
+        }
+    }
+
+    /// A message from another tab's agent, queued now.
+    pub fn from_tab(message: Message, sender: TabId, handle: Option<String>) -> Self {
+        QueuedMessage {
+            from_tab: Some(sender),
+            from_handle: handle,
+            ..QueuedMessage::new(message, Origin::Agent)
+        }
+    }
+
+    /// Who the turn that reads this message acts for.
+    pub fn turn_origin(&self) -> TurnOrigin {
+        match self.origin {
+            Origin::Human => TurnOrigin::Person,
+            Origin::Agent => TurnOrigin::Tab {
+                tab_id: self.from_tab.as_ref().map(ToString::to_string),
+                handle: self.from_handle.clone(),
+            },
         }
     }
 }

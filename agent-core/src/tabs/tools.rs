@@ -6,10 +6,12 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::core::HubInner;
+use super::store::QueuedMessage;
 use super::types::TabError;
-use super::{DeliveryStatus, Origin, TabId, TabPermissions, TabState};
+use super::{DeliveryStatus, TabId, TabPermissions, TabState};
 use crate::message::Message;
-use crate::tool::{Tool, ToolContext, ToolError, tool_fn};
+use crate::tool::{Tool, ToolContext, ToolError, ToolOutput, tool_fn};
+use crate::untrusted::{Provenance, wrap_untrusted};
 
 /// The name of the tool that messages another tab.
 pub const SEND_TO_TAB: &str = "send_to_tab";
@@ -107,9 +109,20 @@ async fn send_to_tab(hub: Weak<HubInner>, tab: TabId, args: SendArgs) -> Result<
             "tab {handle} is this tab itself; send_to_tab delivers to other tabs"
         )));
     }
-    let text = format!("[message from tab {own}]\n\n{}", args.message);
-    let delivery = match hub.deliver(&target, Message::user(text), Origin::Agent).await {
+    // The receiving model reads another agent's words as data: that agent may be repeating a
+    // page it read, and the message carries none of the person's authority.
+    let text = format!(
+        "[message from tab {own}: written by that tab's agent, not by your person]\n{}",
+        wrap_untrusted(&Provenance::tab(&own), &args.message)
+    );
+    let queued = QueuedMessage::from_tab(Message::user(text), tab.clone(), Some(own));
+    let delivery = match hub.deliver(&target, queued).await {
         Ok(d) => d,
+        Err(TabError::QueueFull { limit, .. }) => {
+            return Err(ToolError::model(format!(
+                "REFUSED: tab {handle} already holds {limit} messages from other tabs, the most it keeps; this message was not delivered. Wait until a person messages that tab before sending more."
+            )));
+        }
         Err(TabError::Closed(_) | TabError::NotFound(_)) => {
             return Err(ToolError::model(format!(
                 "tab {handle} closed before the message arrived"
@@ -133,7 +146,7 @@ async fn send_to_tab(hub: Weak<HubInner>, tab: TabId, args: SendArgs) -> Result<
     })
 }
 
-async fn read_tab(hub: Weak<HubInner>, tab: TabId, args: ReadArgs) -> Result<String, ToolError> {
+async fn read_tab(hub: Weak<HubInner>, tab: TabId, args: ReadArgs) -> Result<ToolOutput, ToolError> {
     let hub = upgrade(&hub)?;
     if !hub.permissions(&tab).read_tab {
         return Err(ToolError::model(
@@ -147,7 +160,8 @@ async fn read_tab(hub: Weak<HubInner>, tab: TabId, args: ReadArgs) -> Result<Str
         .map_err(|e| ToolError::model(format!("could not read tab {handle}: {e}")))?;
     let status = snapshot.state.as_str();
     let running = snapshot.state == TabState::Running;
-    Ok(match snapshot.last_response {
+    let provenance = Provenance::tab(&handle);
+    let text = match snapshot.last_response {
         Some(text) => {
             let mut out = format!("<tab_response tab={handle} status={status}>\n{text}\n</tab_response>");
             if running {
@@ -159,5 +173,7 @@ async fn read_tab(hub: Weak<HubInner>, tab: TabId, args: ReadArgs) -> Result<Str
         }
         None if running => format!("Tab {handle} (status: running) has no completed turn yet."),
         None => format!("Tab {handle} (status: {status}) has no assistant responses yet."),
-    })
+    };
+    // Another agent's answer may repeat what a hostile page told it: the loop wraps it.
+    Ok(ToolOutput::text(text).with_provenance(provenance))
 }

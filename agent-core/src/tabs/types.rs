@@ -40,6 +40,17 @@ pub enum TabError {
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The tab already holds the most messages from other tabs' agents it may; this one was
+    /// not queued (the older ones are kept).
+    #[error(
+        "tab {tab} already holds {limit} messages from other tabs' agents; this one was not queued (raise TabHubBuilder::max_held_messages to hold more)"
+    )]
+    QueueFull {
+        /// The target tab.
+        tab: TabId,
+        /// The limit.
+        limit: usize,
+    },
     /// A clarification answer was refused (not pending, expired, or the wrong kind of answer).
     #[error(transparent)]
     Clarification(#[from] ClarificationError),

@@ -174,3 +174,21 @@ pub fn blocking_echo(req: &ModelRequest) -> ScriptStep {
         ScriptStep::Reply(ScriptedReply::text(format!("got: {text}")))
     }
 }
+
+/// The label and body of the one untrusted-content wrapper in `text`, checking that its
+/// closing marker carries the opening marker's nonce.
+#[allow(dead_code)]
+pub fn unwrap_untrusted(text: &str) -> (String, String) {
+    let label_start = text.find("[untrusted data from ").expect("no wrapper label") + "[untrusted data from ".len();
+    let label_end = text[label_start..].find(": the text between").unwrap() + label_start;
+    let open = text.find("<untrusted-content nonce=\"").expect("no opening marker");
+    let nonce = &text[open + 26..open + 42];
+    let body_start = open + 26 + 16 + 3;
+    let close = format!("\n</untrusted-content nonce=\"{nonce}\">");
+    let body_end = text.find(&close).expect("no closing marker with the same nonce");
+    assert_eq!(text.matches("<untrusted-content").count(), 1, "{text}");
+    (
+        text[label_start..label_end].to_owned(),
+        text[body_start..body_end].to_owned(),
+    )
+}
