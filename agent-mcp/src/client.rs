@@ -5,6 +5,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex as StdMutex, Weak};
 use std::time::Duration;
 
+use agent_core::untrusted::{Provenance, one_line, wrap_untrusted};
 use agent_core::{Tool, ToolContext, ToolError, ToolOutput, ToolSet, ToolSetError, ToolSpec};
 use async_trait::async_trait;
 use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
@@ -21,6 +22,7 @@ use tokio::time::Instant;
 use crate::config::{McpServerConfig, Transport};
 use crate::content;
 use crate::error::McpError;
+use crate::listing::{self, MAX_INSTRUCTIONS_CHARS};
 use crate::names;
 
 /// Bytes of a stdio server's stderr kept for error messages.
@@ -263,11 +265,15 @@ impl McpClient {
     pub async fn server_info(&self) -> Option<ServerInfo> {
         let state = self.inner.state.lock().await;
         let info = state.current.as_ref()?.service.peer().peer_info()?;
+        // All of it is the server's own text: bounded, since hosts show it or prompt with it.
         Some(ServerInfo {
-            name: info.server_info.as_ref().map(|i| i.name.clone()),
-            version: info.server_info.as_ref().map(|i| i.version.clone()),
-            protocol_version: info.protocol_version.to_string(),
-            instructions: info.instructions.clone(),
+            name: info.server_info.as_ref().map(|i| one_line(&i.name, 200)),
+            version: info.server_info.as_ref().map(|i| one_line(&i.version, 200)),
+            protocol_version: one_line(&info.protocol_version.to_string(), 200),
+            instructions: info
+                .instructions
+                .as_deref()
+                .map(|text| listing::bounded_text(text, MAX_INSTRUCTIONS_CHARS)),
         })
     }
 
@@ -382,7 +388,12 @@ impl Inner {
             message: if tail.is_empty() {
                 e.to_string()
             } else {
-                format!("{e}; the server's stderr ends with: {tail}")
+                // The server wrote it, and it reaches the model when a reconnect fails.
+                let stderr = Provenance::new(format!("stderr of MCP server {:?}", self.alias()));
+                format!(
+                    "{e}; the server's stderr ends with:\n{}",
+                    wrap_untrusted(&stderr, &tail)
+                )
             },
         };
         match &self.config.transport {
@@ -492,15 +503,7 @@ impl Inner {
     }
 
     async fn refresh_on(&self, conn: &Connection) -> Result<(), McpError> {
-        let tools = conn
-            .service
-            .peer()
-            .list_all_tools()
-            .await
-            .map_err(|e| McpError::Request {
-                alias: self.alias().to_owned(),
-                message: format!("tools/list failed: {e}"),
-            })?;
+        let tools = listing::list_tools(conn.service.peer(), self.alias(), self.config.request_timeout).await?;
         self.install(tools);
         Ok(())
     }
@@ -509,34 +512,23 @@ impl Inner {
         let remote: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
         let assigned = names::assign(self.alias(), &remote);
         let mut catalog = Vec::with_capacity(tools.len());
+        let mut seen = std::collections::HashSet::new();
         for tool in tools {
             let Some(name) = assigned.get(tool.name.as_ref()) else {
                 continue;
             };
-            let mut parameters = serde_json::Value::Object((*tool.input_schema).clone());
-            if let Some(obj) = parameters.as_object_mut()
-                && !obj.contains_key("type")
-            {
-                obj.insert("type".into(), "object".into());
-            }
-            // A schema the validator cannot compile would make the whole tool set fail to
-            // register: leave that one tool out and say so.
-            if let Err(e) = jsonschema::validator_for(&parameters) {
-                tracing::warn!(alias = %self.alias(), tool = %tool.name, error = %e, "skipping an MCP tool with an invalid inputSchema");
+            // A name listed twice would register twice and fail the host's whole tool set.
+            if !seen.insert(tool.name.clone()) {
+                tracing::warn!(alias = %self.alias(), tool = %one_line(&tool.name, 80), "skipping an MCP tool listed twice");
                 continue;
             }
-            let read_only = tool.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true);
-            let free = self.config.trust_read_only_hints && read_only;
-            let description = tool
-                .description
-                .as_deref()
-                .map(str::to_owned)
-                .or_else(|| tool.title.clone())
-                .unwrap_or_default();
-            let spec = ToolSpec::new(name.clone(), description, parameters)
-                .gated(!free)
-                .parallel_safe(free)
-                .timeout(self.config.call_timeout);
+            let spec = match listing::spec_for(&tool, name.clone(), &self.config) {
+                Ok(spec) => spec,
+                Err(why) => {
+                    tracing::warn!(alias = %self.alias(), tool = %one_line(&tool.name, 80), "skipping an MCP tool: {why}");
+                    continue;
+                }
+            };
             catalog.push(RemoteTool {
                 remote: tool.name.to_string(),
                 spec,
@@ -565,6 +557,9 @@ impl Inner {
     }
 
     async fn call(self: &Arc<Self>, remote: &str, args: serde_json::Value) -> Result<ToolOutput, ToolError> {
+        let source = Provenance::mcp_server(self.alias(), remote);
+        // The server chose the name: one line in messages.
+        let shown = one_line(remote, 128);
         let arguments = match args {
             serde_json::Value::Object(map) => map,
             serde_json::Value::Null => serde_json::Map::new(),
@@ -577,12 +572,12 @@ impl Inner {
         let conn = self.connection().await?;
         let request = CallToolRequestParams::new(remote.to_owned()).with_arguments(arguments);
         match conn.service.peer().call_tool(request).await {
-            Ok(result) => content::from_mcp(result, &self.config.caps),
+            Ok(result) => content::from_mcp(result, &self.config.caps, &source),
             Err(ServiceError::McpError(e)) => Err(ToolError::model(format!(
-                "MCP server {:?} refused the call to {remote}: {} (code {})",
+                "MCP server {:?} refused the call to {shown} (code {}):\n{}",
                 self.alias(),
-                e.message,
-                e.code.0
+                e.code.0,
+                content::wrap_error_text(&source, &e.message)
             ))),
             Err(e @ (ServiceError::TransportClosed | ServiceError::TransportSend(_))) => {
                 // Let the reader see the server's last words before reporting.
@@ -596,23 +591,24 @@ impl Inner {
                     Transport::Http { .. } => "disconnected",
                 };
                 let mut message = format!(
-                    "MCP server {:?} {what} during the call to {remote} ({}); the call may not have finished. \
+                    "MCP server {:?} {what} during the call to {shown} ({}); the call may not have finished. \
                      The server will be restarted or reconnected on the next call",
                     self.alias(),
                     root_cause(&e)
                 );
                 if !tail.is_empty() {
-                    message.push_str(&format!(". Its stderr ends with: {tail}"));
+                    let stderr = Provenance::new(format!("stderr of MCP server {:?}", self.alias()));
+                    message.push_str(&format!(". Its stderr ends with:\n{}", wrap_untrusted(&stderr, &tail)));
                 }
                 Err(ToolError::retryable(message))
             }
             Err(ServiceError::Timeout { timeout }) => Err(ToolError::retryable(format!(
-                "MCP server {:?} did not answer {remote} within {} ms",
+                "MCP server {:?} did not answer {shown} within {} ms",
                 self.alias(),
                 timeout.as_millis()
             ))),
             Err(e) => Err(ToolError::model(format!(
-                "calling {remote} on MCP server {:?} failed: {e}",
+                "calling {shown} on MCP server {:?} failed: {e}",
                 self.alias()
             ))),
         }

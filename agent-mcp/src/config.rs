@@ -68,8 +68,12 @@ pub struct McpServerConfig {
     /// Longest a tool call may take (default 60 s). On expiry the call is cancelled on the
     /// server too (MCP's `notifications/cancelled`).
     pub call_timeout: Duration,
-    /// Longest the start and handshake may take (default 30 s).
+    /// Longest the start and handshake (`initialize`) may take (default 30 s).
     pub connect_timeout: Duration,
+    /// Longest a `tools/list`, all its pages together, may take (default 30 s): at connect,
+    /// after `tools/list_changed` and after a reconnect. A server that never answers makes
+    /// [`crate::McpClient::connect`] fail after `connect_timeout` plus at most this.
+    pub request_timeout: Duration,
     /// Whether a tool the server marks `readOnlyHint: true` may run without asking the gate
     /// (default `false`: every remote tool is gated). MCP calls annotations hints from a
     /// server that may not be trusted; turn this on only for servers you trust.
@@ -94,6 +98,7 @@ impl McpServerConfig {
             transport,
             call_timeout: Duration::from_secs(60),
             connect_timeout: Duration::from_secs(30),
+            request_timeout: Duration::from_secs(30),
             trust_read_only_hints: false,
             caps: OutputCaps::default(),
             backoff_initial: Duration::from_millis(500),
@@ -192,6 +197,12 @@ impl McpServerConfig {
         self
     }
 
+    /// Sets the timeout of `tools/list` (all pages together).
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = timeout;
+        self
+    }
+
     /// Lets tools the server marks read-only run without the gate.
     pub fn trust_read_only_hints(mut self, trust: bool) -> Self {
         self.trust_read_only_hints = trust;
@@ -221,7 +232,8 @@ impl McpServerConfig {
     /// `{"command": "npx", "args": [...], "env": {...}, "cwd": "..."}` for stdio, or
     /// `{"url": "http://...", "headers": {...}}` (also `"type": "http"` or `"streamable-http"`,
     /// and AgentSphere's `serverUrl`/`serverType`) for streamable HTTP. Optional extras:
-    /// `callTimeoutMs`, `trustReadOnlyHints`, `roots`, `inheritEnv`. The deprecated SSE transport is refused.
+    /// `callTimeoutMs`, `connectTimeoutMs`, `requestTimeoutMs`, `trustReadOnlyHints`, `roots`,
+    /// `inheritEnv`. The deprecated SSE transport is refused.
     ///
     /// ```
     /// let config = agent_mcp::McpServerConfig::from_json(
@@ -306,6 +318,12 @@ impl McpServerConfig {
         if let Some(ms) = obj.get("callTimeoutMs").and_then(Value::as_u64) {
             config = config.call_timeout(Duration::from_millis(ms));
         }
+        if let Some(ms) = obj.get("connectTimeoutMs").and_then(Value::as_u64) {
+            config = config.connect_timeout(Duration::from_millis(ms));
+        }
+        if let Some(ms) = obj.get("requestTimeoutMs").and_then(Value::as_u64) {
+            config = config.request_timeout(Duration::from_millis(ms));
+        }
         if let Some(trust) = obj.get("trustReadOnlyHints").and_then(Value::as_bool) {
             config = config.trust_read_only_hints(trust);
         }
@@ -369,7 +387,8 @@ mod tests {
         let doc = json!({"mcpServers": {
             "files": {"command": "npx", "args": ["-y", "server-fs", "/data"], "env": {"A": "1"}, "cwd": "/tmp"},
             "jira": {"type": "streamable-http", "url": "http://127.0.0.1:3100/mcp",
-                     "headers": {"Authorization": "Bearer t"}, "callTimeoutMs": 5000, "trustReadOnlyHints": true},
+                     "headers": {"Authorization": "Bearer t"}, "callTimeoutMs": 5000, "trustReadOnlyHints": true,
+                     "connectTimeoutMs": 2000, "requestTimeoutMs": 1500},
             "sphere": {"serverUrl": "http://127.0.0.1:3200/mcp", "serverType": "streamable-http"}
         }});
         let servers = servers_from_json(&doc).unwrap();
@@ -387,6 +406,9 @@ mod tests {
         );
         let jira = servers.iter().find(|s| s.alias == "jira").unwrap();
         assert_eq!(jira.call_timeout, Duration::from_secs(5));
+        assert_eq!(jira.connect_timeout, Duration::from_secs(2));
+        assert_eq!(jira.request_timeout, Duration::from_millis(1500));
+        assert_eq!(files.request_timeout, Duration::from_secs(30), "the default");
         assert!(jira.trust_read_only_hints);
         assert_eq!(
             jira.transport,

@@ -1,5 +1,6 @@
 //! Mapping tool results between MCP's `CallToolResult` and agent-core's `ToolOutput`.
 
+use agent_core::untrusted::{Provenance, wrap_untrusted};
 use agent_core::{ContentPart, ImageSource, ToolError, ToolOutput};
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 
@@ -23,9 +24,15 @@ impl Default for OutputCaps {
     }
 }
 
-/// Turns an MCP tool result into the agent's tool output. A result flagged `isError` becomes
-/// [`ToolError::ForModel`] with the server's text, so the model sees what went wrong.
-pub fn from_mcp(result: CallToolResult, caps: &OutputCaps) -> Result<ToolOutput, ToolError> {
+/// Characters kept of an error text a server sends (a result flagged `isError`, or a JSON-RPC
+/// error's message).
+pub const MAX_ERROR_CHARS: usize = 8_000;
+
+/// Turns an MCP tool result into the agent's tool output, marked as untrusted data from
+/// `source` (the loop wraps it for the model). A result flagged `isError` becomes
+/// [`ToolError::ForModel`] with the server's text, wrapped here (errors carry no provenance),
+/// so the model sees what went wrong and where the text came from.
+pub fn from_mcp(result: CallToolResult, caps: &OutputCaps, source: &Provenance) -> Result<ToolOutput, ToolError> {
     let mut parts = Vec::new();
     let mut text_left = caps.max_text_chars;
     let mut truncated = false;
@@ -121,9 +128,14 @@ pub fn from_mcp(result: CallToolResult, caps: &OutputCaps) -> Result<ToolOutput,
             }
         }
         if message.is_empty() {
-            message = "the MCP tool reported an error without a message".to_owned();
+            return Err(ToolError::model(format!(
+                "{source} reported an error without a message"
+            )));
         }
-        return Err(ToolError::model(message));
+        return Err(ToolError::model(format!(
+            "{source} reported an error:\n{}",
+            wrap_error_text(source, &message)
+        )));
     }
     let structured = result.structured_content.filter(|v| !v.is_null());
     if parts.is_empty()
@@ -135,8 +147,24 @@ pub fn from_mcp(result: CallToolResult, caps: &OutputCaps) -> Result<ToolOutput,
         content: parts,
         structured,
         truncated,
-        provenance: None,
+        provenance: Some(source.clone()),
     })
+}
+
+/// A server's error text for the model: at most [`MAX_ERROR_CHARS`] characters, between
+/// untrusted-content markers naming `source`.
+pub(crate) fn wrap_error_text(source: &Provenance, text: &str) -> String {
+    match text.char_indices().nth(MAX_ERROR_CHARS) {
+        None => wrap_untrusted(source, text),
+        Some((end, _)) => wrap_untrusted(
+            source,
+            &format!(
+                "{}\n[cut: the error text had {} characters]",
+                &text[..end],
+                text.chars().count()
+            ),
+        ),
+    }
 }
 
 /// Turns the agent's tool output into an MCP tool result. Structured output is sent as
@@ -176,6 +204,10 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn source() -> Provenance {
+        Provenance::mcp_server("srv", "t")
+    }
+
     #[test]
     fn text_image_and_structured_map_over() {
         let mut result = CallToolResult::success(vec![
@@ -183,7 +215,8 @@ mod tests {
             ContentBlock::image("aGk=", "image/png"),
         ]);
         result.structured_content = Some(json!({"a": 1}));
-        let out = from_mcp(result, &OutputCaps::default()).unwrap();
+        let out = from_mcp(result, &OutputCaps::default(), &source()).unwrap();
+        assert_eq!(out.provenance, Some(source()));
         assert_eq!(out.content[0], ContentPart::text("hello"));
         assert_eq!(
             out.content[1],
@@ -198,11 +231,27 @@ mod tests {
 
     #[test]
     fn error_results_become_model_errors() {
-        let err = from_mcp(error_result("boom"), &OutputCaps::default()).unwrap_err();
+        let err = from_mcp(error_result("boom"), &OutputCaps::default(), &source()).unwrap_err();
         match err {
-            ToolError::ForModel { message, .. } => assert_eq!(message, "boom"),
+            ToolError::ForModel { message, .. } => {
+                assert!(
+                    message.starts_with(
+                        "MCP server \"srv\" tool t reported an error:\n[untrusted data from MCP server \"srv\" tool t:"
+                    ),
+                    "{message}"
+                );
+                assert!(message.contains("\nboom\n</untrusted-content nonce="), "{message}");
+            }
             other => panic!("unexpected {other:?}"),
         }
+        let long = "e".repeat(MAX_ERROR_CHARS + 10);
+        let err = from_mcp(error_result(long), &OutputCaps::default(), &source()).unwrap_err();
+        let message = err.to_string();
+        assert!(message.contains(&format!(
+            "[cut: the error text had {} characters]",
+            MAX_ERROR_CHARS + 10
+        )));
+        assert!(message.len() < MAX_ERROR_CHARS + 400, "{}", message.len());
     }
 
     #[test]
@@ -215,7 +264,7 @@ mod tests {
             ContentBlock::text("0123456789"),
             ContentBlock::image("aGVsbG8=", "image/png"),
         ]);
-        let out = from_mcp(result, &caps).unwrap();
+        let out = from_mcp(result, &caps, &source()).unwrap();
         assert!(out.truncated);
         assert!(out.content[0].as_text().unwrap().starts_with("01234\n[truncated"));
         assert!(out.content.iter().all(|p| p.as_text().is_some()));

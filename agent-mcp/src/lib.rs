@@ -45,14 +45,20 @@ mod client;
 mod config;
 mod content;
 mod error;
+mod http_guard;
+mod listing;
 mod names;
 mod server;
 mod sync;
 
 pub use client::{McpClient, ServerInfo};
 pub use config::{McpServerConfig, SAFE_ENV_VARS, Transport, servers_from_json};
-pub use content::OutputCaps;
+pub use content::{MAX_ERROR_CHARS, OutputCaps};
 pub use error::McpError;
+pub use http_guard::new_bearer_token;
+pub use listing::{
+    MAX_DESCRIPTION_CHARS, MAX_INSTRUCTIONS_CHARS, MAX_LIST_PAGES, MAX_REMOTE_NAME, MAX_SCHEMA_CHARS, MAX_TOOLS,
+};
 pub use names::{MAX_ALIAS, MAX_TOOL_NAME, SEPARATOR, prefixed as prefixed_tool_name};
 pub use server::{HttpServerHandle, MCP_PATH, ToolServer, ToolServerBuilder};
 

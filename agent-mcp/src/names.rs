@@ -60,7 +60,11 @@ fn with_hash(alias: &str, clean: &str, original: &str) -> String {
 pub fn assign(alias: &str, tools: &[String]) -> HashMap<String, String> {
     let mut first: HashMap<String, Vec<&String>> = HashMap::new();
     for tool in tools {
-        first.entry(prefixed(alias, tool)).or_default().push(tool);
+        let originals = first.entry(prefixed(alias, tool)).or_default();
+        // A name listed twice is one tool (the client keeps its first listing), not a collision.
+        if !originals.contains(&tool) {
+            originals.push(tool);
+        }
     }
     let mut out = HashMap::new();
     for (name, originals) in first {
@@ -116,6 +120,8 @@ mod tests {
         assert_eq!(map["c"], "s__c");
         assert_ne!(map["a.b"], map["a_b"]);
         assert!(map.values().all(|n| fits(n)));
+        let twice = assign("s", &["c".to_owned(), "c".to_owned()]);
+        assert_eq!(twice["c"], "s__c");
     }
 
     #[test]

@@ -5,7 +5,9 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_core::{Gate, GateDecision, GateRequest, SessionId, Tool, ToolContext, ToolError, ToolSet, ToolSetError};
+use agent_core::{
+    Gate, GateDecision, GateRequest, SessionId, Tool, ToolContext, ToolError, ToolSet, ToolSetError, TurnOrigin,
+};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult, PaginatedRequestParams,
     ServerCapabilities, ServerConfig,
@@ -19,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::content;
 use crate::error::McpError;
+use crate::http_guard::{self, HttpGuard, Origin};
 
 /// How long a cancelled or timed-out tool may take to notice its token before it is dropped.
 const CANCEL_GRACE: Duration = Duration::from_secs(2);
@@ -67,11 +70,13 @@ struct ServerInner {
     instructions: Option<String>,
     default_timeout: Duration,
     allowed_hosts: Option<Vec<String>>,
+    guard: HttpGuard,
 }
 
 /// Builds a [`ToolServer`].
 pub struct ToolServerBuilder {
     inner: ServerInner,
+    origins: Vec<String>,
 }
 
 impl std::fmt::Debug for ToolServerBuilder {
@@ -130,8 +135,61 @@ impl ToolServerBuilder {
         self
     }
 
-    /// The server.
-    pub fn build(self) -> ToolServer {
+    /// Browser origins (`scheme://host[:port]`, such as `https://app.example.com`) whose pages
+    /// may call the HTTP transport. Requests with another `Origin` header get 403. Requests
+    /// without one (non-browser clients) and pages of the server's own loopback origin
+    /// (`http://127.0.0.1:<port>`, `http://localhost:<port>`, `http://[::1]:<port>`) always
+    /// pass; by default no other origin does. Entries that do not parse are refused by
+    /// [`ToolServerBuilder::try_build`].
+    pub fn allowed_origins<I, S>(mut self, origins: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.origins = origins.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Requires `Authorization: Bearer <token>` on every HTTP request (401 otherwise; compared
+    /// in constant time). [`crate::new_bearer_token`] makes a good one. Without a token, any
+    /// local process can call the served tools over HTTP (still through the gate).
+    pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
+        self.inner.guard.token = Some(token.into());
+        self
+    }
+
+    /// The server, after checking the options: an allowed origin must parse, and a bearer
+    /// token must be non-empty visible ASCII.
+    pub fn try_build(mut self) -> Result<ToolServer, McpError> {
+        for text in &self.origins {
+            let origin = Origin::parse(text).ok_or_else(|| {
+                McpError::Config(format!(
+                    "allowed origin {text:?} is not scheme://host[:port] (http or https)"
+                ))
+            })?;
+            self.inner.guard.allowed_origins.push(origin);
+        }
+        if let Some(token) = &self.inner.guard.token
+            && (token.is_empty() || !token.bytes().all(|b| b.is_ascii_graphic()))
+        {
+            return Err(McpError::Config(
+                "the bearer token must be non-empty visible ASCII".into(),
+            ));
+        }
+        Ok(ToolServer {
+            inner: Arc::new(self.inner),
+        })
+    }
+
+    /// The server. Allowed origins that do not parse are left out (logged), and an unusable
+    /// bearer token refuses every request; [`ToolServerBuilder::try_build`] reports both.
+    pub fn build(mut self) -> ToolServer {
+        for text in std::mem::take(&mut self.origins) {
+            match Origin::parse(&text) {
+                Some(origin) => self.inner.guard.allowed_origins.push(origin),
+                None => tracing::warn!(origin = %text, "ignoring an allowed origin that does not parse"),
+            }
+        }
         ToolServer {
             inner: Arc::new(self.inner),
         }
@@ -150,7 +208,9 @@ impl ToolServer {
                 instructions: None,
                 default_timeout: Duration::from_secs(120),
                 allowed_hosts: None,
+                guard: HttpGuard::default(),
             },
+            origins: Vec::new(),
         }
     }
 
@@ -202,6 +262,9 @@ impl ToolServer {
                         call_id: call_id.clone(),
                         tool: name.to_owned(),
                         arguments: args.clone(),
+                        // No variant names an external MCP client; the host chose to serve
+                        // these tools to it, and its gate decides.
+                        origin: TurnOrigin::default(),
                     };
                     tokio::select! {
                         decision = gate.check(&request) => decision,
@@ -281,7 +344,9 @@ impl ToolServer {
 
     /// An axum router answering MCP's streamable HTTP at [`MCP_PATH`], to mount in a host's own
     /// HTTP server. Only `Host` headers from [`ToolServerBuilder::allowed_hosts`] are accepted
-    /// (loopback names by default: DNS-rebinding protection); `cancel` ends every session.
+    /// (loopback names by default: DNS-rebinding protection), only browser pages from allowed
+    /// origins ([`ToolServerBuilder::allowed_origins`]), and only requests with the bearer
+    /// token when one is set ([`ToolServerBuilder::bearer_token`]); `cancel` ends every session.
     pub fn http_router(&self, cancel: CancellationToken) -> axum::Router {
         let server = self.clone();
         let mut config = StreamableHttpServerConfig::default().with_cancellation_token(cancel);
@@ -293,7 +358,10 @@ impl ToolServer {
             Arc::new(LocalSessionManager::default()),
             config,
         );
-        axum::Router::new().nest_service(MCP_PATH, service)
+        let guard = Arc::new(self.inner.guard.clone());
+        axum::Router::new()
+            .nest_service(MCP_PATH, service)
+            .layer(axum::middleware::from_fn_with_state(guard, http_guard::check))
     }
 
     /// Binds `addr` and serves streamable HTTP at `http://addr/mcp` on a background task.
