@@ -70,7 +70,11 @@ interface EventBase<T extends string> {
 }
 
 /** The turn started. */
-export interface RunStartedEvent extends EventBase<'run_started'> { runId: string }
+export interface RunStartedEvent extends EventBase<'run_started'> {
+  runId: string
+  /** Who started the turn: the person, or another tab's agent. */
+  origin: TurnOrigin
+}
 /** A model call is being made (one per iteration). */
 export interface ModelCallStartedEvent extends EventBase<'model_call_started'> { iteration: number }
 /** A router reported which route served the call. */
@@ -615,12 +619,20 @@ export declare function pageTools(host: BrowserHost, options?: PageToolsOptions)
 // ---------------------------------------------------------------------------------------------
 // The gate
 
+/**
+ * Who started a turn: the person, or another tab's agent (through `send_to_tab`). A turn
+ * another tab started does not carry the person's authority.
+ */
+export type TurnOrigin = { kind: 'person' } | { kind: 'tab'; tabId?: string; handle?: string }
+
 /** A gated tool call waiting for consent. */
 export interface GateRequest {
   sessionId: string
   callId: string
   tool: string
   arguments: Json
+  /** Who started the turn that asks: a gate should say so, or refuse, for another tab. */
+  origin: TurnOrigin
 }
 
 /** The gate's answer: `true`/`'allow'` allows; `false`/`'deny'` denies; or an object with a reason. */
@@ -696,6 +708,8 @@ export interface Clarification {
   options: string[]
   askedAtMs: number
   expiresAtMs: number
+  /** Who started the turn that asked (the resumed turn acts for them too). */
+  origin: TurnOrigin
 }
 
 /** Options of a turn. */

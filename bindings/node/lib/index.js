@@ -480,6 +480,15 @@ class MemoryStore {
 }
 
 /** @param {any} reply */
+/** The gate's view of who started a turn, without absent fields. */
+function turnOrigin(origin) {
+  if (!origin || origin.kind !== 'tab') return { kind: 'person' }
+  const out = { kind: 'tab' }
+  if (origin.tabId != null) out.tabId = origin.tabId
+  if (origin.handle != null) out.handle = origin.handle
+  return out
+}
+
 function gateReply(reply) {
   if (reply === true || reply === 'allow') return { allow: true }
   if (reply === false || reply === 'deny' || reply === undefined || reply === null) return { allow: false }
@@ -537,6 +546,7 @@ function addToolsAndGate(b, tools, gate, controllers, errors, nextId) {
         callId: input.callId,
         tool: input.tool,
         arguments: JSON.parse(input.argumentsJson),
+        origin: turnOrigin(input.origin),
       }
       let answer
       try {

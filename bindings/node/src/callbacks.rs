@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use agent_core::{
     ContentPart, Gate, GateDecision, GateRequest, ImageSource, Tool, ToolContext, ToolError, ToolOutput, ToolSpec,
+    TurnOrigin,
     async_trait,
 };
 use napi::bindgen_prelude::*;
@@ -214,6 +215,36 @@ pub struct GateInput {
     pub tool: String,
     /// The validated arguments, as JSON text.
     pub arguments_json: String,
+    /// Who started the turn.
+    pub origin: GateOrigin,
+}
+
+/// Who started a turn: `person`, or `tab` (another tab's agent) with its id and handle.
+#[napi(object)]
+pub struct GateOrigin {
+    /// `person` or `tab`.
+    pub kind: String,
+    /// The sending tab's id, for `tab`.
+    pub tab_id: Option<String>,
+    /// The sending tab's handle, for `tab`.
+    pub handle: Option<String>,
+}
+
+impl From<&TurnOrigin> for GateOrigin {
+    fn from(origin: &TurnOrigin) -> Self {
+        match origin {
+            TurnOrigin::Person => GateOrigin {
+                kind: "person".into(),
+                tab_id: None,
+                handle: None,
+            },
+            TurnOrigin::Tab { tab_id, handle } => GateOrigin {
+                kind: "tab".into(),
+                tab_id: tab_id.clone(),
+                handle: handle.clone(),
+            },
+        }
+    }
 }
 
 /// What the JS gate wrapper answers.
@@ -239,6 +270,7 @@ impl Gate for JsGate {
             call_id: request.call_id.clone(),
             tool: request.tool.clone(),
             arguments_json: request.arguments.to_string(),
+            origin: (&request.origin).into(),
         };
         match call_either(&self.0, input).await {
             Ok(GateReply { allow: true, .. }) => GateDecision::Allow,

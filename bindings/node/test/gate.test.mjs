@@ -43,6 +43,7 @@ test('the gate sees the request and allows (sync and async answers)', async () =
     assert.equal(requests[0].sessionId, s.id)
     assert.deepEqual(requests[0].arguments, { path: '/tmp/x' })
     assert.equal(typeof requests[0].callId, 'string')
+    assert.deepEqual(requests[0].origin, { kind: 'person' })
   }
 })
 

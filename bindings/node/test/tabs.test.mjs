@@ -40,10 +40,15 @@ test('a tab hub: tabs with handles, deliver starts or queues, send_to_tab betwee
   await hub.waitAllIdle()
   const snap = await hub.read(b)
   // B's agent got A's message, marked with where it came from.
-  assert.match(snap.lastResponse, /^answered: \[message from tab \w+\]/)
-  assert.match(snap.lastResponse, /hello from A$/)
+  assert.match(snap.lastResponse, /^answered: \[message from tab \w+: written by that tab's agent/)
+  assert.match(snap.lastResponse, /<untrusted-content nonce="[0-9a-f]{16}">\nhello from A\n<\/untrusted-content/)
+  assert.match(snap.lastResponse, /hello from A\n<\/untrusted-content nonce="[0-9a-f]{16}">$/)
   await collecting
   assert.ok(events.some((e) => e.tabId === b && e.type === 'agent'))
+  // The turn B ran for A's message says A started it, not the person.
+  const started = (tab) => events.find((e) => e.tabId === tab && e.type === 'agent' && e.event.type === 'run_started')
+  assert.deepEqual(started(a).event.origin, { kind: 'person' })
+  assert.deepEqual(started(b).event.origin, { kind: 'tab', tabId: a, handle: ha })
   const session = await hub.session(b)
   assert.ok((await session.messages()).length >= 2)
   await hub.closeTab(b)

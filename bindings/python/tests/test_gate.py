@@ -44,6 +44,8 @@ async def test_allow(kind):
     (req,) = requests
     assert req.tool == "fs_delete" and req.arguments == {"path": "/tmp/x"}
     assert req.session_id == session.id and req.call_id == events[3].call_id
+    assert req.origin == ac.TurnOrigin("person") and req.origin.is_person
+    assert events[0].type == "run_started"
 
 
 @pytest.mark.parametrize("kind", ["sync", "async"])

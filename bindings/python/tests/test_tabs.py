@@ -94,14 +94,27 @@ async def test_permissions_gate_the_tab_tools():
     await hub.wait_idle(a)  # the hub sees the turn end just after the run does
     await hub.set_permissions(a, ac.TabPermissions(send_to_tab=True))
     assert hub.tab(a)["permissions"] == {"send_to_tab": True, "read_tab": False}
+    events = hub.subscribe()
     d = await hub.deliver(a, f"tell {hub.handle(b)} hi there")
     assert (await d.run).final_text == "Sent it."
     await hub.wait_all_idle()
+
+    async def run_started_in(tab):
+        async for ev in events:
+            if ev["tab_id"] == tab and ev["type"] == "agent" and ev["event"]["type"] == "run_started":
+                return ev["event"]
+
+    # The turn b runs for a's message says a started it, not the person.
+    started_a = await asyncio.wait_for(run_started_in(a), 5)
+    assert started_a["origin"] == {"kind": "person"}
+    started_b = await asyncio.wait_for(run_started_in(b), 5)
+    assert started_b["origin"] == {"kind": "tab", "tab_id": a, "handle": hub.handle(a)}
     snap = await hub.read(b)
     assert snap["last_response"] == "Got your message."
     msgs = await (await hub.session(b)).messages()
     first_user = msgs[0]["message"]["content"][0]["text"]
-    assert first_user.startswith(f"[message from tab {hub.handle(a)}]")
+    assert first_user.startswith(f"[message from tab {hub.handle(a)}: written by that tab's agent")
+    assert "<untrusted-content nonce=" in first_user and "\nhi there\n" in first_user
     assert hub.tab(b)["auto_wake_budget"] == 5  # an agent wake spent one unit
 
 

@@ -35,6 +35,7 @@ __all__ = [
     "Outcome",
     "Usage",
     "GateRequest",
+    "TurnOrigin",
     "Clarification",
     "Allow",
     "Deny",
@@ -170,6 +171,28 @@ class Event(dict):  # type: ignore[type-arg]
         return Outcome._from_dict(o) if o is not None else None
 
 
+@dataclass(frozen=True)
+class TurnOrigin:
+    """Who started a turn: ``kind`` is ``"person"`` or ``"tab"`` (another tab's agent, through
+    ``send_to_tab``; then ``tab_id`` and ``handle`` name it). A turn another tab started does
+    not carry the person's authority: a gate should say so when it asks, or refuse."""
+
+    kind: str = "person"
+    tab_id: Optional[str] = None
+    handle: Optional[str] = None
+
+    @property
+    def is_person(self) -> bool:
+        """Whether the person started the turn."""
+        return self.kind == "person"
+
+    @classmethod
+    def _from_dict(cls, d: Optional[Dict[str, Any]]) -> "TurnOrigin":
+        if not d:
+            return cls()
+        return cls(kind=d.get("kind", "person"), tab_id=d.get("tab_id"), handle=d.get("handle"))
+
+
 @dataclass
 class Clarification:
     """A question the model asked the person (``kind``: ``confirm``, ``choice`` or
@@ -183,6 +206,14 @@ class Clarification:
     options: List[str] = field(default_factory=list)
     asked_at_ms: int = 0
     expires_at_ms: int = 0
+    origin: TurnOrigin = field(default_factory=TurnOrigin)
+    """Who started the turn that asked (the resumed turn acts for them too)."""
+
+    @classmethod
+    def _from_dict(cls, d: Dict[str, Any]) -> "Clarification":
+        d = dict(d)
+        origin = TurnOrigin._from_dict(d.pop("origin", None))
+        return cls(**d, origin=origin)
 
 
 @dataclass
@@ -193,6 +224,14 @@ class GateRequest:
     call_id: str
     tool: str
     arguments: Dict[str, Any]
+    origin: TurnOrigin = field(default_factory=TurnOrigin)
+    """Who started the turn: the person, or another tab's agent."""
+
+    @classmethod
+    def _from_dict(cls, d: Dict[str, Any]) -> "GateRequest":
+        d = dict(d)
+        origin = TurnOrigin._from_dict(d.pop("origin", None))
+        return cls(**d, origin=origin)
 
 
 @dataclass
@@ -232,7 +271,7 @@ def _wrap_gate(gate: GateFn) -> "tuple[Callable[[Dict[str, Any]], Any], bool]":
     if is_async:
 
         async def agate(req: Dict[str, Any]) -> Dict[str, Any]:
-            result = gate(GateRequest(**req))
+            result = gate(GateRequest._from_dict(req))
             if inspect.isawaitable(result):
                 result = await result
             return _decision(result)
@@ -240,7 +279,7 @@ def _wrap_gate(gate: GateFn) -> "tuple[Callable[[Dict[str, Any]], Any], bool]":
         return agate, True
 
     def sgate(req: Dict[str, Any]) -> Dict[str, Any]:
-        return _decision(gate(GateRequest(**req)))
+        return _decision(gate(GateRequest._from_dict(req)))
 
     return sgate, False
 
@@ -347,7 +386,7 @@ class Session:
         """The question a turn of this session is parked on, if any (it survives a restart
         when the agent has a persistent store)."""
         q = self._native.pending_clarification()
-        return Clarification(**q) if q is not None else None
+        return Clarification._from_dict(q) if q is not None else None
 
     def answer_clarification(self, clarification_id: str, answer: str) -> "Run":
         """Answers the pending question; the parked turn continues in the returned run. An
