@@ -11,8 +11,12 @@
 //!   host behaves the same.
 //! - **A CDP host** (feature `cdp`): `CdpHost` drives headless Chromium over the DevTools protocol.
 //!
-//! Gated by default: fs_write, fs_delete, shell_exec, page_navigate, page_click, page_fill,
-//! page_select, tab_open and tab_close. [`with_gated`] changes a tool's gating.
+//! Gated by default: fs_write, fs_delete, shell_exec, page_scrape (it sends a request off the
+//! machine), page_navigate, page_click, page_fill, page_select, tab_open and tab_close.
+//! [`with_gated`] changes a tool's gating.
+//!
+//! Page tools mark their results with the page as provenance, so the loop shows them to the
+//! model between untrusted-content markers (see [`agent_core::untrusted`]).
 
 #[cfg(feature = "cdp")]
 pub mod cdp;
@@ -26,4 +30,9 @@ pub use cdp::{CLOSED_NETWORK_ARGS, CdpConfig, CdpHost};
 pub use fs::{FsPolicy, fs_tools};
 pub use gating::with_gated;
 pub use host::{BrowserHost, HostError, SETTLE_JS, TabInfo, settle_with_script};
-pub use page::{PAGE_JS, PageToolsConfig, page_tools, page_tools_with};
+pub use page::{PAGE_JS, PageToolsConfig, ScrapePolicy, page_tools, page_tools_with};
+
+/// Entry points for the fuzz targets (feature `fuzzing`).
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub use page::fuzzing;

@@ -94,3 +94,90 @@ fn save_the_links_of_this_page_end_to_end() {
         ]
     );
 }
+
+/// A hostile page through the real loop: every result the model receives in this turn, and
+/// every result replayed (compressed) in the next turn, keeps the page's words between markers.
+#[test]
+fn hostile_page_text_stays_inside_markers_now_and_when_replayed() {
+    use agent_core::ScriptStep;
+    use support::{FORGED, HOSTILE, assert_all_inside_markers};
+
+    let _g = exclusive();
+    let p = tools();
+    p.open("/hostile.html");
+    let dir = tempfile::tempdir().unwrap();
+    let calls: Vec<ScriptStep> = vec![
+        ScriptedReply::tool_call("page_read", json!({})).into(),
+        ScriptedReply::tool_call("page_text", json!({"selector": "#intro"})).into(),
+        ScriptedReply::tool_call("page_fill", json!({"selector": "#name", "text": "Ada"})).into(),
+        ScriptedReply::tool_call("page_fill", json!({"selector": "#mirror", "text": "Ada"})).into(),
+        ScriptedReply::tool_call("page_select", json!({"selector": "#pick", "value": "b"})).into(),
+        ScriptedReply::tool_call("page_click", json!({"selector": ".twin"})).into(),
+        ScriptedReply::tool_call("page_click", json!({"selector": "#retitle"})).into(),
+        ScriptedReply::text("Done.").into(),
+        ScriptedReply::text("Nothing more.").into(),
+    ];
+    let provider = Arc::new(ScriptedProvider::new(calls).record_requests());
+    let agent = rt().block_on(async {
+        // Short strings are cut in the compressed form, so every result with a page string
+        // in its structured data is replayed compressed.
+        let config = agent_core::AgentConfig {
+            compression: agent_core::CompressionConfig {
+                max_value_chars: 60,
+                head_chars: 40,
+                tail_chars: 10,
+                ..agent_core::CompressionConfig::default()
+            },
+            ..agent_core::AgentConfig::default()
+        };
+        let mut b = Agent::builder()
+            .provider_arc(provider.clone())
+            .config(config)
+            .gate(AllowAll);
+        for t in page_tools(p.host.clone())
+            .into_iter()
+            .chain(fs_tools(FsPolicy::root(dir.path())))
+        {
+            b = b.tool_arc(t);
+        }
+        b.build().unwrap()
+    });
+    rt().block_on(async {
+        let s = agent.create_session().await.unwrap();
+        assert_eq!(s.send("Look at this page").await.status, OutcomeStatus::Done);
+        assert_eq!(s.send("Anything else?").await.status, OutcomeStatus::Done);
+    });
+    let requests = provider.requests();
+    assert_eq!(requests.len(), 9);
+    let results = |i: usize| -> Vec<String> {
+        requests[i]
+            .messages
+            .iter()
+            .filter(|m| m.role == Role::Tool)
+            .map(|m| m.text())
+            .collect()
+    };
+    // This turn: each result as it arrived (the last request of turn 1 holds all seven).
+    let now = results(7);
+    assert_eq!(now.len(), 7);
+    for r in &now {
+        assert_all_inside_markers(r, HOSTILE);
+    }
+    // The next turn: earlier results are replayed compressed, still wrapped.
+    let replayed = results(8);
+    assert_eq!(replayed.len(), 7);
+    let compressed = replayed.iter().zip(&now).filter(|(r, n)| r != n).count();
+    assert!(
+        compressed >= 3,
+        "earlier results are replayed compressed: {replayed:#?}"
+    );
+    for r in replayed.iter().filter(|r| r.contains(HOSTILE)) {
+        assert_all_inside_markers(r, HOSTILE);
+    }
+    let all = replayed.join("\n");
+    assert!(all.contains(HOSTILE), "the replay quotes the page: {all}");
+    assert!(!all.contains(FORGED));
+    for r in &replayed {
+        assert!(!r.contains(FORGED), "{r}");
+    }
+}

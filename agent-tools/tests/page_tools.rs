@@ -15,8 +15,10 @@ fn read_lists_elements_with_refs_states_and_untrusted_markers() {
     let p = tools();
     p.open("/form.html");
     let out = p.ok("page_read", json!({}));
-    let snap = out.text_content();
+    let snap = support::model_view(&out);
     assert!(snap.contains("<untrusted-content nonce=\""), "{snap}");
+    let source = out.provenance.as_ref().unwrap().label().to_string();
+    assert_eq!(source, format!("web page {}", url("/form.html")));
     assert!(snap.contains("title: \"Form fixture\""), "{snap}");
     assert!(snap.contains("state: complete;"), "{snap}");
     assert!(snap.lines().any(|l| l.contains("textbox \"Name\" =\"\"")), "{snap}");
@@ -108,7 +110,7 @@ fn read_collapses_repeated_context_and_marks_page_text_as_untrusted() {
     let _g = exclusive();
     let p = tools();
     p.open("/links.html");
-    let snap = p.text("page_read", json!({}));
+    let snap = support::model_view(&p.ok("page_read", json!({})));
     assert!(snap.contains("## Card (×3)"), "{snap}");
     assert!(snap.contains("# Reading list"), "{snap}");
     assert!(snap.contains("[navigation \"Site\"]"), "{snap}");
@@ -224,7 +226,7 @@ fn text_returns_the_visible_text_of_one_element() {
     let _g = exclusive();
     let p = tools();
     p.open("/links.html");
-    let out = p.text("page_text", json!({"selector": "h1"}));
+    let out = support::model_view(&p.ok("page_text", json!({"selector": "h1"})));
     assert!(
         out.contains("Reading list") && out.contains("<untrusted-content"),
         "{out}"
@@ -721,7 +723,7 @@ fn scrape_refuses_other_schemes() {
 fn scrape_extracts_text_without_rendering() {
     // The test configuration allows http on loopback (there is no TLS fixture server).
     let p = tools();
-    let out = p.text("page_scrape", json!({"url": url("/form.html")}));
+    let out = support::model_view(&p.ok("page_scrape", json!({"url": url("/form.html")})));
     assert!(
         out.contains("<untrusted-content") && out.contains("Show details"),
         "{out}"
@@ -772,6 +774,7 @@ fn gated_by_default() {
     assert_eq!(
         gated,
         [
+            "page_scrape",
             "page_navigate",
             "page_click",
             "page_fill",
@@ -780,4 +783,267 @@ fn gated_by_default() {
             "tab_close"
         ]
     );
+}
+
+// ------------------------------------------------------------------ hostile pages
+
+/// Every path that quotes the hostile page keeps its text between markers (as the model sees
+/// it: the loop wraps results that name a source; refusals are wrapped by the tools).
+mod hostile {
+    use super::*;
+    use support::{HOSTILE, assert_all_inside_markers, model_view};
+
+    #[test]
+    fn read_keeps_page_text_inside_markers_and_caps_the_title() {
+        let _g = exclusive();
+        let p = tools();
+        p.open("/hostile.html");
+        let out = p.ok("page_read", json!({}));
+        let seen = model_view(&out);
+        assert_all_inside_markers(&seen, HOSTILE);
+        assert!(out.text_content().contains("[marker removed]") || seen.contains("[marker removed]"));
+        // The structured facts (replayed compressed later) carry the page's title too.
+        let facts = out.structured.unwrap();
+        assert!(facts["title"].as_str().unwrap().starts_with(HOSTILE));
+    }
+
+    #[test]
+    fn text_keeps_page_text_inside_markers() {
+        let _g = exclusive();
+        let p = tools();
+        p.open("/hostile.html");
+        let out = p.ok("page_text", json!({"selector": "#intro"}));
+        assert_all_inside_markers(&model_view(&out), HOSTILE);
+    }
+
+    #[test]
+    fn click_title_change_is_inside_markers_and_capped() {
+        let _g = exclusive();
+        let p = tools();
+        p.open("/hostile.html");
+        let out = p.ok("page_click", json!({"selector": "#retitle"}));
+        let seen = model_view(&out);
+        assert!(seen.contains("title is now"), "{seen}");
+        assert_all_inside_markers(&seen, HOSTILE);
+        let line = seen.split("title is now ").nth(1).unwrap().lines().next().unwrap();
+        let title: String = serde_json::Deserializer::from_str(line)
+            .into_iter::<String>()
+            .next()
+            .unwrap()
+            .unwrap();
+        assert_eq!(title.chars().count(), 201, "the title is capped: {title}");
+        assert!(title.ends_with('…'), "{title}");
+    }
+
+    #[test]
+    fn fill_echo_and_field_names_are_inside_markers() {
+        let _g = exclusive();
+        let p = tools();
+        p.open("/hostile.html");
+        // The field's label is hostile.
+        let out = p.ok("page_fill", json!({"selector": "#name", "text": "Ada"}));
+        assert_all_inside_markers(&model_view(&out), HOSTILE);
+        // The page rewrites the value to hostile text: the MISMATCH echo quotes it.
+        let out = p.ok("page_fill", json!({"selector": "#mirror", "text": "Ada"}));
+        let seen = model_view(&out);
+        assert!(seen.contains("MISMATCH"), "{seen}");
+        assert_all_inside_markers(&seen, HOSTILE);
+    }
+
+    #[test]
+    fn select_echo_is_inside_markers() {
+        let _g = exclusive();
+        let p = tools();
+        p.open("/hostile.html");
+        let out = p.ok("page_select", json!({"selector": "#pick", "value": "b"}));
+        let seen = model_view(&out);
+        assert!(seen.contains("selected"), "{seen}");
+        assert_all_inside_markers(&seen, HOSTILE);
+    }
+
+    #[test]
+    fn refusals_wrap_element_names_and_candidates() {
+        let _g = exclusive();
+        let p = tools();
+        p.open("/hostile.html");
+        // Error results are not wrapped by the loop: the refusal wraps the page's words itself.
+        let msg = p.refused("page_click", json!({"selector": ".twin"}));
+        assert!(msg.starts_with("refused (ambiguous)"), "{msg}");
+        assert_all_inside_markers(&msg, HOSTILE);
+        let msg = p.refused("page_click", json!({"selector": "#off"}));
+        assert!(msg.starts_with("refused (disabled)"), "{msg}");
+        assert_all_inside_markers(&msg, HOSTILE);
+        let msg = p.refused("page_select", json!({"selector": "#pick", "value": "zzz"}));
+        assert!(msg.starts_with("refused (no_option)"), "{msg}");
+        assert_all_inside_markers(&msg, HOSTILE);
+        // The tools' own refusals stay plain.
+        let msg = p.refused("page_click", json!({"ref": "e999999"}));
+        assert!(msg.starts_with("refused (unknown_ref): no element e999999"), "{msg}");
+    }
+
+    #[test]
+    fn tab_titles_are_inside_markers() {
+        let _g = exclusive();
+        let p = tools();
+        p.open("/hostile.html");
+        assert_all_inside_markers(&model_view(&p.ok("tabs_list", json!({}))), HOSTILE);
+    }
+}
+
+// ------------------------------------------------------------------ page_scrape's address policy
+
+mod scrape_policy {
+    use std::net::{IpAddr, SocketAddr};
+    use std::sync::Arc;
+
+    use agent_core::{SessionId, ToolContext, ToolError};
+    use agent_tools::{PageToolsConfig, ScrapePolicy, page_tools_with};
+    use serde_json::json;
+
+    use super::support::{self, browser, rt, tls};
+
+    /// Resolves two test names without the network: `loop.test` to loopback, `rebind.test` to
+    /// a private address (as a rebinding attacker's DNS would).
+    struct FakeDns;
+
+    impl reqwest::dns::Resolve for FakeDns {
+        fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+            let ip: Option<IpAddr> = match name.as_str() {
+                "loop.test" => Some([127, 0, 0, 1].into()),
+                "rebind.test" => Some([10, 255, 255, 1].into()),
+                _ => None,
+            };
+            Box::pin(async move {
+                let ip = ip.ok_or("no such name")?;
+                Ok(Box::new(std::iter::once(SocketAddr::new(ip, 0))) as reqwest::dns::Addrs)
+            })
+        }
+    }
+
+    fn scrape(policy: ScrapePolicy, url: &str) -> Result<String, String> {
+        let host: Arc<dyn agent_tools::BrowserHost> = Arc::new(browser().clone());
+        let cfg = PageToolsConfig {
+            scrape: policy,
+            ..PageToolsConfig::default()
+        };
+        let tool = page_tools_with(host, cfg)
+            .into_iter()
+            .find(|t| t.spec().name == "page_scrape")
+            .unwrap();
+        let r = rt().block_on(tool.call(json!({"url": url}), ToolContext::detached(SessionId::new_random(), "t")));
+        match r {
+            Ok(out) => Ok(support::model_view(&out)),
+            Err(ToolError::ForModel { message, .. }) => Err(message),
+            Err(e) => panic!("fatal: {e}"),
+        }
+    }
+
+    fn loopback_with(server: &tls::TlsServer) -> ScrapePolicy {
+        ScrapePolicy {
+            allow_loopback: true,
+            extra_roots_pem: vec![server.cert_pem.clone()],
+            resolver: Some(Arc::new(FakeDns)),
+            ..ScrapePolicy::default()
+        }
+    }
+
+    #[test]
+    fn default_policy_refuses_loopback_https_before_connecting() {
+        let server = tls::start();
+        let msg = scrape(ScrapePolicy::default(), &server.url("/page")).unwrap_err();
+        assert!(msg.starts_with("refused") && msg.contains("loopback"), "{msg}");
+        // A name that resolves to loopback is refused the same way.
+        let policy = ScrapePolicy {
+            resolver: Some(Arc::new(FakeDns)),
+            ..ScrapePolicy::default()
+        };
+        let msg = scrape(policy, &format!("https://loop.test:{}/page", server.port)).unwrap_err();
+        assert!(msg.starts_with("refused") && msg.contains("loopback"), "{msg}");
+        assert_eq!(server.hits(), 0, "no connection was made");
+    }
+
+    #[test]
+    fn allowed_loopback_with_an_extra_root_fetches() {
+        let server = tls::start();
+        let out = scrape(loopback_with(&server), &server.url("/page")).unwrap();
+        assert!(out.contains("Served over TLS"), "{out}");
+        assert!(out.contains("<untrusted-content nonce=\""), "{out}");
+        // Through a name, the filtered resolver's answer is used.
+        let out = scrape(
+            loopback_with(&server),
+            &format!("https://loop.test:{}/page", server.port),
+        )
+        .unwrap();
+        assert!(out.contains("Served over TLS"), "{out}");
+        // Without the extra root, the self-signed certificate is not trusted.
+        let policy = ScrapePolicy {
+            allow_loopback: true,
+            ..ScrapePolicy::default()
+        };
+        let msg = scrape(policy, &server.url("/page")).unwrap_err();
+        assert!(!msg.starts_with("refused"), "{msg}");
+    }
+
+    #[test]
+    fn redirect_from_https_to_http_is_refused() {
+        let server = tls::start();
+        let to = support::url("/form.html");
+        assert!(to.starts_with("http://127.0.0.1:"));
+        let msg = scrape(loopback_with(&server), &server.url(&format!("/redirect?to={to}"))).unwrap_err();
+        assert!(
+            msg.starts_with("refused redirect") && msg.contains("https addresses only"),
+            "{msg}"
+        );
+        assert_eq!(server.hits(), 1);
+    }
+
+    #[test]
+    fn redirect_to_a_private_address_is_refused_before_connecting() {
+        // Loopback is allowed for the first hop only because the test server lives there.
+        let server = tls::start();
+        let msg = scrape(
+            loopback_with(&server),
+            &server.url("/redirect?to=https://10.255.255.1/"),
+        )
+        .unwrap_err();
+        assert!(
+            msg.starts_with("refused redirect") && msg.contains("10.255.255.1 is a private"),
+            "{msg}"
+        );
+        // The page-chosen address reaches the model wrapped.
+        support::assert_all_inside_markers(&msg, "https://10.255.255.1/");
+        for to in [
+            "https://[::ffff:a00:1]/",
+            "https://169.254.169.254/",
+            "https://100.64.0.1/",
+            "https://[fd00::1]/",
+        ] {
+            let msg = scrape(loopback_with(&server), &server.url(&format!("/redirect?to={to}"))).unwrap_err();
+            assert!(msg.starts_with("refused redirect"), "{to}: {msg}");
+        }
+    }
+
+    #[test]
+    fn names_resolving_to_private_addresses_are_refused_before_connecting() {
+        let server = tls::start();
+        let rebind = format!("https://rebind.test:{}/page", server.port);
+        let msg = scrape(loopback_with(&server), &rebind).unwrap_err();
+        assert!(
+            msg.starts_with("refused name") && msg.contains("10.255.255.1 is a private"),
+            "{msg}"
+        );
+        let msg = scrape(loopback_with(&server), &server.url(&format!("/redirect?to={rebind}"))).unwrap_err();
+        assert!(msg.starts_with("refused name") && msg.contains("10.255.255.1"), "{msg}");
+    }
+
+    #[test]
+    fn an_invalid_extra_root_disables_scraping_instead_of_dropping_the_policy() {
+        let policy = ScrapePolicy {
+            allow_loopback: true,
+            extra_roots_pem: vec!["not a certificate".into()],
+            ..ScrapePolicy::default()
+        };
+        let msg = scrape(policy, "https://127.0.0.1:1/").unwrap_err();
+        assert!(msg.contains("not available"), "{msg}");
+    }
 }

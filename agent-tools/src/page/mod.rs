@@ -3,21 +3,31 @@
 
 pub mod address;
 pub mod format;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
+mod html_text;
+mod refusal;
 mod scrape;
+pub mod scrape_policy;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use agent_core::{ContentPart, Tool, ToolContext, ToolError, ToolOutput, tool_fn};
+use agent_core::untrusted::one_line;
+use agent_core::{ContentPart, Provenance, Tool, ToolContext, ToolError, ToolOutput, tool_fn};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::host::{BrowserHost, HostError};
 use address::{Resolved, check_scheme, resolve};
-use format::{ReadView, cap_chars, format_read, format_refusal, wrap_untrusted};
-pub use scrape::html_to_text;
+use format::{NAME_CHARS, ReadView, TITLE_CHARS, VALUE_CHARS, cap_chars, format_read, shown_page_url};
+pub use html_text::html_to_text;
+use refusal::format_refusal;
+use scrape::Scraper;
+pub use scrape_policy::ScrapePolicy;
 
 /// The page logic every host runs through [`BrowserHost::evaluate`].
 pub const PAGE_JS: &str = include_str!("page.js");
@@ -33,8 +43,12 @@ pub struct PageToolsConfig {
     pub max_chars: usize,
     /// Most element lines per page_read page (default 200).
     pub max_elements: usize,
-    /// Let page_scrape fetch `http://` loopback addresses (tests, local development).
+    /// Let page_scrape fetch loopback addresses, over `http://` too (tests, local development);
+    /// the same as [`ScrapePolicy::allow_loopback_http`].
     pub scrape_loopback_http: bool,
+    /// Which addresses page_scrape may reach (by default public https addresses only) and which
+    /// extra root certificates it trusts.
+    pub scrape: ScrapePolicy,
 }
 
 impl Default for PageToolsConfig {
@@ -45,6 +59,7 @@ impl Default for PageToolsConfig {
             max_chars: 20_000,
             max_elements: 200,
             scrape_loopback_http: false,
+            scrape: ScrapePolicy::default(),
         }
     }
 }
@@ -54,7 +69,7 @@ struct Shared {
     cfg: PageToolsConfig,
     /// Every ref number below this has been issued in some document.
     issued: AtomicU64,
-    client: reqwest::Client,
+    scraper: Scraper,
 }
 
 impl Shared {
@@ -69,8 +84,8 @@ impl Shared {
             self.issued.fetch_max(n, Ordering::SeqCst);
         }
         if v.get("refused").and_then(Value::as_bool) == Some(true) {
-            let url = self.current_url().await.unwrap_or_default();
-            return Err(ToolError::model(format_refusal(&v, &url)));
+            let url = v.get("at").and_then(Value::as_str).unwrap_or("");
+            return Err(ToolError::model(format_refusal(&v, url, &page_source(url))));
         }
         Ok(v)
     }
@@ -101,19 +116,60 @@ impl Shared {
     }
 }
 
-fn output(text: String, structured: Value, truncated: bool) -> ToolOutput {
+/// A result that quotes a page: the loop wraps all of it, and its compressed form in later
+/// turns, in untrusted-content markers naming `source`.
+fn output(text: String, structured: Value, truncated: bool, source: Provenance) -> ToolOutput {
     ToolOutput {
         content: vec![ContentPart::text(text)],
         structured: Some(structured),
         truncated,
+        provenance: Some(source),
+    }
+}
+
+/// A result with no page text in it (only ids the model gave).
+fn own_output(text: String, structured: Value) -> ToolOutput {
+    ToolOutput {
+        content: vec![ContentPart::text(text)],
+        structured: Some(structured),
+        truncated: false,
         provenance: None,
     }
 }
 
+/// Names the page at `url` as a result's source (data: and blob: addresses withheld).
+fn page_source(url: &str) -> Provenance {
+    Provenance::web_page(&shown_page_url(url))
+}
+
+/// The source of a page.js result: the address it reported.
+fn source_of(v: &Value) -> Provenance {
+    page_source(v.get("at").and_then(Value::as_str).unwrap_or(""))
+}
+
+/// The target element of a page.js result with its name and value capped.
+fn capped_target(v: &Value) -> Value {
+    let mut t = v.get("target").cloned().unwrap_or(Value::Null);
+    for (key, max) in [("name", NAME_CHARS), ("value", VALUE_CHARS), ("href", 300)] {
+        if let Some(text) = t.get(key).and_then(Value::as_str).map(|x| one_line(x, max)) {
+            t[key] = json!(text);
+        }
+    }
+    t
+}
+
 fn target_desc(v: &Value) -> String {
-    let t = v.get("target").cloned().unwrap_or(Value::Null);
+    let t = capped_target(v);
     let s = |k: &str| t.get(k).and_then(Value::as_str).unwrap_or("").to_string();
     format!("{} ({} {})", s("ref"), s("role"), json!(s("name")))
+}
+
+/// A value read from or written to a field, capped to one line, quoted.
+fn shown_value(v: &Value) -> Value {
+    match v.as_str() {
+        Some(text) => json!(one_line(text, VALUE_CHARS)),
+        None => Value::Null,
+    }
 }
 
 /// Arguments of page_read.
@@ -203,7 +259,8 @@ pub struct NoArgs {}
 
 /// All page and tab tools over one host, with the default configuration.
 ///
-/// Gated: page_navigate, page_click, page_fill, page_select, tab_open, tab_close.
+/// Gated: page_scrape, page_navigate, page_click, page_fill, page_select, tab_open, tab_close
+/// ([`crate::with_gated`] changes that, for example to let a host's page_scrape run freely).
 pub fn page_tools(host: Arc<dyn BrowserHost>) -> Vec<Arc<dyn Tool>> {
     page_tools_with(host, PageToolsConfig::default())
 }
@@ -212,13 +269,12 @@ pub fn page_tools(host: Arc<dyn BrowserHost>) -> Vec<Arc<dyn Tool>> {
 pub fn page_tools_with(host: Arc<dyn BrowserHost>, cfg: PageToolsConfig) -> Vec<Arc<dyn Tool>> {
     let sh = Arc::new(Shared {
         host,
-        cfg,
         issued: AtomicU64::new(1),
-        client: reqwest::Client::builder()
-            .user_agent(concat!("agent-tools/", env!("CARGO_PKG_VERSION")))
-            .redirect(reqwest::redirect::Policy::limited(5))
-            .build()
-            .unwrap_or_default(),
+        scraper: Scraper::new(ScrapePolicy {
+            allow_loopback_http: cfg.scrape.allow_loopback_http || cfg.scrape_loopback_http,
+            ..cfg.scrape.clone()
+        }),
+        cfg,
     });
     let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
 
@@ -237,11 +293,12 @@ pub fn page_tools_with(host: Arc<dyn BrowserHost>, cfg: PageToolsConfig) -> Vec<
                     max_chars: s.cfg.max_chars.saturating_sub(200),
                 };
                 let (text, cut) = format_read(&v, &view);
+                let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("");
                 let facts = json!({
-                    "url": v.get("url"), "title": v.get("title"), "readyState": v.get("readyState"),
-                    "counts": v.get("counts"),
+                    "url": shown_page_url(s("url")), "title": one_line(s("title"), TITLE_CHARS),
+                    "readyState": one_line(s("readyState"), 20), "counts": v.get("counts"),
                 });
-                Ok(output(wrap_untrusted("page_read", &text), facts, cut))
+                Ok(output(text, facts, cut, source_of(&v)))
             }
         },
     )));
@@ -263,9 +320,10 @@ pub fn page_tools_with(host: Arc<dyn BrowserHost>, cfg: PageToolsConfig) -> Vec<
                     if visible { "" } else { " (not visible on screen)" }
                 );
                 Ok(output(
-                    format!("{head}\n{}", wrap_untrusted("page_text", &text)),
-                    json!({"target": v.get("target"), "visible": visible}),
+                    format!("{head}\n{text}"),
+                    json!({"target": capped_target(&v), "visible": visible}),
                     cut,
+                    source_of(&v),
                 ))
             }
         },
@@ -275,20 +333,25 @@ pub fn page_tools_with(host: Arc<dyn BrowserHost>, cfg: PageToolsConfig) -> Vec<
     tools.push(Arc::new(
         tool_fn(
             "page_scrape",
-            "Fetch an https address without rendering it (no scripts run) and return its text.",
+            "Fetch a public https address without rendering it (no scripts run) and return its text. Sends a request off the machine, so it asks the person first; local and private addresses are refused.",
             move |a: ScrapeArgs, _cx: ToolContext| {
                 let s = s.clone();
                 async move {
-                    let (url, ctype, text) = scrape::scrape(&s.client, &a.url, s.cfg.scrape_loopback_http).await?;
+                    let (url, ctype, text) = s.scraper.scrape(&a.url).await?;
                     let (text, cut) = cap_chars(&text, s.cfg.max_chars.saturating_sub(300));
+                    let (shown, ctype) = (one_line(&url, 300), one_line(&ctype, 100));
                     Ok(output(
-                        format!("{url} ({ctype})\n{}", wrap_untrusted("page_scrape", &text)),
-                        json!({"url": url, "contentType": ctype}),
+                        format!("{shown} ({ctype})\n{text}"),
+                        json!({"url": shown, "contentType": ctype}),
                         cut,
+                        page_source(&url),
                     ))
                 }
             },
         )
+        // The URL, its path and query are data sent off the machine: a page's instruction
+        // could otherwise send what other tools read to any host.
+        .gated(true)
         .parallel_safe(true),
     ));
 
@@ -304,10 +367,12 @@ pub fn page_tools_with(host: Arc<dyn BrowserHost>, cfg: PageToolsConfig) -> Vec<
                     s.host.navigate(None, &url).await?;
                     s.settle().await?;
                     let final_url = s.current_url().await?;
+                    let shown = shown_page_url(&final_url);
                     Ok(output(
-                        format!("loaded {final_url}{}", if kind == "search" { " (search)" } else { "" }),
-                        json!({"ok": true, "kind": kind, "url": final_url}),
+                        format!("loaded {shown}{}", if kind == "search" { " (search)" } else { "" }),
+                        json!({"ok": true, "kind": kind, "url": shown}),
                         false,
+                        page_source(&final_url),
                     ))
                 }
             },
@@ -337,10 +402,11 @@ pub fn page_tools_with(host: Arc<dyn BrowserHost>, cfg: PageToolsConfig) -> Vec<
                     let mut reasons = Vec::new();
                     let g = |v: &Value, k: &str| v.get(k).cloned().unwrap_or(Value::Null);
                     if g(&before, "url") != g(&after, "url") {
-                        reasons.push(format!("address is now {}", g(&after, "url").as_str().unwrap_or("")));
+                        reasons.push(format!("address is now {}", shown_page_url(g(&after, "url").as_str().unwrap_or(""))));
                     }
                     if g(&before, "title") != g(&after, "title") {
-                        reasons.push(format!("title is now {}", g(&after, "title")));
+                        let title = one_line(g(&after, "title").as_str().unwrap_or(""), TITLE_CHARS);
+                        reasons.push(format!("title is now {}", json!(title)));
                     }
                     if g(&before, "visibleFields") != g(&after, "visibleFields") {
                         reasons.push(format!("visible fields {} -> {}", g(&before, "visibleFields"), g(&after, "visibleFields")));
@@ -364,17 +430,21 @@ pub fn page_tools_with(host: Arc<dyn BrowserHost>, cfg: PageToolsConfig) -> Vec<
                         reasons.push(format!("tabs {b} -> {a}"));
                     }
                     let who = target_desc(&v);
+                    // The click may have navigated: the page now shown is the source.
+                    let source = source_of(&after);
                     if reasons.is_empty() {
                         Ok(output(
                             format!("NOT VERIFIED: clicked {who}, but nothing observable changed (address, title, fields, expansion, text). Do not assume it worked."),
-                            json!({"ok": false, "note": "NOT VERIFIED", "target": v.get("target")}),
+                            json!({"ok": false, "note": "NOT VERIFIED", "target": capped_target(&v)}),
                             false,
+                            source,
                         ))
                     } else {
                         Ok(output(
                             format!("clicked {who}; changed: {}", reasons.join("; ")),
-                            json!({"ok": true, "changed": true, "reasons": reasons, "target": v.get("target")}),
+                            json!({"ok": true, "changed": true, "reasons": reasons, "target": capped_target(&v)}),
                             false,
+                            source,
                         ))
                     }
                 }
@@ -395,19 +465,21 @@ pub fn page_tools_with(host: Arc<dyn BrowserHost>, cfg: PageToolsConfig) -> Vec<
                     args["text"] = json!(a.text);
                     let v = s.op("fill", args).await?;
                     let who = target_desc(&v);
-                    let expected = v.get("expected").cloned().unwrap_or(Value::Null);
-                    let actual = v.get("actual").cloned().unwrap_or(Value::Null);
+                    let expected = shown_value(v.get("expected").unwrap_or(&Value::Null));
+                    let actual = shown_value(v.get("actual").unwrap_or(&Value::Null));
                     if v.get("ok").and_then(Value::as_bool) == Some(true) {
                         Ok(output(
                             format!("filled {who} with {expected}; read back the same"),
-                            json!({"ok": true, "target": v.get("target"), "value": actual}),
+                            json!({"ok": true, "target": capped_target(&v), "value": actual}),
                             false,
+                            source_of(&v),
                         ))
                     } else {
                         Ok(output(
                             format!("MISMATCH: filled {who} with {expected}, but the field now holds {actual} (the page rewrote or dropped it)"),
-                            json!({"ok": false, "note": "MISMATCH", "expected": expected, "actual": actual, "target": v.get("target")}),
+                            json!({"ok": false, "note": "MISMATCH", "expected": expected, "actual": actual, "target": capped_target(&v)}),
                             false,
+                            source_of(&v),
                         ))
                     }
                 }
@@ -428,19 +500,21 @@ pub fn page_tools_with(host: Arc<dyn BrowserHost>, cfg: PageToolsConfig) -> Vec<
                     args["value"] = json!(a.value);
                     let v = s.op("select", args).await?;
                     let who = target_desc(&v);
-                    let expected = v.get("expected").cloned().unwrap_or(Value::Null);
-                    let actual = v.get("actual").cloned().unwrap_or(Value::Null);
+                    let expected = shown_value(v.get("expected").unwrap_or(&Value::Null));
+                    let actual = shown_value(v.get("actual").unwrap_or(&Value::Null));
                     if v.get("ok").and_then(Value::as_bool) == Some(true) {
                         Ok(output(
                             format!("selected {expected} in {who}; read back the same"),
-                            json!({"ok": true, "target": v.get("target"), "value": actual}),
+                            json!({"ok": true, "target": capped_target(&v), "value": actual}),
                             false,
+                            source_of(&v),
                         ))
                     } else {
                         Ok(output(
                             format!("MISMATCH: selected {expected} in {who}, but it now shows {actual}"),
                             json!({"ok": false, "note": "MISMATCH", "expected": expected, "actual": actual}),
                             false,
+                            source_of(&v),
                         ))
                     }
                 }
@@ -456,23 +530,21 @@ pub fn page_tools_with(host: Arc<dyn BrowserHost>, cfg: PageToolsConfig) -> Vec<
         move |_a: NoArgs, _cx: ToolContext| {
             let s = s.clone();
             async move {
-                let tabs = s.host.tabs().await?;
+                let mut tabs = s.host.tabs().await?;
                 let mut text = String::new();
-                for t in &tabs {
-                    let url = if t.url.to_ascii_lowercase().starts_with("data:") {
-                        "[data URL withheld]"
-                    } else {
-                        &t.url
-                    };
+                for t in &mut tabs {
+                    t.title = one_line(&t.title, TITLE_CHARS);
+                    t.url = shown_page_url(&t.url);
                     text.push_str(&format!(
                         "{}{} {} {}\n",
                         if t.active { "* " } else { "  " },
                         t.id,
                         json!(t.title),
-                        url
+                        t.url
                     ));
                 }
-                Ok(output(wrap_untrusted("tabs_list", text.trim_end()), json!(tabs), false))
+                let source = Provenance::new("the open tabs' pages (titles and addresses)");
+                Ok(output(text.trim_end().to_string(), json!(tabs), false, source))
             }
         },
     )));
@@ -492,10 +564,12 @@ pub fn page_tools_with(host: Arc<dyn BrowserHost>, cfg: PageToolsConfig) -> Vec<
                     let tab = s.host.open_tab(url.as_deref()).await?;
                     s.settle().await?;
                     let final_url = s.current_url().await.unwrap_or(tab.url.clone());
+                    let shown = shown_page_url(&final_url);
                     Ok(output(
-                        format!("opened tab {} at {final_url}; it is now active", tab.id),
-                        json!({"ok": true, "id": tab.id, "url": final_url}),
+                        format!("opened tab {} at {shown}; it is now active", tab.id),
+                        json!({"ok": true, "id": tab.id, "url": shown}),
                         false,
+                        page_source(&final_url),
                     ))
                 }
             },
@@ -511,10 +585,9 @@ pub fn page_tools_with(host: Arc<dyn BrowserHost>, cfg: PageToolsConfig) -> Vec<
             let s = s.clone();
             async move {
                 s.host.activate_tab(&a.id).await?;
-                Ok(output(
+                Ok(own_output(
                     format!("tab {} is now active", a.id),
                     json!({"ok": true, "id": a.id}),
-                    false,
                 ))
             }
         },
@@ -529,10 +602,9 @@ pub fn page_tools_with(host: Arc<dyn BrowserHost>, cfg: PageToolsConfig) -> Vec<
                 let s = s.clone();
                 async move {
                     s.host.close_tab(&a.id).await?;
-                    Ok(output(
+                    Ok(own_output(
                         format!("closed tab {}", a.id),
                         json!({"ok": true, "id": a.id}),
-                        false,
                     ))
                 }
             },

@@ -587,5 +587,7 @@ async (op, args) => {
     else throw e;
   }
   result.issued = S.next;
+  // The address the result came from: the Rust side names it as the result's source.
+  result.at = location.href;
   return result;
 }
