@@ -5,8 +5,27 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::{Map, Number, Value};
 
+/// How deeply a Python value may nest to become JSON. serde_json reads back at most 128 levels
+/// (its recursion limit: a session reloaded from the store, a provider's request), and a value
+/// sits a few levels inside the message that carries it, so 100 leaves room for that envelope.
+/// Real data nests far less; the limit also bounds this converter's own recursion.
+pub const MAX_DEPTH: usize = 100;
+
+/// How deeply a JSON value may nest to become Python objects. Parsed JSON never exceeds 128
+/// levels; this only stops a value built deeper in Rust from exhausting the stack.
+const MAX_JSON_DEPTH: usize = 512;
+
 /// Converts a JSON value into plain Python objects (dict, list, str, int, float, bool, None).
 pub fn json_to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
+    json_to_py_at(py, value, 0)
+}
+
+fn json_to_py_at<'py>(py: Python<'py>, value: &Value, depth: usize) -> PyResult<Bound<'py, PyAny>> {
+    if depth > MAX_JSON_DEPTH && matches!(value, Value::Array(_) | Value::Object(_)) {
+        return Err(PyTypeError::new_err(format!(
+            "JSON value is nested deeper than {MAX_JSON_DEPTH} levels"
+        )));
+    }
     Ok(match value {
         Value::Null => py.None().into_bound(py),
         Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
@@ -23,14 +42,14 @@ pub fn json_to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, Py
         Value::Array(items) => {
             let list = PyList::empty(py);
             for item in items {
-                list.append(json_to_py(py, item)?)?;
+                list.append(json_to_py_at(py, item, depth + 1)?)?;
             }
             list.into_any()
         }
         Value::Object(map) => {
             let dict = PyDict::new(py);
             for (k, v) in map {
-                dict.set_item(k, json_to_py(py, v)?)?;
+                dict.set_item(k, json_to_py_at(py, v, depth + 1)?)?;
             }
             dict.into_any()
         }
@@ -38,8 +57,15 @@ pub fn json_to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, Py
 }
 
 /// Converts plain Python data (dict with str keys, list, tuple, str, int, float, bool, None)
-/// into JSON. Anything else is a `TypeError` naming the type.
+/// into JSON. Anything else is a `TypeError` naming the type; so is a structure that contains
+/// itself, or one nested deeper than [`MAX_DEPTH`] levels.
 pub fn py_to_json(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
+    py_to_json_in(obj, &mut Vec::new())
+}
+
+/// `path` holds the identities of the containers from the root down to `obj`: meeting one
+/// of them again is a cycle, and its length is the depth.
+fn py_to_json_in(obj: &Bound<'_, PyAny>, path: &mut Vec<usize>) -> PyResult<Value> {
     if obj.is_none() {
         return Ok(Value::Null);
     }
@@ -61,39 +87,63 @@ pub fn py_to_json(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
     if let Ok(s) = obj.cast::<PyString>() {
         return Ok(Value::String(s.to_cow()?.into_owned()));
     }
+    let is_container =
+        obj.is_instance_of::<PyDict>() || obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>();
+    if !is_container {
+        return Err(PyTypeError::new_err(format!(
+            "value of type {} is not JSON-serializable",
+            type_name(obj)
+        )));
+    }
+    // The object's address is its identity while it is alive, and everything on the path is.
+    let id = obj.as_ptr() as usize;
+    if path.contains(&id) {
+        return Err(PyTypeError::new_err(format!(
+            "cannot convert a cyclic structure to JSON: a {} contains itself",
+            type_name(obj)
+        )));
+    }
+    if path.len() >= MAX_DEPTH {
+        return Err(PyTypeError::new_err(format!(
+            "cannot convert to JSON: the value is nested deeper than {MAX_DEPTH} levels"
+        )));
+    }
+    path.push(id);
+    let value = container_to_json(obj, path);
+    path.pop();
+    value
+}
+
+fn container_to_json(obj: &Bound<'_, PyAny>, path: &mut Vec<usize>) -> PyResult<Value> {
     if let Ok(d) = obj.cast::<PyDict>() {
         let mut map = Map::with_capacity(d.len());
-        for (k, v) in d.iter() {
+        // A snapshot of the items: a key's `__str__` may change the dict while we walk it.
+        for item in d.items().iter() {
+            let (k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
             let key = match k.cast::<PyString>() {
                 Ok(s) => s.to_cow()?.into_owned(),
                 Err(_) => k.str()?.to_cow()?.into_owned(),
             };
-            map.insert(key, py_to_json(&v)?);
+            map.insert(key, py_to_json_in(&v, path)?);
         }
         return Ok(Value::Object(map));
     }
-    if let Ok(l) = obj.cast::<PyList>() {
-        return l
+    let items = match obj.cast::<PyList>() {
+        Ok(l) => l.iter().map(|v| py_to_json_in(&v, path)).collect::<PyResult<Vec<_>>>(),
+        Err(_) => obj
+            .cast::<PyTuple>()?
             .iter()
-            .map(|v| py_to_json(&v))
-            .collect::<PyResult<Vec<_>>>()
-            .map(Value::Array);
-    }
-    if let Ok(t) = obj.cast::<PyTuple>() {
-        return t
-            .iter()
-            .map(|v| py_to_json(&v))
-            .collect::<PyResult<Vec<_>>>()
-            .map(Value::Array);
-    }
-    let type_name = obj
-        .get_type()
+            .map(|v| py_to_json_in(&v, path))
+            .collect::<PyResult<Vec<_>>>(),
+    };
+    items.map(Value::Array)
+}
+
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
         .name()
         .map(|n| n.to_string())
-        .unwrap_or_else(|_| "?".into());
-    Err(PyTypeError::new_err(format!(
-        "value of type {type_name} is not JSON-serializable"
-    )))
+        .unwrap_or_else(|_| "?".into())
 }
 
 /// A JSON value handed to Python as plain objects when a future resolves.
