@@ -19,6 +19,7 @@ use tokio::time::Instant;
 
 use crate::config::{ProviderConfig, header_map};
 use crate::errors::{ErrorInfo, malformed_json};
+use crate::limits::Limits;
 use crate::sse::SseEvent;
 use crate::transport::{Transport, WireDecoder, parse_url};
 use crate::util::truncated_call_error;
@@ -182,7 +183,11 @@ impl UsageState {
 
     fn to_usage(self) -> Usage {
         Usage {
-            input_tokens: self.input + self.cache_read + self.cache_creation,
+            // Saturating: a hostile server's counts must not overflow.
+            input_tokens: self
+                .input
+                .saturating_add(self.cache_read)
+                .saturating_add(self.cache_creation),
             output_tokens: self.output,
             cached_input_tokens: self.cache_read,
             reasoning_tokens: 0,
@@ -253,7 +258,13 @@ struct MessageDeltaBody {
 enum Block {
     Text,
     Thinking,
-    ToolUse { id: String, name: String, open: bool },
+    ToolUse {
+        id: String,
+        name: String,
+        open: bool,
+        /// Bytes of arguments received.
+        args_len: usize,
+    },
     Other,
 }
 
@@ -266,15 +277,26 @@ pub struct AnthropicDecoder {
     usage: UsageState,
     stop_reason: Option<String>,
     done: bool,
+    /// Tool calls started.
+    calls: usize,
+    limits: Limits,
 }
 
 impl AnthropicDecoder {
-    /// A decoder for one response.
+    /// A decoder for one response, with the default [`Limits`].
     pub fn new() -> Self {
         Self::default()
     }
 
-    fn start_block(&mut self, index: u32, block: &Value, out: &mut Vec<StreamEvent>) {
+    /// A decoder for one response within `limits` (tool-call count and argument size).
+    pub fn with_limits(limits: Limits) -> Self {
+        AnthropicDecoder {
+            limits,
+            ..Self::default()
+        }
+    }
+
+    fn start_block(&mut self, index: u32, block: &Value, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
         let str_of = |key: &str| block.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
         let kind = match block.get("type").and_then(Value::as_str).unwrap_or_default() {
             "text" => {
@@ -301,26 +323,35 @@ impl AnthropicDecoder {
             }
             "tool_use" => {
                 let (id, name) = (str_of("id"), str_of("name"));
+                self.calls += 1;
+                self.limits.check_tool_calls(self.calls)?;
                 out.push(StreamEvent::ToolCallStart {
                     id: id.clone(),
                     name: name.clone(),
                     signature: None,
                 });
                 // A non-streamed body carries the whole input here.
+                let mut args_len = 0;
                 if let Some(input) = block
                     .get("input")
                     .filter(|i| i.as_object().is_some_and(|o| !o.is_empty()))
                 {
-                    out.push(StreamEvent::ToolArgsDelta {
-                        id: id.clone(),
-                        json: input.to_string(),
-                    });
+                    let json = input.to_string();
+                    args_len = json.len();
+                    self.limits.check_tool_args(&name, args_len)?;
+                    out.push(StreamEvent::ToolArgsDelta { id: id.clone(), json });
                 }
-                Block::ToolUse { id, name, open: true }
+                Block::ToolUse {
+                    id,
+                    name,
+                    open: true,
+                    args_len,
+                }
             }
             _ => Block::Other,
         };
         self.blocks.insert(index, kind);
+        Ok(())
     }
 
     fn on_wire(&mut self, event: WireEvent, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
@@ -330,8 +361,8 @@ impl AnthropicDecoder {
                     self.usage.update(&u);
                 }
             }
-            WireEvent::ContentBlockStart { index, content_block } => self.start_block(index, &content_block, out),
-            WireEvent::ContentBlockDelta { index, delta } => match (self.blocks.get(&index), delta) {
+            WireEvent::ContentBlockStart { index, content_block } => self.start_block(index, &content_block, out)?,
+            WireEvent::ContentBlockDelta { index, delta } => match (self.blocks.get_mut(&index), delta) {
                 (Some(Block::Text), WireDelta::TextDelta { text }) if !text.is_empty() => {
                     out.push(StreamEvent::TextDelta { text })
                 }
@@ -341,9 +372,11 @@ impl AnthropicDecoder {
                 (Some(Block::Thinking), WireDelta::SignatureDelta { signature }) => {
                     out.push(StreamEvent::ReasoningSignature { signature })
                 }
-                (Some(Block::ToolUse { id, .. }), WireDelta::InputJsonDelta { partial_json })
+                (Some(Block::ToolUse { id, name, args_len, .. }), WireDelta::InputJsonDelta { partial_json })
                     if !partial_json.is_empty() =>
                 {
+                    *args_len = args_len.saturating_add(partial_json.len());
+                    self.limits.check_tool_args(name, *args_len)?;
                     out.push(StreamEvent::ToolArgsDelta {
                         id: id.clone(),
                         json: partial_json,
@@ -385,7 +418,10 @@ impl AnthropicDecoder {
         let mut calls: Vec<(&u32, &Block)> = self.blocks.iter().collect();
         calls.sort_by_key(|(i, _)| **i);
         for (_, block) in calls {
-            if let Block::ToolUse { id, name, open: true } = block {
+            if let Block::ToolUse {
+                id, name, open: true, ..
+            } = block
+            {
                 // max_tokens while the tool_use block was still open: its input is cut short.
                 return Err(truncated_call_error(name, id));
             }
@@ -432,12 +468,17 @@ impl WireDecoder for AnthropicDecoder {
 
 /// Reads a non-streamed Messages body into the same events a stream would give.
 pub fn parse_response(body: &[u8]) -> Result<Vec<StreamEvent>, ProviderError> {
+    parse_response_with(body, Limits::default())
+}
+
+/// [`parse_response`] within `limits` (tool-call count and argument size).
+pub fn parse_response_with(body: &[u8], limits: Limits) -> Result<Vec<StreamEvent>, ProviderError> {
     let text = String::from_utf8_lossy(body);
     let value: Value = serde_json::from_slice(body).map_err(|e| malformed_json("the response body", &text, &e))?;
     if value.get("type").and_then(Value::as_str) == Some("error") {
         return Err(ErrorInfo::from_value(&value).into_stream_error(500));
     }
-    let mut decoder = AnthropicDecoder::new();
+    let mut decoder = AnthropicDecoder::with_limits(limits);
     let mut out = Vec::new();
     if let Some(u) = value.get("usage").and_then(|u| WireUsage::deserialize(u).ok()) {
         decoder.usage.update(&u);
@@ -446,8 +487,8 @@ pub fn parse_response(body: &[u8]) -> Result<Vec<StreamEvent>, ProviderError> {
         ProviderError::Malformed(format!("the response has no content: {}", crate::sse::excerpt(&text)))
     })?;
     for (i, block) in content.iter().enumerate() {
-        let index = i as u32;
-        decoder.start_block(index, block, &mut out);
+        let index = u32::try_from(i).unwrap_or(u32::MAX);
+        decoder.start_block(index, block, &mut out)?;
         if let Some(Block::Thinking) = decoder.blocks.get(&index) {
             // start_block already emitted the whole thinking text and signature.
         }
@@ -547,12 +588,11 @@ impl Provider for Anthropic {
             .post(&self.url, Bytes::from(body), &cancel, deadline)
             .await?;
         if self.streaming {
-            return Ok(self
-                .transport
-                .drive(response, AnthropicDecoder::new(), cancel, deadline));
+            let decoder = AnthropicDecoder::with_limits(self.transport.http.limits());
+            return Ok(self.transport.drive(response, decoder, cancel, deadline));
         }
         let body = self.transport.read_body(response, &cancel, deadline).await?;
-        let events = parse_response(&body).map_err(|e| self.transport.redact(e))?;
+        let events = parse_response_with(&body, self.transport.http.limits()).map_err(|e| self.transport.redact(e))?;
         Ok(futures::stream::iter(events.into_iter().map(Ok)).boxed())
     }
 }

@@ -137,9 +137,13 @@ impl ErrorInfo {
     }
 }
 
-/// The error for a non-success HTTP response.
-pub(crate) fn from_status(status: u16, headers: &HeaderMap, body: &[u8]) -> ProviderError {
-    let info = ErrorInfo::from_body(body);
+/// The error for a non-success HTTP response. `cut_at` is the cap the body was cut at, if it
+/// was: the message says so.
+pub(crate) fn from_status(status: u16, headers: &HeaderMap, body: &[u8], cut_at: Option<usize>) -> ProviderError {
+    let mut info = ErrorInfo::from_body(body);
+    if let Some(max) = cut_at {
+        info.message.push_str(&crate::limits::error_body_cut_note(max));
+    }
     let should_retry = headers
         .get("x-should-retry")
         .and_then(|v| v.to_str().ok())
@@ -152,28 +156,47 @@ pub(crate) fn from_status(status: u16, headers: &HeaderMap, body: &[u8]) -> Prov
     }
 }
 
+/// The longest retry hint kept from a server. Longer hints, and those too large for a
+/// [`Duration`] (`1e300`, `inf`), become this: far past any sane
+/// [`HttpConfig::max_retry_after`](crate::HttpConfig::max_retry_after), so the call fails at
+/// once rather than waiting, and callers can still add it to an `Instant` without overflow.
+pub(crate) const MAX_RETRY_HINT: Duration = Duration::from_secs(24 * 60 * 60);
+
 /// The server's retry hint: `retry-after-ms`, then `retry-after` in seconds or as an HTTP date.
+/// Negative and NaN values are ignored; huge ones become [`MAX_RETRY_HINT`].
 pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     if let Some(ms) = headers
         .get("retry-after-ms")
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|ms| ms.is_finite() && *ms >= 0.0)
+        .and_then(|ms| hint_from_secs(ms / 1000.0))
     {
-        return Some(Duration::from_secs_f64(ms / 1000.0));
+        return Some(ms);
     }
     let value = headers.get("retry-after")?.to_str().ok()?.trim();
     if let Ok(secs) = value.parse::<f64>() {
-        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+        return hint_from_secs(secs);
     }
     let when = httpdate::parse_http_date(value).ok()?;
-    Some(when.duration_since(SystemTime::now()).unwrap_or(Duration::ZERO))
+    Some(
+        when.duration_since(SystemTime::now())
+            .unwrap_or(Duration::ZERO)
+            .min(MAX_RETRY_HINT),
+    )
 }
 
 /// Parses Google's duration strings such as `"58s"` or `"1.5s"`.
 fn parse_duration_seconds(text: &str) -> Option<Duration> {
-    let secs: f64 = text.trim().strip_suffix('s')?.parse().ok()?;
-    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs))
+    hint_from_secs(text.trim().strip_suffix('s')?.parse().ok()?)
+}
+
+/// A hint of `secs` seconds, at most [`MAX_RETRY_HINT`]; `None` for negative or NaN values.
+/// (`Duration::from_secs_f64` panics on values it cannot hold.)
+fn hint_from_secs(secs: f64) -> Option<Duration> {
+    if secs.is_nan() || secs < 0.0 {
+        return None;
+    }
+    Some(Duration::try_from_secs_f64(secs).map_or(MAX_RETRY_HINT, |d| d.min(MAX_RETRY_HINT)))
 }
 
 /// Replaces every occurrence of `secret` in `text` (no-op for short or empty secrets).
@@ -226,18 +249,24 @@ mod tests {
     #[test]
     fn statuses_map_to_kinds() {
         let h = HeaderMap::new();
-        assert_eq!(from_status(401, &h, b"{}").kind(), "auth");
-        assert_eq!(from_status(403, &h, b"nope").kind(), "auth");
-        assert_eq!(from_status(500, &h, b"").kind(), "server");
-        assert_eq!(from_status(529, &h, b"").kind(), "server");
-        assert_eq!(from_status(408, &h, b"").kind(), "timeout");
+        assert_eq!(from_status(401, &h, b"{}", None).kind(), "auth");
+        assert_eq!(from_status(403, &h, b"nope", None).kind(), "auth");
+        assert_eq!(from_status(500, &h, b"", None).kind(), "server");
+        assert_eq!(from_status(529, &h, b"", None).kind(), "server");
+        assert_eq!(from_status(408, &h, b"", None).kind(), "timeout");
         let bad = from_status(
             400,
             &h,
             br#"{"error":{"message":"Penalty is not enabled","code":400,"status":"INVALID_ARGUMENT"}}"#,
+            None,
         );
         assert_eq!(bad, ProviderError::BadRequest("Penalty is not enabled".into()));
-        let quota = from_status(429, &h, br#"{"error":{"message":"m","code":"insufficient_quota"}}"#);
+        let quota = from_status(
+            429,
+            &h,
+            br#"{"error":{"message":"m","code":"insufficient_quota"}}"#,
+            None,
+        );
         assert!(!quota.is_retryable());
     }
 
@@ -251,6 +280,59 @@ mod tests {
         let mut h = HeaderMap::new();
         h.insert("retry-after", "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap());
         assert_eq!(retry_after(&h), Some(Duration::ZERO));
+    }
+
+    fn hint(name: &str, value: &str) -> Option<Duration> {
+        let mut h = HeaderMap::new();
+        h.insert(
+            reqwest::header::HeaderName::from_bytes(name.as_bytes()).unwrap(),
+            value.parse().unwrap(),
+        );
+        retry_after(&h)
+    }
+
+    #[test]
+    fn hostile_retry_hints_do_not_panic() {
+        for huge in ["1e300", "inf", "infinity", "1e400", "18446744073709551616", "1e20"] {
+            assert_eq!(hint("retry-after", huge), Some(MAX_RETRY_HINT), "{huge}");
+            assert_eq!(hint("retry-after-ms", huge), Some(MAX_RETRY_HINT), "{huge}");
+        }
+        for ignored in ["-5", "-inf", "NaN", "-1e300", "nope"] {
+            assert_eq!(hint("retry-after", ignored), None, "{ignored}");
+            assert_eq!(hint("retry-after-ms", ignored), None, "{ignored}");
+        }
+        assert_eq!(hint("retry-after", "-0"), Some(Duration::ZERO));
+        assert_eq!(hint("retry-after", "90000"), Some(MAX_RETRY_HINT));
+        assert_eq!(hint("retry-after-ms", "1e-300"), Some(Duration::ZERO));
+        assert_eq!(
+            hint("retry-after", "Fri, 31 Dec 9999 23:59:59 GMT"),
+            Some(MAX_RETRY_HINT)
+        );
+    }
+
+    #[test]
+    fn hostile_retry_delays_in_bodies_do_not_panic() {
+        let body = |delay: &str| {
+            format!(
+                r#"{{"error":{{"code":429,"message":"slow down","status":"RESOURCE_EXHAUSTED","details":[{{"retryDelay":"{delay}"}}]}}}}"#
+            )
+        };
+        let delay = |text: &str| ErrorInfo::from_body(body(text).as_bytes()).retry_delay;
+        assert_eq!(delay("99999999999999999999s"), Some(MAX_RETRY_HINT));
+        assert_eq!(delay("1e300s"), Some(MAX_RETRY_HINT));
+        assert_eq!(delay("infs"), Some(MAX_RETRY_HINT));
+        assert_eq!(delay("NaNs"), None);
+        assert_eq!(delay("-5s"), None);
+        assert_eq!(delay("1.5s"), Some(Duration::from_millis(1500)));
+        let err = from_status(429, &HeaderMap::new(), body("99999999999999999999s").as_bytes(), None);
+        assert!(matches!(err, ProviderError::RateLimited { retry_after: Some(d), .. } if d == MAX_RETRY_HINT));
+    }
+
+    #[test]
+    fn a_cut_error_body_says_so() {
+        let err = from_status(500, &HeaderMap::new(), b"<html>", Some(65536));
+        assert_eq!(err.kind(), "server");
+        assert!(err.to_string().contains("HttpConfig::max_error_body_bytes"), "{err}");
     }
 
     #[test]

@@ -22,6 +22,8 @@ use tokio::time::Instant;
 
 use crate::config::{ProviderConfig, header_map};
 use crate::errors::{ErrorInfo, malformed_json};
+pub use crate::gemini_schema::{MAX_SCHEMA_BYTES, MAX_SCHEMA_NODES, schema};
+use crate::limits::Limits;
 use crate::sse::SseEvent;
 use crate::transport::{Transport, WireDecoder, parse_url};
 use crate::util::new_call_id;
@@ -163,116 +165,6 @@ fn model_parts(m: &Message) -> Vec<Value> {
     parts
 }
 
-/// Translates a JSON Schema to Gemini's schema subset: upper-case types, `["T", "null"]` as
-/// `nullable`, `const` as a one-value `enum`, local `$ref`s inlined, and keywords Gemini
-/// rejects (`$schema`, `additionalProperties`, `$defs`, `title`, `default`, `examples`, ...)
-/// dropped.
-pub fn schema(node: &Value, root: &Value, depth: usize) -> Value {
-    let Value::Object(obj) = node else {
-        return json!({"type": "STRING"});
-    };
-    if depth > 16 {
-        return json!({"type": "OBJECT"});
-    }
-    if let Some(target) = obj
-        .get("$ref")
-        .and_then(Value::as_str)
-        .and_then(|r| resolve_ref(root, r))
-    {
-        return schema(target, root, depth + 1);
-    }
-    let mut out = Map::new();
-    for (key, value) in obj {
-        match key.as_str() {
-            "type" => match value {
-                Value::String(t) => {
-                    out.insert("type".into(), t.to_uppercase().into());
-                }
-                Value::Array(types) => {
-                    let non_null: Vec<&str> = types
-                        .iter()
-                        .filter_map(Value::as_str)
-                        .filter(|t| *t != "null")
-                        .collect();
-                    if let Some(t) = non_null.first() {
-                        out.insert("type".into(), t.to_uppercase().into());
-                    }
-                    if non_null.len() < types.len() {
-                        out.insert("nullable".into(), true.into());
-                    }
-                }
-                _ => {}
-            },
-            "properties" => {
-                if let Value::Object(props) = value {
-                    let props: Map<String, Value> = props
-                        .iter()
-                        .map(|(k, v)| (k.clone(), schema(v, root, depth + 1)))
-                        .collect();
-                    out.insert("properties".into(), Value::Object(props));
-                }
-            }
-            "items" => {
-                out.insert("items".into(), schema(value, root, depth + 1));
-            }
-            "anyOf" | "oneOf" => {
-                if let Value::Array(options) = value {
-                    let null = json!({"type": "null"});
-                    let rest: Vec<&Value> = options.iter().filter(|o| **o != null).collect();
-                    if rest.len() == 1 {
-                        // Option<T> from schemars: T, nullable.
-                        if let Value::Object(inner) = schema(rest[0], root, depth + 1) {
-                            out.extend(inner);
-                        }
-                        out.insert("nullable".into(), true.into());
-                    } else {
-                        let any: Vec<Value> = rest.iter().map(|o| schema(o, root, depth + 1)).collect();
-                        out.insert("anyOf".into(), Value::Array(any));
-                    }
-                }
-            }
-            "const" => {
-                out.insert("enum".into(), json!([value]));
-            }
-            "enum" => {
-                // Gemini enums are strings; a null member is expressed by `nullable`.
-                if let Value::Array(values) = value {
-                    let strings: Vec<Value> = values.iter().filter(|v| !v.is_null()).cloned().collect();
-                    if strings.len() < values.len() {
-                        out.insert("nullable".into(), true.into());
-                    }
-                    out.insert("enum".into(), Value::Array(strings));
-                }
-            }
-            "required" | "description" | "format" | "nullable" | "minimum" | "maximum" | "minItems" | "maxItems"
-            | "minLength" | "maxLength" | "pattern" | "propertyOrdering" => {
-                out.insert(key.clone(), value.clone());
-            }
-            _ => {} // $schema, $defs, definitions, additionalProperties, title, default, examples, ...
-        }
-    }
-    if !out.contains_key("type") && !out.contains_key("anyOf") {
-        let inferred = if out.contains_key("properties") {
-            "OBJECT"
-        } else if out.contains_key("items") {
-            "ARRAY"
-        } else {
-            "STRING"
-        };
-        out.insert("type".into(), inferred.into());
-    }
-    if out.get("type").and_then(Value::as_str) == Some("OBJECT") && !out.contains_key("properties") {
-        out.insert("properties".into(), json!({}));
-    }
-    Value::Object(out)
-}
-
-fn resolve_ref<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
-    let path = reference.strip_prefix("#/")?;
-    path.split('/')
-        .try_fold(root, |node, key| node.get(key.replace("~1", "/").replace("~0", "~")))
-}
-
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct WireResponse {
@@ -333,12 +225,21 @@ pub struct GeminiDecoder {
     finish: Option<FinishReason>,
     calls: usize,
     usage: Option<Usage>,
+    limits: Limits,
 }
 
 impl GeminiDecoder {
-    /// A decoder for one response.
+    /// A decoder for one response, with the default [`Limits`].
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A decoder for one response within `limits` (tool-call count and argument size).
+    pub fn with_limits(limits: Limits) -> Self {
+        GeminiDecoder {
+            limits,
+            ..Self::default()
+        }
     }
 
     fn on_response(&mut self, r: WireResponse, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
@@ -350,7 +251,8 @@ impl GeminiDecoder {
             // Cumulative: the last report wins.
             self.usage = Some(Usage {
                 input_tokens: u.prompt_token_count.unwrap_or(0),
-                output_tokens: u.candidates_token_count.unwrap_or(0) + thoughts,
+                // Saturating: a hostile server's counts must not overflow.
+                output_tokens: u.candidates_token_count.unwrap_or(0).saturating_add(thoughts),
                 cached_input_tokens: u.cached_content_token_count.unwrap_or(0),
                 reasoning_tokens: thoughts,
             });
@@ -367,18 +269,17 @@ impl GeminiDecoder {
         };
         for part in candidate.content.and_then(|c| c.parts).into_iter().flatten() {
             if let Some(call) = part.function_call {
-                let id = call.id.filter(|id| !id.is_empty()).unwrap_or_else(new_call_id);
                 self.calls += 1;
+                self.limits.check_tool_calls(self.calls)?;
+                let json = call.args.map_or_else(|| "{}".to_owned(), |args| args.to_string());
+                self.limits.check_tool_args(&call.name, json.len())?;
+                let id = call.id.filter(|id| !id.is_empty()).unwrap_or_else(new_call_id);
                 out.push(StreamEvent::ToolCallStart {
                     id: id.clone(),
                     name: call.name,
                     signature: part.thought_signature,
                 });
-                let args = call.args.unwrap_or_else(|| json!({}));
-                out.push(StreamEvent::ToolArgsDelta {
-                    id: id.clone(),
-                    json: args.to_string(),
-                });
+                out.push(StreamEvent::ToolArgsDelta { id: id.clone(), json });
                 out.push(StreamEvent::ToolCallEnd { id });
                 continue;
             }
@@ -443,10 +344,15 @@ impl WireDecoder for GeminiDecoder {
 
 /// Reads a non-streamed generateContent body into the same events a stream would give.
 pub fn parse_response(body: &[u8]) -> Result<Vec<StreamEvent>, ProviderError> {
+    parse_response_with(body, Limits::default())
+}
+
+/// [`parse_response`] within `limits` (tool-call count and argument size).
+pub fn parse_response_with(body: &[u8], limits: Limits) -> Result<Vec<StreamEvent>, ProviderError> {
     let text = String::from_utf8_lossy(body);
     let response: WireResponse =
         serde_json::from_slice(body).map_err(|e| malformed_json("the response body", &text, &e))?;
-    let mut decoder = GeminiDecoder::new();
+    let mut decoder = GeminiDecoder::with_limits(limits);
     let mut out = Vec::new();
     decoder.on_response(response, &mut out)?;
     decoder.finalize(&mut out)?;
@@ -570,10 +476,11 @@ impl Provider for Gemini {
             .post(&self.url, Bytes::from(body), &cancel, deadline)
             .await?;
         if self.streaming {
-            return Ok(self.transport.drive(response, GeminiDecoder::new(), cancel, deadline));
+            let decoder = GeminiDecoder::with_limits(self.transport.http.limits());
+            return Ok(self.transport.drive(response, decoder, cancel, deadline));
         }
         let body = self.transport.read_body(response, &cancel, deadline).await?;
-        let events = parse_response(&body).map_err(|e| self.transport.redact(e))?;
+        let events = parse_response_with(&body, self.transport.http.limits()).map_err(|e| self.transport.redact(e))?;
         Ok(futures::stream::iter(events.into_iter().map(Ok)).boxed())
     }
 }

@@ -14,9 +14,9 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use agent_core::ProviderError;
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use futures::{Stream, StreamExt};
-use http_body_util::{BodyDataStream, BodyExt, Full};
+use http_body_util::{BodyDataStream, Full};
 use hyper::body::Incoming;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
@@ -148,7 +148,7 @@ impl Plain {
         *request.uri_mut() = uri;
         *request.headers_mut() = self.headers.clone();
         match self.client.request(request).await {
-            Ok(response) => Ok(Response::Plain(response, url.clone())),
+            Ok(response) => Ok(Response::Plain(response)),
             Err(e) => {
                 let text = chain(format!("error sending request for url ({url})"), &e);
                 Err(if timed_out(&e) {
@@ -197,43 +197,46 @@ impl tower_service::Service<hyper::Uri> for TimedConnector {
 /// A response whose head has arrived.
 pub(crate) enum Response {
     Reqwest(reqwest::Response),
-    Plain(hyper::Response<Incoming>, Url),
+    Plain(hyper::Response<Incoming>),
 }
 
 impl Response {
     pub(crate) fn status(&self) -> u16 {
         match self {
             Response::Reqwest(r) => r.status().as_u16(),
-            Response::Plain(r, _) => r.status().as_u16(),
+            Response::Plain(r) => r.status().as_u16(),
         }
     }
 
     pub(crate) fn headers(&self) -> &HeaderMap {
         match self {
             Response::Reqwest(r) => r.headers(),
-            Response::Plain(r, _) => r.headers(),
+            Response::Plain(r) => r.headers(),
         }
     }
 
-    /// The whole body.
-    pub(crate) async fn bytes(self) -> Result<Bytes, ProviderError> {
-        match self {
-            Response::Reqwest(r) => r.bytes().await.map_err(map_reqwest),
-            Response::Plain(r, url) => match r.into_body().collect().await {
-                Ok(body) => Ok(body.to_bytes()),
-                Err(e) => Err(ProviderError::Malformed(chain(
-                    format!("error decoding response body for url ({url})"),
-                    &e,
-                ))),
-            },
+    /// The body, or its first `limit` bytes and `true` when it is longer (the rest is never
+    /// read: a server cannot make the client hold more).
+    pub(crate) async fn bytes_up_to(self, limit: usize) -> Result<(Bytes, bool), ProviderError> {
+        let mut stream = self.into_stream();
+        let mut body = BytesMut::new();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk?;
+            let room = limit.saturating_sub(body.len());
+            if chunk.len() > room {
+                body.extend_from_slice(&chunk[..room]);
+                return Ok((body.freeze(), true));
+            }
+            body.extend_from_slice(&chunk);
         }
+        Ok((body.freeze(), false))
     }
 
     /// The body, chunk by chunk.
     pub(crate) fn into_stream(self) -> BodyStream {
         match self {
             Response::Reqwest(r) => r.bytes_stream().map(|r| r.map_err(map_reqwest)).boxed(),
-            Response::Plain(r, _) => BodyDataStream::new(r.into_body())
+            Response::Plain(r) => BodyDataStream::new(r.into_body())
                 .map(|r| r.map_err(|e| ProviderError::Malformed(chain("error decoding response body".into(), &e))))
                 .boxed(),
         }
@@ -343,11 +346,11 @@ mod tests {
         let (url, server) = serve_once(reply).await;
         let plain = client.post(&url, Bytes::from_static(b"{}")).await.unwrap();
         assert!(matches!(plain, Response::Plain(..)));
-        assert_eq!(plain.bytes().await.unwrap(), "ok");
+        assert_eq!(plain.bytes_up_to(2).await.unwrap(), (Bytes::from_static(b"ok"), false));
         let plain_head = server.await.unwrap();
         let (url, server) = serve_once(reply).await;
         let via = via_reqwest(&client, &url, Bytes::from_static(b"{}")).await.unwrap();
-        assert_eq!(via.bytes().await.unwrap(), "ok");
+        assert_eq!(via.bytes_up_to(1).await.unwrap(), (Bytes::from_static(b"o"), true));
         let reqwest_head = server.await.unwrap();
         // The same lines but for the port in `host`.
         let strip_port = |lines: Vec<String>| {
@@ -403,7 +406,7 @@ mod tests {
                     client.post(&url, Bytes::new()).await.unwrap()
                 };
                 let err = if whole {
-                    response.bytes().await.err().unwrap()
+                    response.bytes_up_to(usize::MAX).await.err().unwrap()
                 } else {
                     let mut stream = response.into_stream();
                     let mut last = None;

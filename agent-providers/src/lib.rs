@@ -11,6 +11,8 @@
 //! Each adapter streams over SSE (or makes a plain JSON call when `streaming` is off), with
 //! connect/read/idle/call timeouts, retries with exponential backoff, jitter and
 //! `Retry-After`, and cancellation that drops the HTTP request at once ([`HttpConfig`]).
+//! What a server sends is bounded ([`Limits`]): response, error body, tool arguments and the
+//! number of tool calls each have a cap past which the call fails with a clear error.
 //! Plain-HTTP endpoints reached without a proxy (local servers) go through a lean hyper client,
 //! HTTPS and proxied ones through reqwest; both send the same requests and report the same
 //! errors. The wire translation is kept in pure functions (`request_body`, the `*Decoder`
@@ -31,12 +33,19 @@
 //! ```
 
 pub mod anthropic;
+mod body_decoder;
 mod config;
 mod errors;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod gemini;
+mod gemini_schema;
 mod http;
 mod json;
+pub mod limits;
 pub mod openai;
+mod reasoning_details;
 mod router;
 pub mod sse;
 mod transport;
@@ -45,6 +54,7 @@ mod util;
 pub use anthropic::Anthropic;
 pub use config::{ApiKey, ProviderConfig, ProviderKind, from_env};
 pub use gemini::Gemini;
+pub use limits::Limits;
 pub use openai::OpenAiCompatible;
 pub use router::FallbackRouter;
 pub use transport::{HttpConfig, WireDecoder, decode_sse};

@@ -21,6 +21,8 @@ use tokio::time::Instant;
 use crate::config::{ProviderConfig, header_map};
 use crate::errors::{ErrorInfo, malformed_json};
 use crate::json::JsonWriter;
+use crate::limits::Limits;
+use crate::reasoning_details::ReasoningDetails;
 use crate::sse::SseEvent;
 use crate::transport::{Transport, WireDecoder, parse_url};
 use crate::util::{Text, new_call_id, truncated_call_error};
@@ -499,13 +501,22 @@ pub struct OpenAiDecoder {
     finish: Option<String>,
     refusal: bool,
     done: bool,
-    details: Vec<Value>,
+    details: ReasoningDetails,
+    limits: Limits,
 }
 
 impl OpenAiDecoder {
-    /// A decoder for one response.
+    /// A decoder for one response, with the default [`Limits`].
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A decoder for one response within `limits` (tool-call count and argument size).
+    pub fn with_limits(limits: Limits) -> Self {
+        OpenAiDecoder {
+            limits,
+            ..Self::default()
+        }
     }
 
     fn on_delta(&mut self, delta: Delta<'_>, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
@@ -518,7 +529,7 @@ impl OpenAiDecoder {
         }
         if let Some(details) = delta.reasoning_details {
             for d in details {
-                merge_detail(&mut self.details, d);
+                self.details.merge(d);
             }
         }
         if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
@@ -533,12 +544,12 @@ impl OpenAiDecoder {
             });
         }
         for call in delta.tool_calls.into_iter().flatten() {
-            self.on_tool_delta(call, out);
+            self.on_tool_delta(call, out)?;
         }
         Ok(())
     }
 
-    fn on_tool_delta(&mut self, call: ToolCallDelta<'_>, out: &mut Vec<StreamEvent>) {
+    fn on_tool_delta(&mut self, call: ToolCallDelta<'_>, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
         let pos = match call.index {
             Some(index) => self.slots.iter().position(|s| s.index == index),
             // No index (older Ollama): a fragment with an id opens the next slot, one without
@@ -549,9 +560,10 @@ impl OpenAiDecoder {
         let pos = match pos {
             Some(p) => p,
             None => {
+                self.limits.check_tool_calls(self.slots.len() + 1)?;
                 let index = call
                     .index
-                    .unwrap_or_else(|| self.slots.iter().map(|s| s.index + 1).max().unwrap_or(0));
+                    .unwrap_or_else(|| self.slots.iter().map(|s| s.index.saturating_add(1)).max().unwrap_or(0));
                 self.slots.push(Slot {
                     index,
                     ..Slot::default()
@@ -592,6 +604,8 @@ impl OpenAiDecoder {
             }
         }
         if let Some(args) = args.filter(|a| !a.is_empty()) {
+            self.limits
+                .check_tool_args(&slot.name, slot.args.len().saturating_add(args.len()))?;
             slot.args.push_str(&args);
             if slot.started {
                 out.push(StreamEvent::ToolArgsDelta {
@@ -600,6 +614,7 @@ impl OpenAiDecoder {
                 });
             }
         }
+        Ok(())
     }
 
     fn close_calls(&mut self, out: &mut Vec<StreamEvent>) {
@@ -633,7 +648,7 @@ impl OpenAiDecoder {
             return Err(truncated_call_error(&slot.name, &slot.id));
         }
         self.close_calls(out);
-        for data in self.details.drain(..) {
+        for data in self.details.drain() {
             out.push(StreamEvent::ReasoningOpaque { data });
         }
         out.push(StreamEvent::Done { finish_reason: reason });
@@ -697,34 +712,6 @@ impl WireDecoder for OpenAiDecoder {
     }
 }
 
-/// Merges one streamed `reasoning_details` item into the list, by its `index`: text-like
-/// fields are concatenated, other fields take the latest value.
-fn merge_detail(list: &mut Vec<Value>, item: Value) {
-    let index = item.get("index").and_then(Value::as_u64);
-    let existing = index.and_then(|i| {
-        list.iter_mut()
-            .find(|v| v.get("index").and_then(Value::as_u64) == Some(i) && v.get("type") == item.get("type"))
-    });
-    match (existing, item) {
-        (Some(Value::Object(target)), Value::Object(source)) => {
-            for (key, value) in source {
-                match (target.get_mut(&key), &value) {
-                    (Some(Value::String(old)), Value::String(new))
-                        if matches!(key.as_str(), "text" | "summary" | "data") =>
-                    {
-                        old.push_str(new)
-                    }
-                    (_, Value::Null) => {}
-                    _ => {
-                        target.insert(key, value);
-                    }
-                }
-            }
-        }
-        (_, item) => list.push(item),
-    }
-}
-
 fn map_finish(reason: &str, has_calls: bool, refusal: bool) -> FinishReason {
     match reason {
         "tool_calls" | "function_call" => FinishReason::ToolCalls,
@@ -740,6 +727,11 @@ fn map_finish(reason: &str, has_calls: bool, refusal: bool) -> FinishReason {
 
 /// Reads a non-streamed Chat Completions body into the same events a stream would give.
 pub fn parse_response(body: &[u8]) -> Result<Vec<StreamEvent>, ProviderError> {
+    parse_response_with(body, Limits::default())
+}
+
+/// [`parse_response`] within `limits` (tool-call count and argument size).
+pub fn parse_response_with(body: &[u8], limits: Limits) -> Result<Vec<StreamEvent>, ProviderError> {
     let text = || String::from_utf8_lossy(body);
     let chunk: Chunk = serde_json::from_slice(body).map_err(|e| malformed_json("the response body", &text(), &e))?;
     if let Some(error) = chunk.error {
@@ -748,14 +740,14 @@ pub fn parse_response(body: &[u8]) -> Result<Vec<StreamEvent>, ProviderError> {
     let choice = chunk.choices.and_then(|c| c.into_iter().next()).ok_or_else(|| {
         ProviderError::Malformed(format!("the response has no choices: {}", crate::sse::excerpt(&text())))
     })?;
-    let mut decoder = OpenAiDecoder::new();
+    let mut decoder = OpenAiDecoder::with_limits(limits);
     let mut out = Vec::new();
     if let Some(message) = choice.message.or(choice.delta) {
         // Whole tool calls have no index: number them in order.
         let mut message = message;
         if let Some(calls) = message.tool_calls.as_mut() {
             for (i, c) in calls.iter_mut().enumerate() {
-                c.index.get_or_insert(i as u32);
+                c.index.get_or_insert(u32::try_from(i).unwrap_or(u32::MAX));
             }
         }
         decoder.on_delta(message, &mut out)?;
@@ -854,10 +846,11 @@ impl Provider for OpenAiCompatible {
             .post(&self.url, Bytes::from(body), &cancel, deadline)
             .await?;
         if self.streaming {
-            return Ok(self.transport.drive(response, OpenAiDecoder::new(), cancel, deadline));
+            let decoder = OpenAiDecoder::with_limits(self.transport.http.limits());
+            return Ok(self.transport.drive(response, decoder, cancel, deadline));
         }
         let body = self.transport.read_body(response, &cancel, deadline).await?;
-        let events = parse_response(&body).map_err(|e| self.transport.redact(e))?;
+        let events = parse_response_with(&body, self.transport.http.limits()).map_err(|e| self.transport.redact(e))?;
         Ok(futures::stream::iter(events.into_iter().map(Ok)).boxed())
     }
 }

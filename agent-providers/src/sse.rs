@@ -4,11 +4,17 @@
 //! unfinished tail and only decodes whole lines. `data:` lines of one event are joined with
 //! `\n`, comment lines (`: ...`, such as OpenRouter's `: OPENROUTER PROCESSING`) are skipped,
 //! and `\n`, `\r\n` and `\r` all end a line (Gemini separates events with CRLF CRLF).
+//!
+//! Every byte is scanned and validated a bounded number of times, however the body is cut: a
+//! line trickled one byte at a time costs linear time, not quadratic.
 
 use agent_core::ProviderError;
 
-/// The largest event the parser buffers before reporting the stream as malformed.
-pub const MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
+use crate::limits;
+
+/// The largest event a parser from [`SseParser::new`] buffers before reporting the stream as
+/// malformed: the default response cap (an event cannot be larger than its response).
+pub const MAX_EVENT_BYTES: usize = limits::DEFAULT_MAX_RESPONSE_BYTES;
 
 /// One dispatched SSE event.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -22,14 +28,26 @@ pub struct SseEvent {
 /// Incremental SSE parser: feed it chunks with [`SseParser::push`], then call
 /// [`SseParser::finish`] at the end of the body. [`SseParser::push_with`] and
 /// [`SseParser::finish_with`] hand each event to a callback instead, without allocating one.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct SseParser {
+    /// The unfinished last line; it never holds a line break, so a new chunk is searched alone.
     buf: Vec<u8>,
+    /// How much of `buf` is known to be UTF-8 (up to a character boundary), and whether it
+    /// holds an invalid sequence: checked as bytes arrive, so that each is checked once.
+    buf_valid: usize,
+    buf_invalid: bool,
     /// The event being read; its strings are reused from one event to the next.
     current: SseEvent,
     has_data: bool,
     /// The previous chunk ended with `\r`: a `\n` at the start of the next one belongs to it.
     skip_lf: bool,
+    max_event_bytes: usize,
+}
+
+impl Default for SseParser {
+    fn default() -> Self {
+        SseParser::with_max_event_bytes(MAX_EVENT_BYTES)
+    }
 }
 
 /// Where [`SseParser`] sends each completed event.
@@ -55,9 +73,23 @@ impl<F: FnMut(&SseEvent) -> Result<(), ProviderError>> Sink for Callback<F> {
 }
 
 impl SseParser {
-    /// A parser with nothing buffered.
+    /// A parser with nothing buffered, whose events may be [`MAX_EVENT_BYTES`] long.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A parser whose events (and unfinished lines) may be at most `max` bytes long; a longer
+    /// one fails the stream as malformed rather than being buffered.
+    pub fn with_max_event_bytes(max: usize) -> Self {
+        SseParser {
+            buf: Vec::new(),
+            buf_valid: 0,
+            buf_invalid: false,
+            current: SseEvent::default(),
+            has_data: false,
+            skip_lf: false,
+            max_event_bytes: max,
+        }
     }
 
     /// Feeds one chunk and appends every event it completes to `out`.
@@ -74,9 +106,16 @@ impl SseParser {
     where
         F: FnMut(&SseEvent) -> Result<(), ProviderError>,
     {
-        let rejectable = self.buf.len() + self.current.data.len() + chunk.len() > MAX_EVENT_BYTES
-            || !utf8_but_for_a_cut_tail(if self.buf.is_empty() { chunk } else { &self.buf })
-            || (!self.buf.is_empty() && !utf8_but_for_a_cut_tail(chunk));
+        // Conservative: a chunk that might fail goes the buffered way. `buf` was checked as it
+        // grew; only the new chunk is checked here.
+        let rejectable = self
+            .buf
+            .len()
+            .saturating_add(self.current.data.len())
+            .saturating_add(chunk.len())
+            > self.max_event_bytes
+            || self.buf_invalid
+            || !utf8_but_for_a_cut_tail(chunk);
         if rejectable {
             // Parse the whole chunk first, so that an error leaves no event behind.
             let mut events = Vec::new();
@@ -105,21 +144,51 @@ impl SseParser {
                 self.skip_lf = false;
             }
         }
-        if self.buf.is_empty() {
-            let consumed = self.lines(chunk, out)?;
-            self.buf.extend_from_slice(&chunk[consumed..]);
-        } else {
-            self.buf.extend_from_slice(chunk);
-            let buf = std::mem::take(&mut self.buf);
-            let consumed = self.lines(&buf, out);
-            self.buf = buf;
-            let consumed = consumed?;
-            self.buf.drain(..consumed);
+        if !self.buf.is_empty() {
+            // `buf` holds no line break: only the new bytes are searched.
+            let Some(end) = find_line_break(chunk) else {
+                self.extend_buf(chunk);
+                return self.check_size();
+            };
+            self.buf.extend_from_slice(&chunk[..end]);
+            let next = self.after_break(chunk, end);
+            let line = std::mem::take(&mut self.buf);
+            let result = self.line(&line, out);
+            self.buf = line;
+            self.clear_buf();
+            result?;
+            chunk = &chunk[next..];
         }
-        if self.buf.len() + self.current.data.len() > MAX_EVENT_BYTES {
-            return Err(ProviderError::Malformed(format!(
-                "an SSE event exceeds {MAX_EVENT_BYTES} bytes"
-            )));
+        let consumed = self.lines(chunk, out)?;
+        self.extend_buf(&chunk[consumed..]);
+        self.check_size()
+    }
+
+    /// Appends to the unfinished line, checking the new bytes' UTF-8 (and the cut character
+    /// before them, if any).
+    fn extend_buf(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
+        if self.buf_invalid {
+            return;
+        }
+        match std::str::from_utf8(&self.buf[self.buf_valid..]) {
+            Ok(_) => self.buf_valid = self.buf.len(),
+            Err(e) => {
+                self.buf_valid += e.valid_up_to();
+                self.buf_invalid = e.error_len().is_some();
+            }
+        }
+    }
+
+    fn clear_buf(&mut self) {
+        self.buf.clear();
+        self.buf_valid = 0;
+        self.buf_invalid = false;
+    }
+
+    fn check_size(&self) -> Result<(), ProviderError> {
+        if self.buf.len().saturating_add(self.current.data.len()) > self.max_event_bytes {
+            return Err(limits::event_too_large(self.max_event_bytes));
         }
         Ok(())
     }
@@ -132,8 +201,11 @@ impl SseParser {
 
     fn finish_into(&mut self, out: &mut impl Sink) -> Result<(), ProviderError> {
         if !self.buf.is_empty() {
-            let buf = std::mem::take(&mut self.buf);
-            self.line(&buf, out)?;
+            let line = std::mem::take(&mut self.buf);
+            let result = self.line(&line, out);
+            self.buf = line;
+            self.clear_buf();
+            result?;
         }
         self.dispatch(out)
     }
@@ -143,23 +215,27 @@ impl SseParser {
         let mut start = 0;
         while let Some(offset) = find_line_break(&bytes[start..]) {
             let end = start + offset;
-            let next = if bytes[end] == b'\r' {
-                match bytes.get(end + 1) {
-                    Some(b'\n') => end + 2,
-                    Some(_) => end + 1,
-                    None => {
-                        // A lone CR at the end of the chunk: the LF may be in the next one.
-                        self.skip_lf = true;
-                        end + 1
-                    }
-                }
-            } else {
-                end + 1
-            };
+            let next = self.after_break(bytes, end);
             self.line(&bytes[start..end], out)?;
             start = next;
         }
         Ok(start)
+    }
+
+    /// Where the line break at `bytes[end]` ends (`\r\n` is one break).
+    fn after_break(&mut self, bytes: &[u8], end: usize) -> usize {
+        if bytes[end] != b'\r' {
+            return end + 1;
+        }
+        match bytes.get(end + 1) {
+            Some(b'\n') => end + 2,
+            Some(_) => end + 1,
+            None => {
+                // A lone CR at the end of the chunk: the LF may be in the next one.
+                self.skip_lf = true;
+                end + 1
+            }
+        }
     }
 
     fn line(&mut self, line: &[u8], out: &mut impl Sink) -> Result<(), ProviderError> {
@@ -375,10 +451,87 @@ mod tests {
         );
     }
 
+    /// Feeds `body` one byte at a time through the callback path (what the transport uses)
+    /// and returns the events' data lengths.
+    fn trickle(body: &[u8]) -> Vec<usize> {
+        let mut parser = SseParser::new();
+        let mut lengths = Vec::new();
+        for byte in body.chunks(1) {
+            parser
+                .push_with(byte, |e| {
+                    lengths.push(e.data.len());
+                    Ok(())
+                })
+                .unwrap();
+        }
+        parser
+            .finish_with(|e| {
+                lengths.push(e.data.len());
+                Ok(())
+            })
+            .unwrap();
+        lengths
+    }
+
+    #[test]
+    fn a_long_line_trickled_byte_by_byte_takes_linear_time() {
+        // Rescanning the unfinished line at each byte would take minutes here.
+        const LEN: usize = 4 << 20;
+        let mut body = b"data: ".to_vec();
+        body.resize(body.len() + LEN, b'x');
+        body.extend_from_slice(b"\n\n");
+        assert_eq!(trickle(&body), vec![LEN]);
+        // Multi-byte characters cut at every byte: the UTF-8 check is incremental too.
+        let mut body = b"data: ".to_vec();
+        body.extend_from_slice("é€".repeat(LEN / 20).as_bytes());
+        body.extend_from_slice(b"\n\n");
+        assert_eq!(trickle(&body), vec![LEN / 20 * 5]);
+    }
+
+    #[test]
+    fn an_event_over_the_cap_fails_with_the_caps_message() {
+        for chunk in [1usize << 10, 1 << 16, 3 << 20] {
+            // One endless line, then one event of many short lines.
+            let endless = [b"data: ".as_slice(), &vec![b'x'; 3 << 20]].concat();
+            let many = b"data: 0123456789\n".repeat(200_000);
+            for body in [endless, many] {
+                let mut parser = SseParser::with_max_event_bytes(1 << 20);
+                let err = body
+                    .chunks(chunk)
+                    .find_map(|piece| parser.push_with(piece, |_| Ok(())).err())
+                    .unwrap();
+                let text = err.to_string();
+                assert!(matches!(err, ProviderError::Malformed(_)), "{text}");
+                assert!(
+                    text.contains("1048576 bytes") && text.contains("max_response_bytes"),
+                    "{text}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn invalid_utf8_is_malformed() {
         let mut parser = SseParser::new();
         let err = parser.push(b"data: \xff\xfe\n\n", &mut Vec::new()).unwrap_err();
         assert!(matches!(err, ProviderError::Malformed(_)));
+        // Cut anywhere, including inside the unfinished line and across a character.
+        for body in [
+            b"data: ab\xff\xfecd\n\n".as_slice(),
+            b"data: \xc3\n\n",
+            b"data: \xc3(\n\n",
+        ] {
+            for size in 1..body.len() {
+                let mut parser = SseParser::new();
+                let result = body
+                    .chunks(size)
+                    .try_for_each(|piece| parser.push_with(piece, |_| Ok(())))
+                    .and_then(|()| parser.finish_with(|_| Ok(())));
+                assert!(
+                    matches!(result, Err(ProviderError::Malformed(_))),
+                    "{body:?} in pieces of {size}"
+                );
+            }
+        }
     }
 }

@@ -15,8 +15,10 @@ use reqwest::header::HeaderMap;
 use tokio::time::{Instant, Sleep};
 use tokio_util::sync::WaitForCancellationFutureOwned;
 
+use crate::body_decoder::BodyDecoder;
 use crate::errors;
 use crate::http::{BodyStream, HttpClient, Response};
+use crate::limits::{self, Limits};
 use crate::sse::{SseEvent, SseParser};
 
 /// Timeouts and retry policy of an adapter. Every field is public and has the documented
@@ -54,6 +56,33 @@ pub struct HttpConfig {
     /// An HTTP(S) proxy URL for every request. The `HTTP_PROXY`/`HTTPS_PROXY` environment
     /// variables are not read (the crate reads no environment outside `from_env`).
     pub proxy: Option<String>,
+    /// The most bytes of one response body, streamed or not; one SSE event can be no larger.
+    /// Past it the call fails as malformed (default
+    /// [`DEFAULT_MAX_RESPONSE_BYTES`](crate::limits::DEFAULT_MAX_RESPONSE_BYTES), 64 MiB).
+    pub max_response_bytes: usize,
+    /// The most bytes of an error body read; the rest is dropped and the error says it was cut
+    /// (default [`DEFAULT_MAX_ERROR_BODY_BYTES`](crate::limits::DEFAULT_MAX_ERROR_BODY_BYTES),
+    /// 64 KiB).
+    pub max_error_body_bytes: usize,
+    /// The most bytes of one tool call's arguments; past it the call fails as malformed
+    /// (default [`DEFAULT_MAX_TOOL_ARGS_BYTES`](crate::limits::DEFAULT_MAX_TOOL_ARGS_BYTES),
+    /// 1 MiB).
+    pub max_tool_args_bytes: usize,
+    /// The most tool calls in one response; past it the call fails as malformed (default
+    /// [`DEFAULT_MAX_TOOL_CALLS`](crate::limits::DEFAULT_MAX_TOOL_CALLS), 128).
+    pub max_tool_calls: usize,
+}
+
+impl HttpConfig {
+    /// The response caps of this configuration.
+    pub fn limits(&self) -> Limits {
+        Limits {
+            max_response_bytes: self.max_response_bytes,
+            max_error_body_bytes: self.max_error_body_bytes,
+            max_tool_args_bytes: self.max_tool_args_bytes,
+            max_tool_calls: self.max_tool_calls,
+        }
+    }
 }
 
 impl Default for HttpConfig {
@@ -69,6 +98,10 @@ impl Default for HttpConfig {
             max_retry_after: Duration::from_secs(60),
             user_agent: concat!("agent-providers/", env!("CARGO_PKG_VERSION")).to_owned(),
             proxy: None,
+            max_response_bytes: limits::DEFAULT_MAX_RESPONSE_BYTES,
+            max_error_body_bytes: limits::DEFAULT_MAX_ERROR_BODY_BYTES,
+            max_tool_args_bytes: limits::DEFAULT_MAX_TOOL_ARGS_BYTES,
+            max_tool_calls: limits::DEFAULT_MAX_TOOL_CALLS,
         }
     }
 }
@@ -200,20 +233,23 @@ impl Transport {
             return Ok(response);
         }
         let headers = response.headers().clone();
-        let body = tokio::select! {
+        let max = self.http.max_error_body_bytes;
+        let (body, cut) = tokio::select! {
             _ = cancel.cancelled() => return Err((ProviderError::Cancelled, None)),
-            r = tokio::time::timeout(self.http.read_timeout, response.bytes()) => match r {
-                Ok(Ok(body)) => body,
-                _ => Bytes::new(),
+            r = tokio::time::timeout(self.http.read_timeout, response.bytes_up_to(max)) => match r {
+                Ok(Ok(read)) => read,
+                _ => (Bytes::new(), false),
             },
         };
+        // A cut body keeps the status's kind (a 429 stays retryable); its message says so.
         Err((
-            errors::from_status(status, &headers, &body),
+            errors::from_status(status, &headers, &body, cut.then_some(max)),
             errors::retry_after(&headers),
         ))
     }
 
-    /// Reads a whole (non-streamed) body within the read timeout.
+    /// Reads a whole (non-streamed) body within the read timeout, at most
+    /// [`HttpConfig::max_response_bytes`] of it.
     pub(crate) async fn read_body(
         &self,
         response: Response,
@@ -226,12 +262,13 @@ impl Transport {
             .min(deadline.saturating_duration_since(Instant::now()));
         tokio::select! {
             _ = cancel.cancelled() => Err(ProviderError::Cancelled),
-            r = tokio::time::timeout(wait, response.bytes()) => match r {
+            r = tokio::time::timeout(wait, response.bytes_up_to(self.http.max_response_bytes)) => match r {
                 Err(_) => Err(ProviderError::Timeout(format!(
                     "the response body did not arrive within {} s", wait.as_secs_f64()
                 ))),
                 Ok(Err(e)) => Err(self.redact(e)),
-                Ok(Ok(body)) => Ok(body),
+                Ok(Ok((_, true))) => Err(limits::response_too_large(self.http.max_response_bytes)),
+                Ok(Ok((body, false))) => Ok(body),
             },
         }
     }
@@ -246,8 +283,7 @@ impl Transport {
     ) -> EventStream {
         Drive {
             body: Some(response.into_stream()),
-            parser: SseParser::new(),
-            decoder,
+            decoder: BodyDecoder::new(decoder, self.http.max_response_bytes),
             ready: Vec::new(),
             pending_err: None,
             idle: self.http.idle_timeout,
@@ -267,8 +303,7 @@ impl Transport {
 struct Drive<D> {
     /// `None` once the body is over (or failed).
     body: Option<BodyStream>,
-    parser: SseParser,
-    decoder: D,
+    decoder: BodyDecoder<D>,
     /// Decoded events not yet handed out, last first.
     ready: Vec<StreamEvent>,
     /// An error to hand out after the events before it.
@@ -287,15 +322,11 @@ struct Drive<D> {
 
 impl<D: WireDecoder> Drive<D> {
     fn feed(&mut self, bytes: &[u8]) -> Result<(), ProviderError> {
-        let (decoder, ready) = (&mut self.decoder, &mut self.ready);
-        self.parser.push_with(bytes, |event| decoder.on_event(event, ready))
+        self.decoder.feed(bytes, &mut self.ready)
     }
 
     fn end(&mut self) -> Result<(), ProviderError> {
-        let (decoder, ready) = (&mut self.decoder, &mut self.ready);
-        self.parser
-            .finish_with(|event| decoder.on_event(event, ready))
-            .and_then(|()| self.decoder.on_end(&mut self.ready))
+        self.decoder.end(&mut self.ready)
     }
 
     /// Whether the call was cancelled; registers for the wake-up otherwise.

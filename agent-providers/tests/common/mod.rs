@@ -35,6 +35,8 @@ pub struct Reply {
     pub stall_after: Option<usize>,
     /// After this many bytes, break the connection.
     pub drop_after: Option<usize>,
+    /// After the body, send this piece again and again until the client goes away.
+    pub forever: Option<Bytes>,
 }
 
 impl Reply {
@@ -47,6 +49,7 @@ impl Reply {
             delay: Duration::ZERO,
             stall_after: None,
             drop_after: None,
+            forever: None,
         }
     }
 
@@ -78,6 +81,12 @@ impl Reply {
         self
     }
 
+    /// After the body, repeats `piece` endlessly (a hostile server).
+    pub fn forever(mut self, piece: impl Into<Vec<u8>>) -> Self {
+        self.forever = Some(Bytes::from(piece.into()));
+        self
+    }
+
     pub fn drop_after(mut self, bytes: usize) -> Self {
         self.drop_after = Some(bytes);
         self
@@ -97,6 +106,8 @@ struct Shared {
     requests: Mutex<Vec<Recorded>>,
     /// Bodies whose stream was dropped before it finished (the client went away).
     dropped: AtomicUsize,
+    /// Bytes sent by `Reply::forever` repetitions.
+    forever_sent: AtomicUsize,
 }
 
 pub struct MockServer {
@@ -144,7 +155,8 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
     for (name, value) in &reply.headers {
         builder = builder.header(name, value);
     }
-    let simple = reply.chunk.is_none() && reply.stall_after.is_none() && reply.drop_after.is_none();
+    let simple =
+        reply.chunk.is_none() && reply.stall_after.is_none() && reply.drop_after.is_none() && reply.forever.is_none();
     if simple {
         return builder.body(Body::from(reply.body)).unwrap();
     }
@@ -172,6 +184,10 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
             futures::future::pending::<()>().await;
         }
         if sent >= reply.body.len() {
+            if let Some(piece) = reply.forever.clone() {
+                flag.shared.forever_sent.fetch_add(piece.len(), Ordering::SeqCst);
+                return Some((Ok(piece), (reply, sent, flag)));
+            }
             flag.finish();
             return None;
         }
@@ -210,6 +226,11 @@ impl MockServer {
 
     pub fn requests(&self) -> Vec<Recorded> {
         self.shared.requests.lock().unwrap().clone()
+    }
+
+    /// Bytes handed to the connection by endless replies so far.
+    pub fn forever_sent(&self) -> usize {
+        self.shared.forever_sent.load(Ordering::SeqCst)
     }
 
     pub fn dropped(&self) -> usize {
