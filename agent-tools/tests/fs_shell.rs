@@ -392,6 +392,12 @@ async fn shell_cancel_kills_the_whole_group() {
     });
     let msg = refusal(call_with(&fx, "shell_exec", json!({"command": cmd}), cx).await);
     assert!(msg.contains("cancelled"), "{msg}");
+    // An error is not wrapped by the loop, so its partial output comes wrapped already.
+    assert!(
+        msg.contains("partial stdout:\n[untrusted data from command `sh -c"),
+        "{msg}"
+    );
+    assert!(msg.contains("<untrusted-content nonce=\""), "{msg}");
     assert_no_survivors(&marker).await;
 }
 
