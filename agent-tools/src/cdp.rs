@@ -4,6 +4,22 @@
 //! every flag a closed network needs ([`CLOSED_NETWORK_ARGS`]); [`CdpHost::connect`] attaches to
 //! a running browser by its websocket (or `http://host:port`) address. A dead browser fails
 //! every call at once with [`HostError::Disconnected`], and every call has a timeout.
+//!
+//! ## The sandbox
+//! Chromium's sandbox confines each renderer, so a page that exploits a renderer bug cannot
+//! reach the rest of the machine. Debian's package ships no setuid sandbox helper: the sandbox
+//! needs unprivileged user namespaces, and Chromium refuses to start as root unless told
+//! `--no-sandbox`. [`Sandbox::Auto`] (the default) therefore adds `--no-sandbox` only when this
+//! process runs as root or user namespaces are unavailable (or the sandboxed start fails for
+//! lack of them, as in containers whose seccomp filter blocks them), and logs a warning when it
+//! does. Running the host as an ordinary user keeps the sandbox on.
+//!
+//! ## The DevTools endpoint
+//! The browser listens on a port the kernel picks (`--remote-debugging-port=0`, read back from
+//! its stderr), never a fixed one. That port is on loopback, so other local users could still
+//! find it by scanning; chromiumoxide 0.9 speaks only websocket over TCP, so a pipe
+//! (`--remote-debugging-pipe`) would need its own transport. Where other users share the
+//! machine, run the browser in its own network namespace or container.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -25,9 +41,10 @@ use crate::host::{BrowserHost, HostError, TabInfo, settle_with_script};
 /// The flags every launch uses, so that the browser never reaches the network by itself
 /// (background services, component updates, autofill, optimization hints) and resolves only
 /// loopback names. Merged into one `--disable-features` switch (Chromium honours only the last).
+///
+/// `--no-sandbox` is not among them: [`CdpConfig::sandbox`] decides it.
 pub const CLOSED_NETWORK_ARGS: &[&str] = &[
     "--headless",
-    "--no-sandbox",
     "--disable-gpu",
     "--no-first-run",
     "--no-startup-window",
@@ -67,6 +84,56 @@ pub struct CdpConfig {
     /// Kill the browser when this process exits, even without a clean shutdown (a small
     /// watchdog `sh` process polls this process's pid).
     pub kill_on_parent_exit: bool,
+    /// Whether the browser runs in its sandbox (default: wherever this host can run it).
+    pub sandbox: Sandbox,
+}
+
+/// Whether Chromium runs in its sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Sandbox {
+    /// On, unless this process runs as root or user namespaces are unavailable (Chromium cannot
+    /// run its sandbox there); when a sandboxed start fails for lack of a usable sandbox, the
+    /// launch is retried once without it. A warning is logged whenever it is off.
+    #[default]
+    Auto,
+    /// Always on: the launch fails where the sandbox cannot run.
+    On,
+    /// Always off (`--no-sandbox`).
+    Off,
+}
+
+/// What the sandbox decision depends on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct SandboxHost {
+    /// This process runs as root.
+    root: bool,
+    /// Unprivileged user namespaces look available.
+    user_namespaces: bool,
+}
+
+impl SandboxHost {
+    fn probe() -> SandboxHost {
+        let read = |path: &str| std::fs::read_to_string(path).ok().map(|s| s.trim().to_string());
+        // Each knob, where the kernel has it, can switch unprivileged user namespaces off.
+        let max = read("/proc/sys/user/max_user_namespaces");
+        let debian = read("/proc/sys/kernel/unprivileged_userns_clone");
+        let apparmor = read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
+        SandboxHost {
+            root: nix::unistd::geteuid().is_root(),
+            user_namespaces: max.as_deref() != Some("0")
+                && debian.as_deref() != Some("0")
+                && apparmor.as_deref() != Some("1"),
+        }
+    }
+}
+
+/// Whether a launch adds `--no-sandbox`.
+fn without_sandbox(mode: Sandbox, host: SandboxHost) -> bool {
+    match mode {
+        Sandbox::On => false,
+        Sandbox::Off => true,
+        Sandbox::Auto => host.root || !host.user_namespaces,
+    }
 }
 
 impl Default for CdpConfig {
@@ -78,6 +145,7 @@ impl Default for CdpConfig {
             launch_timeout: Duration::from_secs(30),
             call_timeout: Duration::from_secs(30),
             kill_on_parent_exit: true,
+            sandbox: Sandbox::Auto,
         }
     }
 }
@@ -161,8 +229,26 @@ impl CdpHost {
     }
 
     /// Launches the browser headless with a fresh profile directory (removed on drop) and the
-    /// closed-network flags, and opens one blank tab.
+    /// closed-network flags, in its sandbox where [`CdpConfig::sandbox`] says so, and opens one
+    /// blank tab.
     pub async fn launch(config: CdpConfig) -> Result<CdpHost, HostError> {
+        let no_sandbox = without_sandbox(config.sandbox, SandboxHost::probe());
+        match Self::launch_once(&config, no_sandbox).await {
+            // Containers often block user namespaces in ways the probe cannot see.
+            Err(HostError::Other(msg))
+                if config.sandbox == Sandbox::Auto && !no_sandbox && msg.contains("No usable sandbox") =>
+            {
+                tracing::warn!(target: "agent_tools::cdp", "Chromium has no usable sandbox here; launching it with --no-sandbox");
+                Self::launch_once(&config, true).await
+            }
+            other => other,
+        }
+    }
+
+    async fn launch_once(config: &CdpConfig, no_sandbox: bool) -> Result<CdpHost, HostError> {
+        if no_sandbox && config.sandbox == Sandbox::Auto {
+            tracing::warn!(target: "agent_tools::cdp", "running Chromium without its sandbox (this process is root, or user namespaces are unavailable)");
+        }
         if !config.executable.exists() {
             return Err(HostError::Other(format!(
                 "Chromium not found at {}: install it (Debian: `apt-get install chromium`, or run scripts/lib/ensure-chromium.sh)",
@@ -173,12 +259,16 @@ impl CdpHost {
         std::fs::create_dir_all(&profile)
             .map_err(|e| HostError::Other(format!("cannot create the profile directory: {e}")))?;
         let mut cmd = tokio::process::Command::new(&config.executable);
-        cmd.args(CLOSED_NETWORK_ARGS)
-            .arg(format!("--user-data-dir={}", profile.display()))
+        cmd.args(CLOSED_NETWORK_ARGS);
+        if no_sandbox {
+            cmd.arg("--no-sandbox");
+        }
+        cmd.arg(format!("--user-data-dir={}", profile.display()))
             .arg(format!(
                 "--window-size={},{}",
                 config.window_size.0, config.window_size.1
             ))
+            // The kernel picks the port: nothing to guess from a well-known number.
             .arg("--remote-debugging-port=0")
             .args(&config.extra_args)
             .arg("about:blank")
@@ -559,5 +649,26 @@ impl BrowserHost for CdpHost {
             t.active = idx;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sandbox_is_off_only_where_chromium_cannot_run_it() {
+        let host = |root, user_namespaces| SandboxHost { root, user_namespaces };
+        assert!(!without_sandbox(Sandbox::Auto, host(false, true)));
+        assert!(
+            without_sandbox(Sandbox::Auto, host(true, true)),
+            "Chromium refuses root without --no-sandbox"
+        );
+        assert!(
+            without_sandbox(Sandbox::Auto, host(false, false)),
+            "Debian's sandbox needs user namespaces"
+        );
+        assert!(!without_sandbox(Sandbox::On, host(true, false)));
+        assert!(without_sandbox(Sandbox::Off, host(false, true)));
     }
 }

@@ -26,7 +26,7 @@ pub mod host;
 pub mod page;
 
 #[cfg(feature = "cdp")]
-pub use cdp::{CLOSED_NETWORK_ARGS, CdpConfig, CdpHost};
+pub use cdp::{CLOSED_NETWORK_ARGS, CdpConfig, CdpHost, Sandbox};
 pub use fs::{FsPolicy, fs_tools};
 pub use gating::with_gated;
 pub use host::{BrowserHost, HostError, SETTLE_JS, TabInfo, settle_with_script};

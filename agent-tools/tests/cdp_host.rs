@@ -6,7 +6,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use agent_tools::{BrowserHost, CdpConfig, CdpHost, HostError};
+use agent_tools::{BrowserHost, CdpConfig, CdpHost, HostError, Sandbox};
 use support::{rt, url};
 
 #[test]
@@ -103,6 +103,91 @@ fn long_idle_wait_keeps_the_connection() {
         host.navigate(None, &url("/links.html")).await.unwrap();
         tokio::time::sleep(Duration::from_secs(35)).await;
         assert_eq!(host.evaluate(None, "document.title").await.unwrap(), "Reading list");
+        host.close().await.unwrap();
+    });
+}
+
+fn cmdline(pid: u32) -> Vec<String> {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .unwrap()
+        .split(|b| *b == 0)
+        .filter(|a| !a.is_empty())
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect()
+}
+
+#[test]
+fn the_sandbox_is_off_only_as_root_and_the_debugging_port_is_the_kernels_choice() {
+    assert!(
+        !agent_tools::CLOSED_NETWORK_ARGS.contains(&"--no-sandbox"),
+        "the launch decides the sandbox, not the fixed flags"
+    );
+    rt().block_on(async {
+        let host = CdpHost::launch_default().await.expect("launch chromium");
+        let args = cmdline(host.pid().unwrap());
+        let root = nix::unistd::geteuid().is_root();
+        // Chromium refuses to start as root in its sandbox; elsewhere (user namespaces
+        // available, as on this machine) the sandbox stays on.
+        assert_eq!(args.iter().any(|a| a == "--no-sandbox"), root, "{args:?}");
+        let ports: Vec<_> = args.iter().filter(|a| a.starts_with("--remote-debugging")).collect();
+        assert_eq!(ports, ["--remote-debugging-port=0"], "no fixed DevTools port");
+        let ws = url::Url::parse(host.ws_url()).unwrap();
+        assert_eq!(ws.host_str(), Some("127.0.0.1"));
+        assert_ne!(ws.port(), Some(9222));
+        host.close().await.unwrap();
+    });
+}
+
+#[test]
+fn a_sandboxed_browser_runs_and_its_renderers_are_confined() {
+    // As root, the browser runs as `nobody` through a small wrapper (Chromium's sandbox needs a
+    // non-root user); as any other user, directly.
+    let dir = tempfile::tempdir().unwrap();
+    let executable = if nix::unistd::geteuid().is_root() {
+        let wrapper = dir.path().join("chromium-as-nobody");
+        std::fs::write(
+            &wrapper,
+            "#!/bin/sh\n\
+             for a in \"$@\"; do case \"$a\" in --user-data-dir=*) d=\"${a#--user-data-dir=}\"; chown -R 65534:65534 \"$d\"; export HOME=\"$d\";; esac; done\n\
+             exec setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/chromium \"$@\"\n",
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+        wrapper
+    } else {
+        "/usr/bin/chromium".into()
+    };
+    rt().block_on(async {
+        let cfg = CdpConfig {
+            executable,
+            sandbox: Sandbox::On,
+            ..CdpConfig::default()
+        };
+        let host = CdpHost::launch(cfg).await.expect("a sandboxed launch");
+        host.navigate(None, &url("/links.html")).await.unwrap();
+        assert_eq!(host.evaluate(None, "document.title").await.unwrap(), "Reading list");
+        let pid = host.pid().unwrap();
+        let args = cmdline(pid);
+        assert!(!args.iter().any(|a| a == "--no-sandbox"), "{args:?}");
+        // The renderer runs in a user namespace of its own.
+        let profile = args.iter().find(|a| a.starts_with("--user-data-dir=")).unwrap().clone();
+        let mine = std::fs::read_link("/proc/self/ns/user").unwrap();
+        let renderers: Vec<_> = std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|p| {
+                let a = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+                let a = String::from_utf8_lossy(&a);
+                a.contains("--type=renderer") && a.contains(profile.trim_start_matches("--user-data-dir="))
+            })
+            .collect();
+        assert!(!renderers.is_empty(), "no renderer of this browser found");
+        for r in renderers {
+            let ns = std::fs::read_link(format!("/proc/{r}/ns/user")).unwrap();
+            assert_ne!(ns, mine, "renderer {r} shares this process's user namespace");
+        }
         host.close().await.unwrap();
     });
 }
