@@ -307,4 +307,33 @@ mod tests {
                 <= 80
         );
     }
+
+    /// Whatever a hostile page makes page.js return, formatting never panics.
+    #[test]
+    fn odd_read_results_never_panic() {
+        use serde_json::json;
+        let odd = [
+            json!(null),
+            json!([]),
+            json!({"items": 3, "counts": "x", "title": 5}),
+            json!({"items": [null, 1, "e", {"k": "h", "level": u64::MAX}, {"k": "l"}, {"k": "e", "states": [1, null], "href": 3}]}),
+            json!({"url": "data:x", "textPreview": "研究".repeat(3000), "counts": {"chars": u64::MAX},
+                   "items": [{"k": "e", "inView": true, "name": "研".repeat(500), "value": "\u{0}\n", "href": "javascript:研"}],
+                   "hiddenInteractive": u64::MAX, "omittedItems": -1}),
+        ];
+        for v in &odd {
+            for (offset, max_elements, max_chars) in [(0, 0, 0), (usize::MAX, 200, 20_000), (1, 1, 50), (0, 200, 1)] {
+                let find = (max_chars == 50).then(|| "研".to_string());
+                let _ = format_read(
+                    v,
+                    &ReadView {
+                        offset,
+                        find,
+                        max_elements,
+                        max_chars,
+                    },
+                );
+            }
+        }
+    }
 }

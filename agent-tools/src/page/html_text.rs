@@ -160,4 +160,59 @@ mod tests {
         let text = html_to_text(html);
         assert_eq!(text, "Hello & welcome\nOne two\na\nb \u{263A}\n");
     }
+
+    /// A cheap stand-in for the fuzz target where cargo-fuzz is not installed: random
+    /// sequences of the fragments that matter to the parser (tags, comments, entities, cuts
+    /// inside multi-byte characters) must never panic.
+    #[test]
+    fn random_fragment_soup_never_panics() {
+        const PARTS: &[&str] = &[
+            "<",
+            ">",
+            "&",
+            ";",
+            "#",
+            "#x",
+            "x",
+            "amp",
+            "lt",
+            "9",
+            "研究",
+            "é",
+            "\u{1F600}",
+            "<!--",
+            "-->",
+            "<p>",
+            "</p",
+            "<script>",
+            "</script",
+            "<style",
+            "<br/>",
+            "<td>",
+            " ",
+            "\n",
+            "/",
+            "\"",
+            "'",
+            "=",
+            "&#",
+            "&#x",
+            "<title>",
+            "</",
+        ];
+        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..20_000 {
+            let len = (next() % 40) as usize;
+            let html: String = (0..len)
+                .map(|_| PARTS[(next() % PARTS.len() as u64) as usize])
+                .collect();
+            let _ = html_to_text(&html);
+        }
+    }
 }
