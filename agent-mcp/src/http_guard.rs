@@ -177,7 +177,7 @@ mod tests {
         let guard = HttpGuard::default();
         let host = (header::HOST, "127.0.0.1:8931");
         assert!(
-            guard.origin_allowed(&headers(&[host.clone()])),
+            guard.origin_allowed(&headers(std::slice::from_ref(&host))),
             "no Origin: not a browser"
         );
         for ok in ["http://127.0.0.1:8931", "http://localhost:8931", "http://[::1]:8931"] {

@@ -7,6 +7,11 @@
 //! cargo run -p agent-examples --bin mcp-server -- --root DIR --http 127.0.0.1:8931
 //! ```
 //!
+//! Over HTTP, clients must send `Authorization: Bearer <token>`: the token comes from
+//! `MCP_SERVER_TOKEN`, or a fresh one is made and printed to stderr. `--no-token` serves without
+//! one (any local process may then connect), which `--allow` refuses: allowed tools run without
+//! asking anyone. Browser pages from other origins are refused unless named with `--allow-origin`.
+//!
 //! Gated tools (fs_write, fs_delete, shell_exec) ask for consent before each call: with
 //! `--allow` only the listed tools run (every other gated call is denied); without it, each call
 //! is put to the person at the terminal (`/dev/tty`, or the terminal stderr is attached to, since
@@ -21,24 +26,37 @@ use agent_core::{Gate, GateDecision, GateRequest, async_trait};
 use agent_mcp::ToolServer;
 use agent_tools::{FsPolicy, fs_tools};
 
-const USAGE: &str = "usage: mcp-server --root DIR [--allow TOOL[,TOOL...]]... [--http ADDR]
+const USAGE: &str =
+    "usage: mcp-server --root DIR [--allow TOOL[,TOOL...]]... [--http ADDR [--no-token] [--allow-origin ORIGIN]...]
 
 Serves fs_read, fs_write, fs_list, fs_mkdir, fs_delete and shell_exec over MCP, confined to DIR.
   --root DIR     the directory the tools may touch (required)
   --allow TOOLS  gated tools that may run without asking; other gated calls are denied
                  (without --allow, each gated call is asked on the terminal)
-  --http ADDR    serve streamable HTTP at http://ADDR/mcp (a loopback address) instead of stdio";
+  --http ADDR    serve streamable HTTP at http://ADDR/mcp (a loopback address) instead of stdio;
+                 clients must send Authorization: Bearer TOKEN, with TOKEN from $MCP_SERVER_TOKEN
+                 or made up and printed at start
+  --no-token     over HTTP, require no token (refused together with --allow)
+  --allow-origin ORIGIN
+                 a browser origin (https://app.example) whose pages may call the HTTP server";
+
+/// The environment variable a fixed bearer token is read from.
+const TOKEN_VAR: &str = "MCP_SERVER_TOKEN";
 
 struct Args {
     root: PathBuf,
     allow: Option<Vec<String>>,
     http: Option<SocketAddr>,
+    no_token: bool,
+    origins: Vec<String>,
 }
 
 fn parse_args() -> Result<Args, String> {
     let mut root = None;
     let mut allow: Option<Vec<String>> = None;
     let mut http = None;
+    let mut no_token = false;
+    let mut origins = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = |name: &str| args.next().ok_or_else(|| format!("{name} needs a value"));
@@ -55,6 +73,8 @@ fn parse_args() -> Result<Args, String> {
                 let addr = value("--http")?;
                 http = Some(addr.parse().map_err(|e| format!("--http {addr}: {e}"))?);
             }
+            "--no-token" => no_token = true,
+            "--allow-origin" => origins.push(value("--allow-origin")?),
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument {other:?}")),
         }
@@ -66,7 +86,31 @@ fn parse_args() -> Result<Args, String> {
     if !root.is_dir() {
         return Err(format!("--root {} is not a directory", root.display()));
     }
-    Ok(Args { root, allow, http })
+    if http.is_some() && no_token && allow.as_ref().is_some_and(|a| !a.is_empty()) {
+        return Err(
+            "--allow over HTTP needs the bearer token: the allowed tools run without asking anyone, \
+                    so without a token any local process could run them. Drop --no-token"
+                .into(),
+        );
+    }
+    if http.is_none() && (no_token || !origins.is_empty()) {
+        return Err("--no-token and --allow-origin apply to --http only".into());
+    }
+    Ok(Args {
+        root,
+        allow,
+        http,
+        no_token,
+        origins,
+    })
+}
+
+/// The bearer token HTTP clients must send: `MCP_SERVER_TOKEN`, or a fresh random one.
+fn bearer_token() -> Result<String, String> {
+    match std::env::var(TOKEN_VAR) {
+        Ok(token) if !token.trim().is_empty() => Ok(token.trim().to_owned()),
+        _ => agent_mcp::new_bearer_token().map_err(|e| format!("could not make a token: {e}")),
+    }
 }
 
 /// Allows the gated tools named on the command line and denies the rest.
@@ -169,18 +213,47 @@ async fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    let server = builder
+    let mut builder = builder
         .gate_arc(gate)
         .name("agent-core-fs")
         .instructions(format!(
             "Filesystem and shell tools confined to {}. Paths are relative to it.",
             args.root.display()
         ))
-        .build();
+        .allowed_origins(args.origins.clone());
+    let token = match (args.http, args.no_token) {
+        (Some(_), false) => match bearer_token() {
+            Ok(token) => Some(token),
+            Err(e) => {
+                eprintln!("mcp-server: {e}");
+                return std::process::ExitCode::FAILURE;
+            }
+        },
+        _ => None,
+    };
+    if let Some(token) = &token {
+        builder = builder.bearer_token(token);
+    }
+    let server = match builder.try_build() {
+        Ok(server) => server,
+        Err(e) => {
+            eprintln!("mcp-server: {e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
     let result = match args.http {
         Some(addr) => match server.serve_http(addr).await {
             Ok(handle) => {
                 eprintln!("mcp-server: serving {} at {}", args.root.display(), handle.url());
+                match &token {
+                    Some(token) => eprintln!(
+                        "mcp-server: clients must send the header\n  Authorization: Bearer {token}\n\
+                         for example in an mcpServers entry: {{\"url\": \"{}\", \"headers\": {{\"Authorization\": \"Bearer {token}\"}}}}\n\
+                         (set {TOKEN_VAR} to choose the token)",
+                        handle.url()
+                    ),
+                    None => eprintln!("mcp-server: --no-token: any local process may connect"),
+                }
                 let _ = tokio::signal::ctrl_c().await;
                 handle.shutdown().await
             }
