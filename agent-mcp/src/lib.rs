@@ -8,9 +8,13 @@
 //!   cancel notification when a call is cancelled or times out, results mapped to
 //!   [`agent_core::ToolOutput`] (text, JSON, images), server errors as errors the model reads,
 //!   reconnects with backoff after a crash, and `tools/list_changed` followed.
+//!   A server is not trusted: its results reach the model as untrusted data naming it
+//!   ([`agent_core::Provenance::mcp_server`]), its error texts wrapped likewise, and what it
+//!   lists is bounded (time, [`MAX_LIST_PAGES`], [`MAX_TOOLS`], [`MAX_DESCRIPTION_CHARS`]).
 //! - **Server** ([`ToolServer`]): any tool set served to external MCP clients over stdio or
-//!   streamable HTTP (loopback by default), through one dispatch with the host's
-//!   [`agent_core::Gate`] and argument validation.
+//!   streamable HTTP (loopback by default, browser pages only from allowed origins, with an
+//!   optional bearer token), through one dispatch with the host's [`agent_core::Gate`] and
+//!   argument validation.
 //!
 //! An agent's tool set is fixed once the agent is built. [`McpClient::tools`] always returns
 //! the server's current tools and [`McpClient::changes`] fires when they change: a host that
