@@ -1,5 +1,6 @@
 //! A tool result marked with a provenance reaches the model inside nonce markers naming its
-//! source: in the turn it ran, and in its compressed form replayed in later turns.
+//! source: in the turn it ran, and in its compressed form replayed in later turns. Token counts
+//! a server reports cannot overflow the run's totals.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 use std::sync::{Arc, Mutex};
@@ -106,4 +107,25 @@ async fn results_without_provenance_are_not_wrapped() {
     let agent = Agent::builder().provider(provider).tool(echo).build().unwrap();
     agent.create_session().await.unwrap().send("go").await;
     assert_eq!(requests.lock().unwrap()[1].messages.last().unwrap().text(), "plain");
+}
+
+#[tokio::test]
+async fn huge_token_counts_from_a_model_server_saturate_instead_of_overflowing() {
+    let huge = agent_core::Usage {
+        input_tokens: u64::MAX,
+        output_tokens: u64::MAX - 1,
+        cached_input_tokens: u64::MAX,
+        reasoning_tokens: u64::MAX,
+    };
+    let echo = tool_fn("echo", "Echoes.", |_: NoArgs, _cx: ToolContext| async { Ok::<_, ToolError>("plain") });
+    let mut call = ScriptedReply::tool_call("echo", json!({}));
+    call.usage = Some(huge.clone());
+    let mut answer = ScriptedReply::text("done");
+    answer.usage = Some(huge);
+    let provider = ScriptedProvider::new([call.into(), answer.into()]);
+    let agent = Agent::builder().provider(provider).tool(echo).build().unwrap();
+    let outcome = agent.create_session().await.unwrap().send("go").await;
+    assert_eq!(outcome.status, agent_core::OutcomeStatus::Done);
+    assert_eq!(outcome.usage.input_tokens, u64::MAX);
+    assert_eq!(outcome.usage.output_tokens, u64::MAX);
 }

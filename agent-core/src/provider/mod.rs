@@ -64,11 +64,13 @@ pub struct Usage {
 
 impl Usage {
     /// Adds another usage report to this one.
+    ///
+    /// Saturating: the counts come from the model server, which may send any number.
     pub fn add(&mut self, other: &Usage) {
-        self.input_tokens += other.input_tokens;
-        self.output_tokens += other.output_tokens;
-        self.cached_input_tokens += other.cached_input_tokens;
-        self.reasoning_tokens += other.reasoning_tokens;
+        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+        self.cached_input_tokens = self.cached_input_tokens.saturating_add(other.cached_input_tokens);
+        self.reasoning_tokens = self.reasoning_tokens.saturating_add(other.reasoning_tokens);
     }
 }
 
