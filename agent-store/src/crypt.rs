@@ -51,8 +51,8 @@ pub trait Crypt: Send + Sync {
     }
 }
 
-/// Starts a plaintext that carries its context. Keys never start with NUL, so text stored
-/// before binding existed cannot be mistaken for it.
+/// Starts a plaintext that carries its context. API keys do not start with NUL, so a key stored
+/// before binding existed is not mistaken for it.
 const BOUND_PREFIX: &str = "\0agent-store bound\0";
 
 /// `BOUND_PREFIX`, the context, NUL, the text; built in one allocation so no unwiped copy is

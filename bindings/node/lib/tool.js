@@ -105,13 +105,49 @@ function tool(definition) {
 }
 
 /**
- * What the native module receives back from a tool call.
+ * How deeply a tool's result may nest, as in the Python binding: the core's JSON parser reads
+ * at most 128 levels, and a result sits a few levels inside the message that carries it.
+ */
+const MAX_DEPTH = 100
+
+/**
+ * `JSON.stringify`, except that a structure containing itself or nested deeper than
+ * `MAX_DEPTH` levels is a TypeError saying so (checked while stringifying, so getters and
+ * `toJSON` run once, and a very deep value never exhausts the stack).
+ * @param {unknown} value
+ */
+function toJsonText(value) {
+  /** @type {object[]} the containers from the root down to the one being written */
+  const path = []
+  return JSON.stringify(value, function (_key, v) {
+    // `this` is the container holding `v`: drop the finished siblings' subtrees.
+    while (path.length > 0 && path[path.length - 1] !== this) path.pop()
+    if (v !== null && typeof v === 'object') {
+      if (path.includes(v)) {
+        throw new TypeError(`cannot convert a cyclic structure to JSON: ${Array.isArray(v) ? 'an array' : 'an object'} contains itself`)
+      }
+      if (path.length >= MAX_DEPTH) {
+        throw new TypeError(`cannot convert to JSON: the value is nested deeper than ${MAX_DEPTH} levels`)
+      }
+      path.push(v)
+    }
+    return v
+  })
+}
+
+/**
+ * What the native module receives back from a tool call. A value that cannot become JSON is
+ * an error result for the model, naming the problem.
  * @param {unknown} value
  */
 function okReply(value) {
   if (value === undefined || value === null) return { kind: 'text', text: 'ok' }
   if (typeof value === 'string') return { kind: 'text', text: value }
-  return { kind: 'json', json: JSON.stringify(value) }
+  try {
+    return { kind: 'json', json: toJsonText(value) }
+  } catch (e) {
+    return { kind: 'error', text: e instanceof Error ? `${e.name}: ${e.message}` : String(e) }
+  }
 }
 
 /**

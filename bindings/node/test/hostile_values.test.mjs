@@ -1,0 +1,81 @@
+// JS values that cannot become JSON: a tool result that contains itself, or is nested absurdly
+// deep, is an error result for the model naming the problem (never a crash, never silently
+// sent as raw text); the same values given as script steps or messages throw to the caller.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { ScriptedProvider, tool } from '../lib/index.js'
+import { collect, scripted, toolResults } from './helpers.mjs'
+
+const call = (name, args = {}) => ({ toolCalls: [{ name, arguments: args }] })
+
+/** An array `depth` levels deep, built without recursion. */
+function nested(depth, leaf = 1) {
+  let value = leaf
+  for (let i = 0; i < depth; i++) value = [value]
+  return value
+}
+
+/** Runs one call of a tool returning `make()`; the events and the tool-result message. */
+async function runTool(make) {
+  const t = tool({ name: 'hostile', execute: make })
+  const { agent, provider } = scripted([call('hostile'), { text: 'recovered' }], { tools: [t] })
+  const s = await agent.createSession()
+  const run = s.send('go')
+  const events = await collect(run)
+  const outcome = await run.outcome
+  return { events, outcome, result: toolResults(provider)[0] }
+}
+
+function assertErrorResult({ events, outcome, result }, pattern) {
+  assert.equal(outcome.status, 'done')
+  assert.equal(outcome.finalText, 'recovered')
+  const failed = events.find((e) => e.type === 'tool_call_failed')
+  assert.ok(failed, 'the call failed')
+  assert.equal(failed.fatal, false)
+  assert.equal(result.isError, true)
+  assert.match(result.content[0].text, pattern)
+}
+
+test('a tool returning a cyclic object or array tells the model, sync or async', async () => {
+  const cyclicObject = () => {
+    const o = { name: 'loop' }
+    o.self = o
+    return o
+  }
+  assertErrorResult(await runTool(cyclicObject), /TypeError: cannot convert a cyclic structure to JSON: an object contains itself/)
+  const cyclicArray = async () => {
+    const a = [1]
+    a.push({ back: a })
+    return a
+  }
+  assertErrorResult(await runTool(cyclicArray), /cyclic structure/)
+})
+
+test('a tool returning a 100 000-deep value tells the model', async () => {
+  assertErrorResult(await runTool(() => ({ deep: nested(100_000) })), /nested deeper than 100 levels/)
+})
+
+test('a result too deep for the core to read back is an error, not raw text', async () => {
+  // 150 levels: JSON.stringify manages it, the core's parser (128 levels) would not.
+  assertErrorResult(await runTool(async () => nested(150)), /nested deeper than 100 levels/)
+})
+
+test('normal nesting, shared values and toJSON still convert', async () => {
+  const shared = { k: [1, 2.5, null, true, 's'] }
+  const value = { a: shared, b: shared, list: [shared, shared], when: new Date(0), deep: nested(60, 'leaf') }
+  const { outcome, result } = await runTool(() => value)
+  assert.equal(outcome.status, 'done')
+  assert.notEqual(result.isError, true)
+  assert.deepEqual(JSON.parse(result.content[0].text), JSON.parse(JSON.stringify(value)))
+})
+
+test('cyclic script steps and messages throw a TypeError to the caller', async () => {
+  const step = { text: 'hi' }
+  step.again = step
+  assert.throws(() => new ScriptedProvider([step]), TypeError)
+  const { agent } = scripted([{ text: 'unused' }])
+  const s = await agent.createSession()
+  const part = { type: 'text', text: 'hi' }
+  part.self = part
+  assert.throws(() => s.send({ content: [part] }), TypeError)
+})
