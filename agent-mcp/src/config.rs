@@ -8,11 +8,9 @@ use serde_json::Value;
 use crate::content::OutputCaps;
 use crate::error::McpError;
 
-/// The variables a stdio server inherits from the host unless told to inherit everything:
-/// what programs need to run, nothing secret.
-pub const SAFE_ENV_VARS: &[&str] = &[
-    "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR",
-];
+/// The variables a stdio server inherits from the host unless told to inherit everything
+/// (the same list shell commands get).
+pub use agent_core::tool::SAFE_ENV_VARS;
 
 /// How the client reaches the server.
 #[derive(Debug, Clone, PartialEq)]

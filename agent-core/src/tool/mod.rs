@@ -17,6 +17,13 @@ use crate::untrusted::Provenance;
 pub use set::{ArgumentError, ToolSet, ToolSetError};
 pub use typed::{TypedTool, schema_for, tool_fn};
 
+/// The environment variables a process started for a tool (a shell command, a stdio MCP
+/// server) inherits from the host by default: what programs need to run, nothing secret. API
+/// keys and tokens in the host's environment stay there unless the host passes them on by name.
+pub const SAFE_ENV_VARS: &[&str] = &[
+    "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR",
+];
+
 /// The boxed error type carried by fatal tool errors (for example a host-language exception).
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 

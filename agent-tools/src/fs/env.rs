@@ -5,14 +5,9 @@ use std::ffi::{OsStr, OsString};
 
 use serde::{Deserialize, Serialize};
 
-/// The variables a command inherits from the host by default: what programs need to run,
-/// nothing secret.
-///
-/// This mirrors `agent_mcp::SAFE_ENV_VARS` (the list stdio MCP servers inherit); the two should
-/// stay equal, and belong in one shared place.
-pub const SAFE_ENV_VARS: &[&str] = &[
-    "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR",
-];
+/// The variables a command inherits from the host by default (the same list stdio MCP servers
+/// get).
+pub use agent_core::tool::SAFE_ENV_VARS;
 
 /// Which of the host's environment variables shell_exec's commands see, and what is added.
 ///
