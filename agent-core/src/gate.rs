@@ -49,7 +49,7 @@ impl TurnOrigin {
         matches!(self, TurnOrigin::Person)
     }
 
-    /// "the person" or "tab <handle>", for messages.
+    /// `the person` or `tab <handle>`, for messages.
     pub fn describe(&self) -> String {
         match self {
             TurnOrigin::Person => "the person".to_owned(),

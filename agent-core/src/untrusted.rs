@@ -21,8 +21,8 @@ const NEUTRALISED: &str = "[marker removed]";
 /// Characters kept of a provenance label.
 const LABEL_CHARS: usize = 300;
 
-/// Where untrusted content came from, as the model reads it outside the markers ("web page
-/// https://example.com/", "file notes/a.txt", "MCP server \"docs\" tool search").
+/// Where untrusted content came from, as the model reads it outside the markers (`web page
+/// https://example.com/`, `file notes/a.txt`, `MCP server "docs" tool search`).
 ///
 /// Labels are sanitised when made: one line, marker text neutralised, at most 300 characters,
 /// so a hostile URL, file name or server name cannot break out of the label either.
