@@ -25,12 +25,18 @@ async fn call(provider: &dyn Provider) -> Result<agent_core::ModelResponse, Prov
     collect_stream(provider.stream(&request(), CancellationToken::new()).await?).await
 }
 
-/// The resident set of this process, in bytes.
-fn rss() -> usize {
+/// A memory figure of this process from `/proc/self/status`, in bytes: `VmRSS` (resident
+/// now) or `VmHWM` (the peak resident so far, which a buffer freed at the end still shows).
+fn memory(field: &str) -> usize {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    let line = status.lines().find(|l| l.starts_with(field)).unwrap();
     let kib: usize = line.split_whitespace().nth(1).unwrap().parse().unwrap();
     kib * 1024
+}
+
+/// How far the peak resident set rose above `before` (bytes).
+fn peak_growth(before: usize) -> usize {
+    memory("VmHWM:").saturating_sub(before)
 }
 
 /// Settings for these tests: one attempt, and a call timeout that ends the call (as a
@@ -105,7 +111,7 @@ fn endless_text(wire: Wire) -> Reply {
 /// message naming `setting`, that the server had to stop (the client went away), and that
 /// memory stayed bounded.
 async fn cut_at(wire: Wire, reply: Reply, http: HttpConfig, streaming: bool, setting: &str, cap: usize) {
-    let before = rss();
+    let before = memory("VmRSS:");
     let server = MockServer::start([reply]).await;
     let provider = adapter_with(wire, &server.url(), http, streaming);
     let err = call(provider.as_ref()).await.unwrap_err();
@@ -124,8 +130,8 @@ async fn cut_at(wire: Wire, reply: Reply, http: HttpConfig, streaming: bool, set
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert_eq!(server.dropped(), 1, "{wire:?}: the endless body was dropped");
-    let grown = rss().saturating_sub(before);
-    assert!(grown < 200 << 20, "{wire:?}: RSS grew by {} MiB", grown >> 20);
+    let grown = peak_growth(before);
+    assert!(grown < 200 << 20, "{wire:?}: peak RSS grew by {} MiB", grown >> 20);
 }
 
 #[tokio::test]
@@ -186,7 +192,7 @@ async fn an_endless_non_streamed_body_ends_at_the_response_cap() {
 async fn an_endless_error_body_is_cut_and_keeps_its_status() {
     let cap = agent_providers::limits::DEFAULT_MAX_ERROR_BODY_BYTES;
     for (status, kind) in [(500, "server"), (429, "rate_limited"), (400, "bad_request")] {
-        let before = rss();
+        let before = memory("VmRSS:");
         let server = MockServer::start([Reply::new(status, "<html><body>").forever("z".repeat(PIECE))]).await;
         let provider = adapter_with(Wire::OpenAi, &server.url(), http(), true);
         let err = call(provider.as_ref()).await.unwrap_err();
@@ -196,7 +202,7 @@ async fn an_endless_error_body_is_cut_and_keeps_its_status() {
             text.contains(&format!("cut at {cap} bytes")) && text.contains("HttpConfig::max_error_body_bytes"),
             "{text}"
         );
-        assert!(rss().saturating_sub(before) < 200 << 20);
+        assert!(peak_growth(before) < 200 << 20);
     }
 }
 
