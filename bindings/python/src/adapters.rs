@@ -99,19 +99,30 @@ pub fn provider_fallback(primary: &NativeProvider, fallbacks: Vec<PyRef<'_, Nati
 
 /// fs_read, fs_write, fs_list, fs_mkdir, fs_delete and shell_exec, confined to `root` (or
 /// unrestricted when `root` is None and `unrestricted` is true). `gated` overrides gating per
-/// tool name.
+/// tool name; `max_write_bytes` and the `shell_*` options are `FsPolicy`'s (`shell_env`'s
+/// `inherit_all`, `passthrough` and `set`), None keeping the Rust default.
 #[pyfunction]
-#[pyo3(signature = (root=None, unrestricted=false, gated=None))]
+#[pyo3(signature = (root=None, unrestricted=false, gated=None, max_write_bytes=None, shell_inherit_all=false, shell_passthrough=None, shell_set=None))]
 pub fn filesystem_tools(
     root: Option<std::path::PathBuf>,
     unrestricted: bool,
     gated: Option<std::collections::HashMap<String, bool>>,
+    max_write_bytes: Option<usize>,
+    shell_inherit_all: bool,
+    shell_passthrough: Option<Vec<String>>,
+    shell_set: Option<Vec<(String, String)>>,
 ) -> PyResult<Vec<NativeTool>> {
-    let policy = match (root, unrestricted) {
+    let mut policy = match (root, unrestricted) {
         (Some(root), false) => FsPolicy::root(root),
         (None, true) => FsPolicy::unrestricted(),
         _ => return Err(config_error("give either root=<directory> or unrestricted=True")),
     };
+    if let Some(n) = max_write_bytes {
+        policy.max_write_bytes = n;
+    }
+    policy.shell_env.inherit_all = shell_inherit_all;
+    policy.shell_env.passthrough = shell_passthrough.unwrap_or_default();
+    policy.shell_env.set = shell_set.unwrap_or_default();
     let gated = gated.unwrap_or_default();
     Ok(fs_tools(policy)
         .into_iter()

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use agent_tools::{CdpConfig, CdpHost, HostError};
+use agent_tools::{CdpConfig, CdpHost, HostError, Sandbox};
 use pyo3::prelude::*;
 
 use crate::runtime::spawn_py;
@@ -40,7 +40,8 @@ impl NativeCdpHost {
     /// Launches the browser headless with a fresh profile and the closed-network flags.
     /// Awaitable; every argument left as None keeps the Rust default.
     #[staticmethod]
-    #[pyo3(signature = (executable=None, extra_args=None, window_size=None, launch_timeout=None, call_timeout=None, kill_on_parent_exit=true))]
+    #[pyo3(signature = (executable=None, extra_args=None, window_size=None, launch_timeout=None, call_timeout=None, kill_on_parent_exit=true, sandbox=None))]
+    #[allow(clippy::too_many_arguments)]
     fn launch<'py>(
         py: Python<'py>,
         executable: Option<PathBuf>,
@@ -49,8 +50,21 @@ impl NativeCdpHost {
         launch_timeout: Option<f64>,
         call_timeout: Option<f64>,
         kill_on_parent_exit: bool,
+        sandbox: Option<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let mut config = CdpConfig::default();
+        if let Some(mode) = sandbox {
+            config.sandbox = match mode.as_str() {
+                "auto" => Sandbox::Auto,
+                "on" => Sandbox::On,
+                "off" => Sandbox::Off,
+                other => {
+                    return Err(crate::errors::config_error(format!(
+                        "sandbox={other:?}: give \"auto\" (the default), \"on\" or \"off\""
+                    )));
+                }
+            };
+        }
         if let Some(e) = executable {
             config.executable = e;
         }

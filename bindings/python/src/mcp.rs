@@ -39,7 +39,7 @@ pub struct NativeMcpClient {
 impl NativeMcpClient {
     /// Connects: give `command` (stdio) or `url` (streamable HTTP), not both. Awaitable.
     #[staticmethod]
-    #[pyo3(signature = (alias, command=None, args=None, env=None, inherit_env=false, cwd=None, url=None, headers=None, call_timeout=None, connect_timeout=None, trust_read_only_hints=false))]
+    #[pyo3(signature = (alias, command=None, args=None, env=None, inherit_env=false, cwd=None, url=None, headers=None, call_timeout=None, connect_timeout=None, trust_read_only_hints=false, request_timeout=None))]
     #[allow(clippy::too_many_arguments)]
     fn connect<'py>(
         py: Python<'py>,
@@ -54,6 +54,7 @@ impl NativeMcpClient {
         call_timeout: Option<f64>,
         connect_timeout: Option<f64>,
         trust_read_only_hints: bool,
+        request_timeout: Option<f64>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let mut config = match (command, url) {
             (Some(command), None) => {
@@ -90,6 +91,9 @@ impl NativeMcpClient {
         }
         if let Some(t) = connect_timeout {
             config = config.connect_timeout(seconds(t)?);
+        }
+        if let Some(t) = request_timeout {
+            config = config.request_timeout(seconds(t)?);
         }
         config = config.trust_read_only_hints(trust_read_only_hints);
         spawn_py(py, async move {
@@ -152,6 +156,7 @@ impl NativeMcpClient {
 #[pyclass(module = "agent_core._native", name = "McpHttpServer", frozen)]
 pub struct NativeMcpHttpServer {
     url: String,
+    bearer_token: Option<String>,
     handle: Arc<Mutex<Option<HttpServerHandle>>>,
     // The asyncio loops the Python tools and gate run on (kept alive with the server).
     _loops: Arc<Loops>,
@@ -160,9 +165,11 @@ pub struct NativeMcpHttpServer {
 #[pymethods]
 impl NativeMcpHttpServer {
     /// Serves `tools` (Python tools) and `native_tools` at `http://host:port/mcp` (host
-    /// 127.0.0.1 when None), gated tools through `gate`. Awaitable.
+    /// 127.0.0.1 when None), gated tools through `gate`. `bearer_token` (a string, or True for
+    /// a fresh random one) is required on every request; `allowed_origins` are the browser
+    /// origins besides the server's own that may call it. Awaitable.
     #[staticmethod]
-    #[pyo3(signature = (tools, native_tools, gate=None, gate_is_async=false, host=None, port=0, name=None, allowed_hosts=None))]
+    #[pyo3(signature = (tools, native_tools, gate=None, gate_is_async=false, host=None, port=0, name=None, allowed_hosts=None, bearer_token=None, allowed_origins=None))]
     #[allow(clippy::too_many_arguments)]
     fn serve<'py>(
         py: Python<'py>,
@@ -174,7 +181,23 @@ impl NativeMcpHttpServer {
         port: u16,
         name: Option<String>,
         allowed_hosts: Option<Vec<String>>,
+        bearer_token: Option<Bound<'py, PyAny>>,
+        allowed_origins: Option<Vec<String>>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let bearer_token = match bearer_token {
+            None => None,
+            Some(t) if t.is_instance_of::<pyo3::types::PyBool>() => {
+                if t.extract::<bool>()? {
+                    Some(agent_mcp::new_bearer_token().map_err(mcp_error)?)
+                } else {
+                    None
+                }
+            }
+            Some(t) => Some(
+                t.extract::<String>()
+                    .map_err(|_| config_error("bearer_token= takes a string, True (generate one) or None"))?,
+            ),
+        };
         let loops = Arc::new(Loops::default());
         loops.remember_current(py);
         let mut all: Vec<Arc<dyn Tool>> = Vec::new();
@@ -199,11 +222,18 @@ impl NativeMcpHttpServer {
         if let Some(h) = allowed_hosts {
             builder = builder.allowed_hosts(h);
         }
-        let server = builder.build();
+        if let Some(t) = &bearer_token {
+            builder = builder.bearer_token(t.clone());
+        }
+        if let Some(o) = allowed_origins {
+            builder = builder.allowed_origins(o);
+        }
+        let server = builder.try_build().map_err(mcp_error)?;
         spawn_py(py, async move {
             let handle = server.serve_http(addr).await.map_err(mcp_error)?;
             Ok(NativeMcpHttpServer {
                 url: handle.url(),
+                bearer_token,
                 handle: Arc::new(Mutex::new(Some(handle))),
                 _loops: loops,
             })
@@ -214,6 +244,12 @@ impl NativeMcpHttpServer {
     #[getter]
     fn url(&self) -> String {
         self.url.clone()
+    }
+
+    /// The bearer token clients must send (`Authorization: Bearer <token>`), if any.
+    #[getter]
+    fn bearer_token(&self) -> Option<String> {
+        self.bearer_token.clone()
     }
 
     /// Whether the server still runs (shutdown not called yet).
@@ -231,4 +267,10 @@ impl NativeMcpHttpServer {
             }
         })
     }
+}
+
+/// A fresh random bearer token (256 bits from the operating system, 64 hex digits).
+#[pyfunction]
+pub fn new_bearer_token() -> PyResult<String> {
+    agent_mcp::new_bearer_token().map_err(mcp_error)
 }

@@ -20,6 +20,7 @@ fn tab_error(e: TabError) -> PyErr {
         TabError::NotFound(_) => new_error("TabNotFoundError", e.to_string(), Some("tab.not_found")),
         TabError::Closed(_) => new_error("TabError", e.to_string(), Some("tab.closed")),
         TabError::AlreadyExists(_) => new_error("TabError", e.to_string(), Some("tab.already_exists")),
+        TabError::QueueFull { .. } => new_error("TabQueueFullError", e.to_string(), Some("tab.queue_full")),
         TabError::Clarification(c) => crate::agent::clarification_error(c),
     }
 }
@@ -49,7 +50,7 @@ impl NativeTabHub {
     /// Builds a hub whose tabs each get an agent made from these settings (as for `Agent`).
     /// Awaitable (returns the hub).
     #[staticmethod]
-    #[pyo3(signature = (provider, tools, native_tools, store=None, gate=None, gate_is_async=false, system_prompt=None, config=None, on_event=None, default_permissions=None, auto_wake_budget=None, clarification=false))]
+    #[pyo3(signature = (provider, tools, native_tools, store=None, gate=None, gate_is_async=false, system_prompt=None, config=None, on_event=None, default_permissions=None, auto_wake_budget=None, clarification=false, max_held_messages=None))]
     #[allow(clippy::too_many_arguments)]
     fn build<'py>(
         py: Python<'py>,
@@ -65,6 +66,7 @@ impl NativeTabHub {
         default_permissions: Option<Bound<'py, PyAny>>,
         auto_wake_budget: Option<u32>,
         clarification: bool,
+        max_held_messages: Option<usize>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let parts = agent_parts(
             py,
@@ -92,6 +94,9 @@ impl NativeTabHub {
         }
         if let Some(b) = auto_wake_budget {
             builder = builder.auto_wake_budget(b);
+        }
+        if let Some(n) = max_held_messages {
+            builder = builder.max_held_messages(n);
         }
         crate::runtime::spawn_py(py, async move {
             let hub = runtime()

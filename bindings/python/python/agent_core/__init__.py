@@ -49,6 +49,7 @@ from .errors import (
     StoreError,
     TabError,
     TabNotFoundError,
+    TabQueueFullError,
     ToolError,
 )
 from .providers import (
@@ -67,10 +68,10 @@ from .providers import (
     provider_from_env,
 )
 from .hosts import BrowserHost, CdpHost, TabInfo, page_tools
-from .mcp import McpClient, McpHttpServer, McpServerInfo, serve_mcp_http
+from .mcp import McpClient, McpHttpServer, McpServerInfo, new_bearer_token, serve_mcp_http
 from .stores import Crypt, KeyStore, MemoryStore, SqliteStore, Store
 from .tabs import Delivery, TabHub, TabPermissions
-from .tools import NativeTools, Tool, ToolContext, fs_tools, tool
+from .tools import NativeTools, ShellEnv, Tool, ToolContext, fs_tools, tool
 
 __version__: str = _native.CORE_VERSION
 
@@ -83,6 +84,7 @@ __all__ = [
     "McpServerInfo",
     "McpError",
     "serve_mcp_http",
+    "new_bearer_token",
     "page_tools",
     "TabInfo",
     "BrowserHost",
@@ -90,6 +92,7 @@ __all__ = [
     "ClarificationError",
     "Clarification",
     "fs_tools",
+    "ShellEnv",
     "NativeTools",
     "provider_from_env",
     "OpenAICompatible",
@@ -98,6 +101,7 @@ __all__ = [
     "Anthropic",
     "TabPermissions",
     "TabNotFoundError",
+    "TabQueueFullError",
     "TabHub",
     "SqliteStore",
     "KeyStore",

@@ -21,6 +21,7 @@ __all__ = [
     "TabEvents",
     "TabHub",
     "filesystem_tools",
+    "new_bearer_token",
     "page_tools",
     "provider_configured",
     "provider_fallback",
@@ -155,6 +156,7 @@ class TabHub:
         default_permissions: Optional[Dict[str, bool]] = None,
         auto_wake_budget: Optional[int] = None,
         clarification: bool = False,
+        max_held_messages: Optional[int] = None,
     ) -> Awaitable[TabHub]: ...
     def open_tab(self, id: Optional[str] = None, permissions: Optional[Dict[str, bool]] = None) -> Awaitable[str]: ...
     def close_tab(self, tab: str) -> Awaitable[None]: ...
@@ -189,6 +191,7 @@ class CdpHost:
         launch_timeout: Optional[float] = None,
         call_timeout: Optional[float] = None,
         kill_on_parent_exit: bool = True,
+        sandbox: Optional[str] = None,
     ) -> Awaitable[CdpHost]: ...
     @staticmethod
     def connect(url: str, call_timeout: Optional[float] = None) -> Awaitable[CdpHost]: ...
@@ -214,6 +217,7 @@ class McpClient:
         call_timeout: Optional[float] = None,
         connect_timeout: Optional[float] = None,
         trust_read_only_hints: bool = False,
+        request_timeout: Optional[float] = None,
     ) -> Awaitable[McpClient]: ...
     def tools(self) -> List[NativeTool]: ...
     def tool_names(self) -> List[str]: ...
@@ -238,15 +242,26 @@ class McpHttpServer:
         port: int = 0,
         name: Optional[str] = None,
         allowed_hosts: Optional[Sequence[str]] = None,
+        bearer_token: Union[str, bool, None] = None,
+        allowed_origins: Optional[Sequence[str]] = None,
     ) -> Awaitable[McpHttpServer]: ...
     @property
     def url(self) -> str: ...
+    @property
+    def bearer_token(self) -> Optional[str]: ...
     def is_running(self) -> bool: ...
     def shutdown(self) -> Awaitable[None]: ...
 
 def filesystem_tools(
-    root: Optional[_Path] = None, unrestricted: bool = False, gated: Optional[Dict[str, bool]] = None
+    root: Optional[_Path] = None,
+    unrestricted: bool = False,
+    gated: Optional[Dict[str, bool]] = None,
+    max_write_bytes: Optional[int] = None,
+    shell_inherit_all: bool = False,
+    shell_passthrough: Optional[Sequence[str]] = None,
+    shell_set: Optional[Sequence[Tuple[str, str]]] = None,
 ) -> List[NativeTool]: ...
+def new_bearer_token() -> str: ...
 def provider_configured(
     kind: str,
     model: str,
@@ -266,5 +281,8 @@ def page_tools(
     max_elements: Optional[int] = None,
     scrape_loopback_http: bool = False,
     search_template: Optional[str] = None,
+    scrape_allow_loopback: bool = False,
+    scrape_allow_private: bool = False,
+    scrape_extra_roots_pem: Optional[Sequence[str]] = None,
 ) -> List[NativeTool]: ...
 def shutdown() -> None: ...

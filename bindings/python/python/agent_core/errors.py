@@ -20,6 +20,7 @@ __all__ = [
     "HostError",
     "TabError",
     "TabNotFoundError",
+    "TabQueueFullError",
     "CryptError",
     "ClarificationError",
     "RunError",
@@ -89,6 +90,12 @@ class TabError(AgentCoreError):
 
 class TabNotFoundError(TabError, LookupError):
     """No tab has this id."""
+
+
+class TabQueueFullError(TabError):
+    """The tab already holds the most messages from other tabs' agents it may
+    (``TabHub.create(max_held_messages=...)``, default 32); this one was not queued (the older
+    ones are kept). ``kind`` is ``tab.queue_full``."""
 
 
 class McpError(AgentCoreError):

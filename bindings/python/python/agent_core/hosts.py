@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from types import TracebackType
-from typing import Any, Awaitable, List, Optional, Sequence, Tuple, Type, Union
+from typing import Any, Awaitable, List, Literal, Optional, Sequence, Tuple, Type, Union
 
 from . import _native
 from .tools import NativeTools
@@ -99,6 +99,7 @@ class CdpHost:
         launch_timeout: Optional[float] = None,
         call_timeout: Optional[float] = None,
         kill_on_parent_exit: bool = True,
+        sandbox: Literal["auto", "on", "off"] = "auto",
     ) -> "CdpHost":
         """Launches the browser headless and opens one blank tab.
 
@@ -112,6 +113,10 @@ class CdpHost:
             call_timeout: The longest any single browser call may take, seconds (default 30).
             kill_on_parent_exit: Kill the browser when this process exits even without a clean
                 shutdown (default True).
+            sandbox: Chromium's sandbox: ``"auto"`` (default: on, unless this process runs as
+                root or user namespaces are unavailable, with a warning whenever it is off),
+                ``"on"`` (the launch fails where the sandbox cannot run) or ``"off"``
+                (``--no-sandbox``).
 
         Raises :class:`HostError` when the browser is missing or does not start.
         """
@@ -122,6 +127,7 @@ class CdpHost:
             launch_timeout,
             call_timeout,
             kill_on_parent_exit,
+            sandbox,
         )
         return cls(native)
 
@@ -159,6 +165,9 @@ class CdpHost:
         max_elements: Optional[int] = None,
         scrape_loopback_http: bool = False,
         search_template: Optional[str] = None,
+        scrape_allow_loopback: bool = False,
+        scrape_allow_private: bool = False,
+        scrape_extra_roots_pem: Optional[Sequence[str]] = None,
     ) -> NativeTools:
         """The page and tab tools over this browser: ``page_tools(self, ...)``."""
         return page_tools(
@@ -168,6 +177,9 @@ class CdpHost:
             max_elements=max_elements,
             scrape_loopback_http=scrape_loopback_http,
             search_template=search_template,
+            scrape_allow_loopback=scrape_allow_loopback,
+            scrape_allow_private=scrape_allow_private,
+            scrape_extra_roots_pem=scrape_extra_roots_pem,
         )
 
     async def __aenter__(self) -> "CdpHost":
@@ -193,14 +205,40 @@ def page_tools(
     max_elements: Optional[int] = None,
     scrape_loopback_http: bool = False,
     search_template: Optional[str] = None,
+    scrape_allow_loopback: bool = False,
+    scrape_allow_private: bool = False,
+    scrape_extra_roots_pem: Optional[Sequence[str]] = None,
 ) -> NativeTools:
     """The Rust page and tab tools over ``host`` (a Python :class:`BrowserHost` or a
     :class:`CdpHost`): page_read, page_text, page_scrape, page_navigate, page_click,
     page_fill, page_select, tabs_list, tab_open, tab_activate and tab_close. The page logic is
     JavaScript shipped with agent-tools, run through ``host.evaluate``, so every host behaves
     the same. For a Python host, call it from inside the asyncio loop that should run the
-    host's async methods."""
+    host's async methods.
+
+    page_scrape is gated (the gate must allow each call) and by default fetches public
+    ``https://`` addresses only, checked on every redirect and resolved address:
+
+    Args:
+        scrape_loopback_http: Let page_scrape fetch loopback addresses over ``http://`` too
+            (tests, local development); implies ``scrape_allow_loopback``.
+        scrape_allow_loopback: Let it fetch loopback addresses (127.0.0.0/8, ::1) over https.
+        scrape_allow_private: Let it fetch private, link-local and other non-public addresses
+            (and loopback) over https, for pages on a private network.
+        scrape_extra_roots_pem: Extra trusted root certificates, PEM text each (a private CA,
+            or a test server's certificate).
+    """
     target: Any = host._native if isinstance(host, CdpHost) else host
     return NativeTools(
-        _native.page_tools(target, settle_timeout, max_chars, max_elements, scrape_loopback_http, search_template)
+        _native.page_tools(
+            target,
+            settle_timeout,
+            max_chars,
+            max_elements,
+            scrape_loopback_http,
+            search_template,
+            scrape_allow_loopback,
+            scrape_allow_private,
+            None if scrape_extra_roots_pem is None else [str(p) for p in scrape_extra_roots_pem],
+        )
     )

@@ -12,7 +12,7 @@ from . import _native
 from ._agent import GateFn, _wrap_gate
 from .tools import NativeTools, Tool
 
-__all__ = ["McpClient", "McpServerInfo", "McpHttpServer", "serve_mcp_http"]
+__all__ = ["McpClient", "McpServerInfo", "McpHttpServer", "serve_mcp_http", "new_bearer_token"]
 
 
 class McpServerInfo(NamedTuple):
@@ -58,6 +58,7 @@ class McpClient:
         call_timeout: Optional[float] = None,
         connect_timeout: Optional[float] = None,
         trust_read_only_hints: bool = False,
+        request_timeout: Optional[float] = None,
     ) -> "McpClient":
         """Starts (stdio) or reaches (HTTP) the server and completes the MCP handshake.
 
@@ -71,10 +72,14 @@ class McpClient:
             cwd: Its working directory.
             inherit_env: Let the child inherit this process's whole environment.
             url: The endpoint of a streamable HTTP server (``http://127.0.0.1:3001/mcp``).
-            headers: Headers sent with every HTTP request (``Authorization``, ...).
+            headers: Headers sent with every HTTP request, such as
+                ``{"Authorization": f"Bearer {server.bearer_token}"}`` for a server that
+                requires a token.
             call_timeout: The longest a tool call may take, seconds (default 60).
             connect_timeout: The longest the start and handshake may take, seconds (default 30).
             trust_read_only_hints: Let tools the server marks read-only run without the gate.
+            request_timeout: The longest a ``tools/list`` (all its pages together) may take,
+                seconds (default 30): at connect, after the list changed and after a reconnect.
 
         Raises :class:`ConfigError` for a bad configuration and :class:`McpError` when the
         server does not start or the handshake fails.
@@ -91,6 +96,7 @@ class McpClient:
             call_timeout,
             connect_timeout,
             trust_read_only_hints,
+            request_timeout,
         )
         return cls(native)
 
@@ -158,6 +164,12 @@ class McpHttpServer:
         """The MCP endpoint, such as ``http://127.0.0.1:41234/mcp``."""
         return self._native.url
 
+    @property
+    def bearer_token(self) -> Optional[str]:
+        """The token every request must carry as ``Authorization: Bearer <token>`` (None
+        when the server was started without one)."""
+        return self._native.bearer_token
+
     def is_running(self) -> bool:
         """Whether the server runs (:meth:`shutdown` not called yet)."""
         return self._native.is_running()
@@ -189,6 +201,8 @@ async def serve_mcp_http(
     port: int = 0,
     name: Optional[str] = None,
     allowed_hosts: Optional[Sequence[str]] = None,
+    bearer_token: Union[str, bool, None] = None,
+    allowed_origins: Optional[Sequence[str]] = None,
 ) -> McpHttpServer:
     """Serves tools to MCP clients over streamable HTTP at ``http://host:port/mcp``.
 
@@ -199,6 +213,14 @@ async def serve_mcp_http(
     against each tool's schema. ``port=0`` picks a free port. The server listens on loopback by
     default and accepts only loopback ``Host`` headers unless ``allowed_hosts`` replaces them.
     Python tools and the gate run on the calling event loop, which must keep running.
+
+    ``bearer_token`` (a string, or ``True`` for a fresh random one from
+    :func:`new_bearer_token`) makes every request carry ``Authorization: Bearer <token>``
+    (401 otherwise); read it back as :attr:`McpHttpServer.bearer_token`. Without one, any
+    local process can call the served tools (still through the gate). Requests with an
+    ``Origin`` header other than the server's own loopback origin get 403 unless it is in
+    ``allowed_origins`` (``scheme://host[:port]``). A bad origin or token raises
+    :class:`ConfigError`.
     """
     normalized: List[Any] = [t if isinstance(t, Tool) or hasattr(t, "_native_tools") else Tool(t) for t in tools]
     python_tools = [t for t in normalized if isinstance(t, Tool)]
@@ -213,5 +235,13 @@ async def serve_mcp_http(
         port,
         name,
         None if allowed_hosts is None else [str(h) for h in allowed_hosts],
+        bearer_token,
+        None if allowed_origins is None else [str(o) for o in allowed_origins],
     )
     return McpHttpServer(native)
+
+
+def new_bearer_token() -> str:
+    """A fresh random bearer token for :func:`serve_mcp_http` (256 bits from the operating
+    system's generator, as 64 hex digits)."""
+    return _native.new_bearer_token()

@@ -77,8 +77,14 @@ class TabHub:
         default_permissions: "Union[TabPermissions, Dict[str, bool], None]" = None,
         auto_wake_budget: Optional[int] = None,
         clarification: bool = False,
+        max_held_messages: Optional[int] = None,
     ) -> "TabHub":
-        """Builds a hub (restoring the tabs a persistent store holds)."""
+        """Builds a hub (restoring the tabs a persistent store holds).
+
+        ``max_held_messages`` caps the messages from other tabs' agents one tab's queue may
+        hold (default 32); past it :meth:`deliver` with ``origin="agent"`` (and the sending
+        model's ``send_to_tab``) is refused with :class:`TabQueueFullError`. Messages from the
+        person are never refused."""
         tools = [t if isinstance(t, Tool) or hasattr(t, "_native_tools") else Tool(t) for t in tools]
         gate_fn, gate_async = _wrap_gate(gate) if gate is not None else (None, False)
         native = await _native.TabHub.build(
@@ -94,6 +100,7 @@ class TabHub:
             _perm(default_permissions),
             auto_wake_budget,
             clarification,
+            max_held_messages,
         )
         return cls(native)
 
@@ -113,7 +120,9 @@ class TabHub:
 
     async def deliver(self, tab: str, message: str, origin: str = "human") -> Delivery:
         """Delivers a message to a tab from ``human`` (refills the auto-wake budget) or
-        ``agent``: an idle tab starts a turn, a busy one queues the message."""
+        ``agent``: an idle tab starts a turn, a busy one queues the message. Raises
+        :class:`TabQueueFullError` when the tab already holds ``max_held_messages`` messages
+        from agents and this one comes from an agent."""
         d = await self._native.deliver(tab, message, origin)
         run = d.pop("run")
         return Delivery(run=Run(run) if run is not None else None, **d)

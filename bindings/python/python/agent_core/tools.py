@@ -6,11 +6,12 @@ import inspect
 import os
 import re
 import typing
-from typing import Any, Callable, Dict, List, Optional, TypeVar, Union, overload
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, TypeVar, Union, overload
 
 from ._schema import converter, function_schema, to_jsonable
 
-__all__ = ["Tool", "ToolContext", "tool", "NativeTools", "fs_tools"]
+__all__ = ["Tool", "ToolContext", "tool", "NativeTools", "fs_tools", "ShellEnv"]
 
 _NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
@@ -208,18 +209,54 @@ class NativeTools:
         return f"NativeTools({self.names})"
 
 
+@dataclass(frozen=True)
+class ShellEnv:
+    """The environment shell_exec's commands get (``fs_tools(shell_env=...)``). By default
+    only a safe list of variables is inherited (``PATH``, ``HOME``, ``LANG``, ...), never the
+    host's API keys or other secrets.
+
+    Attributes:
+        inherit_all: Inherit this process's whole environment, secrets included (for hosts
+            whose commands need it and that trust the model with it).
+        passthrough: More variables to inherit, by exact name, on top of the safe list.
+        set: Variables set for every command (they win over inherited ones).
+    """
+
+    inherit_all: bool = False
+    passthrough: Sequence[str] = ()
+    set: Mapping[str, str] = field(default_factory=dict)
+
+
 def fs_tools(
     root: "Optional[Union[str, os.PathLike[str]]]" = None,
     *,
     unrestricted: bool = False,
     gated: Optional[Dict[str, bool]] = None,
+    max_write_bytes: Optional[int] = None,
+    shell_env: Optional[ShellEnv] = None,
 ) -> NativeTools:
     """fs_read, fs_write, fs_list, fs_mkdir, fs_delete and shell_exec (Rust), confined to
     ``root``: paths that resolve outside it (``..``, absolute paths, symlinks) are refused.
     ``unrestricted=True`` (and no root) lifts the confinement explicitly. fs_write, fs_delete
-    and shell_exec are gated by default; ``gated={"shell_exec": False}`` overrides per tool."""
+    and shell_exec are gated by default; ``gated={"shell_exec": False}`` overrides per tool.
+
+    Args:
+        max_write_bytes: Cap on the content one fs_write call writes, in bytes (default
+            10 MiB); a larger write is refused for the model.
+        shell_env: What shell_exec's commands inherit and get set (:class:`ShellEnv`);
+            by default only a safe list of variables, never the host's secrets.
+    """
     from . import _native
 
+    env = shell_env if shell_env is not None else ShellEnv()
     return NativeTools(
-        _native.filesystem_tools(os.fspath(root) if root is not None else None, unrestricted, gated)
+        _native.filesystem_tools(
+            os.fspath(root) if root is not None else None,
+            unrestricted,
+            gated,
+            max_write_bytes,
+            env.inherit_all,
+            [str(name) for name in env.passthrough],
+            [(str(k), str(v)) for k, v in env.set.items()],
+        )
     )
