@@ -60,7 +60,7 @@ export declare class NativeAgentBuilder {
    */
   serveMcp(options: McpServeOptions): Promise<NativeMcpServer>
   /** Builds a tab hub whose tabs' agents are made from this builder's pieces. */
-  tabHub(store?: NativeStore | undefined | null, autoWakeBudget?: number | undefined | null, sendToTab?: boolean | undefined | null, readTab?: boolean | undefined | null): Promise<NativeTabHub>
+  tabHub(store?: NativeStore | undefined | null, autoWakeBudget?: number | undefined | null, sendToTab?: boolean | undefined | null, readTab?: boolean | undefined | null, maxHeldMessages?: number | undefined | null): Promise<NativeTabHub>
 }
 
 /** What a delivery did. */
@@ -123,6 +123,8 @@ export declare class NativeMcpClient {
 export declare class NativeMcpServer {
   /** The endpoint URL, such as `http://127.0.0.1:41234/mcp`. */
   get url(): string
+  /** The bearer token clients must send, if any. */
+  get bearerToken(): string | null
   /** Stops the server and ends every session (a second call does nothing). */
   shutdown(): Promise<void>
 }
@@ -313,6 +315,10 @@ export interface FsToolsOptions {
   maxListEntries?: number
   /** Cap on each of shell_exec's stdout and stderr, in bytes. */
   maxShellOutput?: number
+  /** Cap on the content one `fs_write` call writes, in bytes (default 10 MiB). */
+  maxWriteBytes?: number
+  /** The environment shell_exec's commands get (by default only a safe list of variables). */
+  shellEnv?: ShellEnvOptions
 }
 
 /** What the JS gate receives. */
@@ -325,6 +331,18 @@ export interface GateInput {
   tool: string
   /** The validated arguments, as JSON text. */
   argumentsJson: string
+  /** Who started the turn. */
+  origin: GateOrigin
+}
+
+/** Who started a turn: `person`, or `tab` (another tab's agent) with its id and handle. */
+export interface GateOrigin {
+  /** `person` or `tab`. */
+  kind: string
+  /** The sending tab's id, for `tab`. */
+  tabId?: string
+  /** The sending tab's handle, for `tab`. */
+  handle?: string
 }
 
 /** What the JS gate wrapper answers. */
@@ -377,6 +395,8 @@ export interface McpConnectOptions {
   connectTimeoutMs?: number
   /** Let tools the server marks read-only run without the gate. */
   trustReadOnlyHints?: boolean
+  /** Longest a `tools/list` (all its pages together) may take, in ms (default 30 000). */
+  requestTimeoutMs?: number
 }
 
 /** Options of a served MCP endpoint. */
@@ -389,7 +409,14 @@ export interface McpServeOptions {
   port?: number
   /** The loopback host (default `127.0.0.1`). */
   host?: string
+  /** Require `Authorization: Bearer <token>` on every request (401 otherwise). */
+  bearerToken?: string
+  /** Browser origins (`scheme://host[:port]`) besides the server's own that may call it. */
+  allowedOrigins?: Array<string>
 }
+
+/** A fresh random bearer token (256 bits from the operating system, 64 hex digits). */
+export declare function newBearerToken(): string
 
 /** Opens (or creates) a SQLite session store at `path`. */
 export declare function openSqliteStore(path: string, options?: SqliteStoreOptions | undefined | null): Promise<NativeStore>
@@ -410,8 +437,14 @@ export interface PageToolsOptions {
   maxChars?: number
   /** Most element lines per page_read page. */
   maxElements?: number
-  /** Let page_scrape fetch `http://` loopback addresses (tests, local development). */
+  /** Let page_scrape fetch loopback addresses, over `http://` too (tests, local development). */
   scrapeLoopbackHttp?: boolean
+  /** Let page_scrape fetch loopback addresses (127.0.0.0/8, ::1) over https. */
+  scrapeAllowLoopback?: boolean
+  /** Let page_scrape fetch private, link-local and other non-public addresses over https. */
+  scrapeAllowPrivate?: boolean
+  /** Extra root certificates page_scrape trusts, PEM text each. */
+  scrapeExtraRootsPem?: Array<string>
   /** Whether the JS host implements `waitSettled` (otherwise a settle script is evaluated). */
   hostWaits?: boolean
 }
@@ -436,6 +469,16 @@ export interface ProviderOptions {
   maxAttempts?: number
   /** The whole call's timeout, in ms. */
   callTimeoutMs?: number
+}
+
+/** The environment shell_exec's commands get (`agent_tools::fs::ShellEnv`). */
+export interface ShellEnvOptions {
+  /** Inherit the host's whole environment, secrets included. */
+  inheritAll?: boolean
+  /** More variables to inherit, by exact name, on top of the safe list. */
+  passthrough?: Array<string>
+  /** Variables set for every command (they win over inherited ones). */
+  set?: Record<string, string>
 }
 
 /** How a SQLite store writes (every field optional). */

@@ -851,5 +851,6 @@ module.exports.NativeTabHub = nativeBinding.NativeTabHub
 module.exports.NativeToolSet = nativeBinding.NativeToolSet
 module.exports.fsTools = nativeBinding.fsTools
 module.exports.mcpConnect = nativeBinding.mcpConnect
+module.exports.newBearerToken = nativeBinding.newBearerToken
 module.exports.openSqliteStore = nativeBinding.openSqliteStore
 module.exports.pageTools = nativeBinding.pageTools

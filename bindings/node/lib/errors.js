@@ -100,6 +100,12 @@ class HostError extends AgentCoreError {
   }
 }
 
+/**
+ * A tab already holds the most messages from other tabs' agents it may (`maxHeldMessages` of
+ * `TabHub.create`, default 32): this one was not queued (`tab_queue_full`).
+ */
+class TabQueueFullError extends AgentCoreError {}
+
 const BY_CODE = {
   config: ConfigError,
   invalid_argument: ConfigError,
@@ -117,6 +123,7 @@ const BY_CODE = {
   clarification_not_pending: ClarificationError,
   clarification_invalid_answer: ClarificationError,
   clarification_expired: ClarificationError,
+  tab_queue_full: TabQueueFullError,
 }
 
 const CODED = /^\[([a-z_.]+)\] ([\s\S]*)$/
@@ -168,6 +175,7 @@ module.exports = {
   ToolError,
   FatalToolError,
   HostError,
+  TabQueueFullError,
   translate,
   wrap,
 }

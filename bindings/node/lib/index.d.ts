@@ -487,6 +487,19 @@ export interface FsToolsOptions {
   maxReadBytes?: number
   maxListEntries?: number
   maxShellOutput?: number
+  /** Cap on the content one fs_write call writes, in bytes (default 10 MiB); larger writes are refused. */
+  maxWriteBytes?: number
+  /** What shell_exec's commands inherit and get set (default: only a safe list of variables). */
+  shellEnv?: ShellEnv
+}
+/** The environment shell_exec's commands get. By default only a safe list (PATH, HOME, LANG, ...). */
+export interface ShellEnv {
+  /** Inherit this process's whole environment, secrets included (default false). */
+  inheritAll?: boolean
+  /** More variables to inherit, by exact name, on top of the safe list. */
+  passthrough?: string[]
+  /** Variables set for every command (they win over inherited ones). */
+  set?: Record<string, string>
 }
 /** fs_read, fs_write, fs_list, fs_mkdir, fs_delete and shell_exec (writes, deletes and the shell are gated). */
 export declare function fsTools(options: FsToolsOptions): ToolSet
@@ -502,6 +515,11 @@ export interface McpConnectOptionsBase {
   callTimeoutMs?: number
   /** Longest the start and handshake may take, in ms (default 30 000). */
   connectTimeoutMs?: number
+  /**
+   * Longest a `tools/list` (all its pages together) may take, in ms (default 30 000): at
+   * connect, after the list changed and after a reconnect.
+   */
+  requestTimeoutMs?: number
   /** Let tools the server marks `readOnlyHint` run without the gate (default false: all gated). */
   trustReadOnlyHints?: boolean
 }
@@ -519,7 +537,7 @@ export interface McpStdioOptions extends McpConnectOptionsBase {
 /** A server reached over MCP's streamable HTTP. */
 export interface McpHttpOptions extends McpConnectOptionsBase {
   url: string
-  /** Headers sent with every request (for example `Authorization`). */
+  /** Headers sent with every request, e.g. `{ Authorization: \`Bearer ${server.bearerToken}\` }`. */
   headers?: Record<string, string>
   command?: never
 }
@@ -556,6 +574,17 @@ export interface ServeMcpOptions {
   host?: string
   /** Default 0: any free port. */
   port?: number
+  /**
+   * Require `Authorization: Bearer <token>` on every request (401 otherwise): a string, or
+   * `true` for a fresh random one (`newBearerToken()`). Without one, any local process can
+   * call the tools (still through the gate).
+   */
+  bearerToken?: string | true
+  /**
+   * Browser origins (`scheme://host[:port]`) besides the server's own loopback origin that may
+   * call it; requests with another `Origin` header get 403.
+   */
+  allowedOrigins?: string[]
 }
 
 /** A running MCP endpoint. */
@@ -563,6 +592,8 @@ export declare class McpServer {
   private constructor()
   /** The endpoint URL, such as `http://127.0.0.1:41234/mcp`. */
   readonly url: string
+  /** The token clients must send as `Authorization: Bearer <token>`, or null. */
+  readonly bearerToken: string | null
   /** Stops the server and ends every session. */
   shutdown(): Promise<void>
   [Symbol.asyncDispose](): Promise<void>
@@ -570,6 +601,8 @@ export declare class McpServer {
 
 /** Serves tools over MCP's streamable HTTP on loopback, with argument validation and the gate. */
 export declare function serveMcp(options: ServeMcpOptions): Promise<McpServer>
+/** A fresh random bearer token (256 bits from the operating system, 64 hex digits). */
+export declare function newBearerToken(): string
 
 /** A tab as the host reports it. */
 export interface TabInfo {
@@ -607,12 +640,20 @@ export interface PageToolsOptions {
   maxChars?: number
   /** Most element lines per page_read page (default 200). */
   maxElements?: number
-  /** Let page_scrape fetch `http://` loopback addresses (tests, local development). */
+  /** Let page_scrape fetch loopback addresses over `http://` too (tests, local development). */
   scrapeLoopbackHttp?: boolean
+  /** Let page_scrape fetch loopback addresses (127.0.0.0/8, ::1) over https. */
+  scrapeAllowLoopback?: boolean
+  /** Let page_scrape fetch private, link-local and other non-public addresses over https. */
+  scrapeAllowPrivate?: boolean
+  /** Extra root certificates page_scrape trusts, PEM text each (a private CA, a test server's). */
+  scrapeExtraRootsPem?: string[]
 }
 /**
  * page_read, page_text, page_scrape, page_navigate, page_click, page_fill, page_select,
  * tabs_list, tab_open, tab_activate, tab_close over a JS BrowserHost (actions are gated).
+ * page_scrape is gated too and fetches public https addresses only unless the `scrape*`
+ * options allow more.
  */
 export declare function pageTools(host: BrowserHost, options?: PageToolsOptions): ToolSet
 
@@ -821,6 +862,11 @@ export interface TabEvent {
 export interface TabHubOptions extends AgentOptions {
   /** Agent-to-agent wakes of an idle tab allowed before a human message. */
   autoWakeBudget?: number
+  /**
+   * Messages from other tabs' agents one tab's queue may hold (default 32); past it such a
+   * message is refused (`TabQueueFullError`). Messages from the person are never refused.
+   */
+  maxHeldMessages?: number
   /** Whether new tabs get `send_to_tab`. */
   sendToTab?: boolean
   /** Whether new tabs get `read_tab`. */
@@ -842,6 +888,8 @@ export declare class TabHub {
   /**
    * `signal` cancels the turn this delivery started; an already-aborted one delivers nothing
    * and rejects (`AgentCoreError`, code `cancelled`). Queued and held messages are not affected.
+   * An `agent` message to a tab already holding `maxHeldMessages` of them rejects with
+   * `TabQueueFullError`.
    */
   deliver(tab: string, text: string, options?: { origin?: 'human' | 'agent'; signal?: AbortSignal }): Promise<Delivery>
   /** Resolves a handle or id prefix. */
@@ -882,6 +930,10 @@ export type ErrorCode =
   | 'closed'
   | 'cancelled'
   | 'mcp'
+  | 'tab_not_found'
+  | 'tab_closed'
+  | 'tab_exists'
+  | 'tab_queue_full'
   | (string & {})
 
 /** Base class of every error thrown by agent-core. */
@@ -921,6 +973,8 @@ export declare class HostError extends AgentCoreError {
     options?: ErrorOptions,
   )
 }
+/** The tab already holds `maxHeldMessages` messages from agents; this one was not queued (`tab_queue_full`). */
+export declare class TabQueueFullError extends AgentCoreError {}
 /** Thrown by a tool: ends the turn; the thrown object comes back as `outcome.cause`. */
 export declare class FatalToolError extends AgentCoreError {
   constructor(message: string, options?: { cause?: unknown })

@@ -26,6 +26,7 @@ const {
   ToolError,
   FatalToolError,
   HostError,
+  TabQueueFullError,
 } = errors
 
 /** Fatal tool errors kept for their outcome, at most this many per agent. */
@@ -263,7 +264,9 @@ class ToolSet {
 /**
  * fs_read, fs_write, fs_list, fs_mkdir, fs_delete and shell_exec. Writes, deletes and the shell
  * are gated. Pass `root` to confine every path to a directory, or `unrestricted: true`.
- * @param {{ root?: string, unrestricted?: boolean, maxReadBytes?: number, maxListEntries?: number, maxShellOutput?: number }} options
+ * `maxWriteBytes` caps one fs_write (default 10 MiB); `shellEnv: { inheritAll, passthrough, set }`
+ * says what shell_exec's commands inherit (by default only a safe list of variables).
+ * @param {{ root?: string, unrestricted?: boolean, maxReadBytes?: number, maxListEntries?: number, maxShellOutput?: number, maxWriteBytes?: number, shellEnv?: { inheritAll?: boolean, passthrough?: string[], set?: Record<string, string> } }} options
  */
 function fsTools(options) {
   return new ToolSet(wrap(() => native.fsTools(options ?? {})))
@@ -275,7 +278,10 @@ const HOST_CODES = new Set(['disconnected', 'timeout', 'script', 'navigation', '
  * The page and tab tools over a BrowserHost written in JS (puppeteer, playwright, Electron...).
  * @param {any} host an object with evaluate, navigate, tabs, openTab, closeTab, activateTab
  *   (and optionally waitSettled, resolveAddress)
- * @param {{ searchTemplate?: string, settleTimeoutMs?: number, maxChars?: number, maxElements?: number, scrapeLoopbackHttp?: boolean }} [options]
+ * page_scrape is gated and fetches public https addresses only unless `scrapeAllowLoopback`,
+ * `scrapeLoopbackHttp` (loopback over http too) or `scrapeAllowPrivate` allow more;
+ * `scrapeExtraRootsPem` adds trusted root certificates.
+ * @param {{ searchTemplate?: string, settleTimeoutMs?: number, maxChars?: number, maxElements?: number, scrapeLoopbackHttp?: boolean, scrapeAllowLoopback?: boolean, scrapeAllowPrivate?: boolean, scrapeExtraRootsPem?: string[] }} [options]
  */
 function pageTools(host, options = {}) {
   for (const m of ['evaluate', 'navigate', 'tabs', 'openTab', 'closeTab', 'activateTab']) {
@@ -321,7 +327,16 @@ function pageTools(host, options = {}) {
       return fail(e)
     }
   }
-  const { searchTemplate, settleTimeoutMs, maxChars, maxElements, scrapeLoopbackHttp } = options
+  const {
+    searchTemplate,
+    settleTimeoutMs,
+    maxChars,
+    maxElements,
+    scrapeLoopbackHttp,
+    scrapeAllowLoopback,
+    scrapeAllowPrivate,
+    scrapeExtraRootsPem,
+  } = options
   return new ToolSet(
     wrap(() =>
       native.pageTools(call, {
@@ -330,6 +345,9 @@ function pageTools(host, options = {}) {
         maxChars,
         maxElements,
         scrapeLoopbackHttp,
+        scrapeAllowLoopback,
+        scrapeAllowPrivate,
+        scrapeExtraRootsPem: scrapeExtraRootsPem === undefined ? undefined : Array.from(scrapeExtraRootsPem, String),
         hostWaits: typeof host.waitSettled === 'function',
       }),
     ),
@@ -355,8 +373,20 @@ class McpClient {
     if (!options || typeof options !== 'object' || typeof options.alias !== 'string') {
       throw new ConfigError('McpClient.connect(options): `alias` (a string) is required', 'invalid_argument')
     }
-    const { alias, command, args, env, inheritEnv, cwd, url, headers, callTimeoutMs, connectTimeoutMs, trustReadOnlyHints } =
-      options
+    const {
+      alias,
+      command,
+      args,
+      env,
+      inheritEnv,
+      cwd,
+      url,
+      headers,
+      callTimeoutMs,
+      connectTimeoutMs,
+      requestTimeoutMs,
+      trustReadOnlyHints,
+    } = options
     const strings = (/** @type {any} */ o, /** @type {string} */ what) => {
       if (o === undefined) return undefined
       if (o === null || typeof o !== 'object') throw new ConfigError(`McpClient.connect: \`${what}\` must be an object of strings`, 'invalid_argument')
@@ -374,6 +404,7 @@ class McpClient {
         headers: strings(headers, 'headers'),
         callTimeoutMs,
         connectTimeoutMs,
+        requestTimeoutMs,
         trustReadOnlyHints,
       }),
     )
@@ -419,6 +450,8 @@ class McpServer {
     this._controllers = controllers
     /** The endpoint URL, such as `http://127.0.0.1:41234/mcp`. */
     this.url = n.url
+    /** The token clients must send as `Authorization: Bearer <token>`, or null. */
+    this.bearerToken = n.bearerToken ?? null
   }
   /** Stops the server and ends every session (a second call does nothing). */
   async shutdown() {
@@ -432,13 +465,22 @@ class McpServer {
  * Serves tools (built-in `ToolSet`s such as `fsTools` or an `McpClient`'s, and JS `tool({...})`s)
  * to MCP clients over streamable HTTP on loopback. Every call is validated and, for gated tools,
  * asks `gate` (the same gate an `Agent` takes); without a gate, gated tools are denied.
- * @param {{ tools: any[], gate?: any, name?: string, instructions?: string, host?: string, port?: number }} options
+ * `bearerToken` (a string, or `true` for a fresh one) is required on every request (401
+ * otherwise; read it back as `server.bearerToken`); `allowedOrigins` are the browser origins
+ * besides the server's own that may call it (others get 403).
+ * @param {{ tools: any[], gate?: any, name?: string, instructions?: string, host?: string, port?: number, bearerToken?: string | true, allowedOrigins?: string[] }} options
  */
 async function serveMcp(options) {
   if (!options || typeof options !== 'object') {
     throw new ConfigError('serveMcp(options): options must be an object', 'invalid_argument')
   }
-  const { tools = [], gate, name, instructions, host, port } = options
+  const { tools = [], gate, name, instructions, host, port, allowedOrigins } = options
+  let { bearerToken } = options
+  if (bearerToken === true) bearerToken = newBearerToken()
+  else if (bearerToken === false || bearerToken === null) bearerToken = undefined
+  else if (bearerToken !== undefined && typeof bearerToken !== 'string') {
+    throw new ConfigError('serveMcp: `bearerToken` must be a string or true (generate one)', 'invalid_argument')
+  }
   const b = new native.NativeAgentBuilder()
   /** @type {Map<number, AbortController>} */
   const controllers = new Map()
@@ -450,8 +492,22 @@ async function serveMcp(options) {
     return next++
   })
   wrap(() => b.seal())
-  const n = await wrap(() => b.serveMcp({ name, instructions, host, port }))
+  const n = await wrap(() =>
+    b.serveMcp({
+      name,
+      instructions,
+      host,
+      port,
+      bearerToken,
+      allowedOrigins: allowedOrigins === undefined ? undefined : Array.from(allowedOrigins, String),
+    }),
+  )
   return new McpServer(n, controllers)
+}
+
+/** A fresh random bearer token for `serveMcp` (256 bits from the OS, 64 hex digits). */
+function newBearerToken() {
+  return wrap(() => native.newBearerToken())
 }
 
 for (const [cls, method] of /** @type {const} */ ([
@@ -682,15 +738,16 @@ class TabHub {
 
   /**
    * Builds a hub whose tabs' agents are made from `options` (the `Agent` options, plus
-   * `autoWakeBudget`, and `sendToTab` / `readTab`, the default permissions of new tabs).
+   * `autoWakeBudget`, `maxHeldMessages` (default 32: past it an agent's message is refused with
+   * `TabQueueFullError`), and `sendToTab` / `readTab`, the default permissions of new tabs).
    * @param {any} options
    */
   static async create(options) {
-    const { autoWakeBudget, sendToTab, readTab, ...agentOptions } = options ?? {}
+    const { autoWakeBudget, maxHeldMessages, sendToTab, readTab, ...agentOptions } = options ?? {}
     const agent = new Agent(agentOptions)
     const store = agent._store
     const n = await wrap(() =>
-      agent._builder.tabHub(store ? store.native : undefined, autoWakeBudget, sendToTab, readTab),
+      agent._builder.tabHub(store ? store.native : undefined, autoWakeBudget, sendToTab, readTab, maxHeldMessages),
     )
     return new TabHub(n, agent)
   }
@@ -982,6 +1039,7 @@ module.exports = {
   McpClient,
   McpServer,
   serveMcp,
+  newBearerToken,
   AgentCoreError,
   ConfigError,
   ToolDefinitionError,
@@ -994,4 +1052,5 @@ module.exports = {
   ToolError,
   FatalToolError,
   HostError,
+  TabQueueFullError,
 }

@@ -39,6 +39,8 @@ pub struct McpConnectOptions {
     pub connect_timeout_ms: Option<f64>,
     /// Let tools the server marks read-only run without the gate.
     pub trust_read_only_hints: Option<bool>,
+    /// Longest a `tools/list` (all its pages together) may take, in ms (default 30 000).
+    pub request_timeout_ms: Option<f64>,
 }
 
 fn millis(ms: f64) -> Duration {
@@ -81,6 +83,9 @@ fn config(o: McpConnectOptions) -> Result<McpServerConfig> {
     }
     if let Some(ms) = o.connect_timeout_ms {
         c = c.connect_timeout(millis(ms));
+    }
+    if let Some(ms) = o.request_timeout_ms {
+        c = c.request_timeout(millis(ms));
     }
     if let Some(t) = o.trust_read_only_hints {
         c = c.trust_read_only_hints(t);
@@ -169,12 +174,17 @@ pub struct McpServeOptions {
     pub port: Option<u32>,
     /// The loopback host (default `127.0.0.1`).
     pub host: Option<String>,
+    /// Require `Authorization: Bearer <token>` on every request (401 otherwise).
+    pub bearer_token: Option<String>,
+    /// Browser origins (`scheme://host[:port]`) besides the server's own that may call it.
+    pub allowed_origins: Option<Vec<String>>,
 }
 
 /// A running MCP endpoint.
 #[napi]
 pub struct NativeMcpServer {
     url: String,
+    bearer_token: Option<String>,
     handle: Arc<Mutex<Option<HttpServerHandle>>>,
 }
 
@@ -184,6 +194,12 @@ impl NativeMcpServer {
     #[napi(getter)]
     pub fn url(&self) -> String {
         self.url.clone()
+    }
+
+    /// The bearer token clients must send, if any.
+    #[napi(getter)]
+    pub fn bearer_token(&self) -> Option<String> {
+        self.bearer_token.clone()
     }
 
     /// Stops the server and ends every session (a second call does nothing).
@@ -214,7 +230,13 @@ impl NativeAgentBuilder {
         if let Some(i) = options.instructions {
             b = b.instructions(i);
         }
-        let server = b.build();
+        if let Some(t) = &options.bearer_token {
+            b = b.bearer_token(t.clone());
+        }
+        if let Some(o) = options.allowed_origins {
+            b = b.allowed_origins(o);
+        }
+        let server = b.try_build().map_err(|e| coded("invalid_argument", e))?;
         let host = options.host.unwrap_or_else(|| "127.0.0.1".to_owned());
         let port = u16::try_from(options.port.unwrap_or(0))
             .map_err(|_| coded("invalid_argument", "port must be 0 to 65535"))?;
@@ -230,7 +252,14 @@ impl NativeAgentBuilder {
             .map_err(|e| coded("mcp", e))?;
         Ok(NativeMcpServer {
             url: handle.url(),
+            bearer_token: options.bearer_token,
             handle: Arc::new(Mutex::new(Some(handle))),
         })
     }
+}
+
+/// A fresh random bearer token (256 bits from the operating system, 64 hex digits).
+#[napi]
+pub fn new_bearer_token() -> Result<String> {
+    agent_mcp::new_bearer_token().map_err(|e| coded("mcp", e))
 }

@@ -22,6 +22,7 @@ fn tab_error(e: TabError) -> Error {
         TabError::NotFound(_) => "tab_not_found",
         TabError::Closed(_) => "tab_closed",
         TabError::AlreadyExists(_) => "tab_exists",
+        TabError::QueueFull { .. } => "tab_queue_full",
         TabError::Store(_) => "store",
         TabError::Clarification(_) => "clarification_invalid_answer",
         _ => "tab",
@@ -47,6 +48,7 @@ impl NativeAgentBuilder {
         auto_wake_budget: Option<u32>,
         send_to_tab: Option<bool>,
         read_tab: Option<bool>,
+        max_held_messages: Option<u32>,
     ) -> Result<NativeTabHub> {
         let recipe = self.recipe.clone();
         let mut b = TabHub::builder().agent_factory(move |_tab| recipe.builder(false));
@@ -55,6 +57,9 @@ impl NativeAgentBuilder {
         }
         if let Some(n) = auto_wake_budget {
             b = b.auto_wake_budget(n);
+        }
+        if let Some(n) = max_held_messages {
+            b = b.max_held_messages(n as usize);
         }
         b = b.default_permissions(TabPermissions {
             send_to_tab: send_to_tab.unwrap_or(false),

@@ -1,6 +1,7 @@
 //! Built-in tool sets (filesystem and shell, page and tab tools over a JS BrowserHost) and the
 //! SQLite store.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -64,6 +65,21 @@ pub struct FsToolsOptions {
     pub max_list_entries: Option<u32>,
     /// Cap on each of shell_exec's stdout and stderr, in bytes.
     pub max_shell_output: Option<u32>,
+    /// Cap on the content one `fs_write` call writes, in bytes (default 10 MiB).
+    pub max_write_bytes: Option<u32>,
+    /// The environment shell_exec's commands get (by default only a safe list of variables).
+    pub shell_env: Option<ShellEnvOptions>,
+}
+
+/// The environment shell_exec's commands get (`agent_tools::fs::ShellEnv`).
+#[napi(object)]
+pub struct ShellEnvOptions {
+    /// Inherit the host's whole environment, secrets included.
+    pub inherit_all: Option<bool>,
+    /// More variables to inherit, by exact name, on top of the safe list.
+    pub passthrough: Option<Vec<String>>,
+    /// Variables set for every command (they win over inherited ones).
+    pub set: Option<HashMap<String, String>>,
 }
 
 /// fs_read, fs_write, fs_list, fs_mkdir, fs_delete and shell_exec (writes, deletes and the
@@ -88,6 +104,16 @@ pub fn fs_tools(options: FsToolsOptions) -> Result<NativeToolSet> {
     }
     if let Some(n) = options.max_shell_output {
         policy.max_shell_output = n as usize;
+    }
+    if let Some(n) = options.max_write_bytes {
+        policy.max_write_bytes = n as usize;
+    }
+    if let Some(env) = options.shell_env {
+        policy.shell_env.inherit_all = env.inherit_all.unwrap_or(false);
+        policy.shell_env.passthrough = env.passthrough.unwrap_or_default();
+        let mut set: Vec<_> = env.set.unwrap_or_default().into_iter().collect();
+        set.sort();
+        policy.shell_env.set = set;
     }
     Ok(NativeToolSet {
         tools: agent_tools::fs_tools(policy),
@@ -275,8 +301,14 @@ pub struct PageToolsOptions {
     pub max_chars: Option<u32>,
     /// Most element lines per page_read page.
     pub max_elements: Option<u32>,
-    /// Let page_scrape fetch `http://` loopback addresses (tests, local development).
+    /// Let page_scrape fetch loopback addresses, over `http://` too (tests, local development).
     pub scrape_loopback_http: Option<bool>,
+    /// Let page_scrape fetch loopback addresses (127.0.0.0/8, ::1) over https.
+    pub scrape_allow_loopback: Option<bool>,
+    /// Let page_scrape fetch private, link-local and other non-public addresses over https.
+    pub scrape_allow_private: Option<bool>,
+    /// Extra root certificates page_scrape trusts, PEM text each.
+    pub scrape_extra_roots_pem: Option<Vec<String>>,
     /// Whether the JS host implements `waitSettled` (otherwise a settle script is evaluated).
     pub host_waits: Option<bool>,
 }
@@ -302,9 +334,10 @@ pub fn page_tools(
     if let Some(n) = options.max_elements {
         cfg.max_elements = n as usize;
     }
-    if let Some(b) = options.scrape_loopback_http {
-        cfg.scrape_loopback_http = b;
-    }
+    cfg.scrape.allow_loopback_http = options.scrape_loopback_http.unwrap_or(false);
+    cfg.scrape.allow_loopback = options.scrape_allow_loopback.unwrap_or(false);
+    cfg.scrape.allow_private = options.scrape_allow_private.unwrap_or(false);
+    cfg.scrape.extra_roots_pem = options.scrape_extra_roots_pem.unwrap_or_default();
     let host = Arc::new(JsHost {
         func,
         has_wait: options.host_waits.unwrap_or(false),

@@ -112,7 +112,8 @@ test('serveMcp round trip over loopback HTTP: Rust and JS tools, the gate denies
     const [read, loud, write] = toolResults(provider)
     assert.match(read.content[0].text, /served over MCP/)
     assert.notEqual(read.isError, true)
-    assert.equal(loud.content[0].text, 'LOUD')
+    // What an MCP server returns reaches the model as data, inside untrusted-content markers.
+    assert.match(loud.content[0].text, /^\[untrusted data from MCP server "local" tool shout[^\n]*\]\n<untrusted-content nonce="([0-9a-f]+)">\nLOUD\n<\/untrusted-content nonce="\1">$/)
     assert.equal(jsRuns, 1)
     assert.equal(write.isError, true)
     assert.match(write.content[0].text, /denied|not allowed|gate/i)

@@ -24,6 +24,8 @@ import {
   TabHub,
   McpClient,
   serveMcp,
+  newBearerToken,
+  TabQueueFullError,
   type McpServer,
 } from 'agent-core'
 
@@ -55,6 +57,24 @@ async function mcp(): Promise<void> {
   console.log(agent, names, url)
 }
 void mcp
+
+async function safetyOptions(): Promise<void> {
+  const server = await serveMcp({ tools: [], bearerToken: true, allowedOrigins: ['https://app.example.com'] })
+  const token: string | null = server.bearerToken
+  await serveMcp({ tools: [], bearerToken: newBearerToken() })
+  // @ts-expect-error: a token is a string or true
+  await serveMcp({ tools: [], bearerToken: 42 })
+  await McpClient.connect({ alias: 'r', url: server.url, headers: { Authorization: `Bearer ${token}` }, requestTimeoutMs: 5000 })
+  fsTools({ root: '/tmp', maxWriteBytes: 1024, shellEnv: { inheritAll: false, passthrough: ['TERM'], set: { A: 'b' } } })
+  pageTools(host, { scrapeAllowLoopback: true, scrapeAllowPrivate: false, scrapeLoopbackHttp: true, scrapeExtraRootsPem: [] })
+  const hub = await TabHub.create({ provider: new ScriptedProvider([]), maxHeldMessages: 4 })
+  try {
+    await hub.deliver('t', 'hi', { origin: 'agent' })
+  } catch (e) {
+    if (e instanceof TabQueueFullError) console.log(e.code)
+  }
+}
+void safetyOptions
 
 const host: BrowserHost = {
   evaluate: async (expression) => expression.length,

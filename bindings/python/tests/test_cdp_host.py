@@ -183,3 +183,11 @@ async def test_connecting_to_nothing_is_a_disconnected_host_error():
     with pytest.raises(ac.HostError) as info:
         await ac.CdpHost.connect("ws://127.0.0.1:9/devtools/browser/none", call_timeout=5.0)
     assert info.value.host_kind in ("disconnected", "timeout")
+
+
+async def test_launch_with_the_sandbox_off():
+    async with await ac.CdpHost.launch(sandbox="off") as host:
+        assert host.is_alive()
+        provider = ac.ScriptedProvider([ac.ToolCallStep("tabs_list"), "ok"])
+        outcome, _ = await run_and_collect((await ac.Agent(provider, tools=[host.page_tools()]).create_session()).send("list"))
+        assert outcome.status == "done", outcome
