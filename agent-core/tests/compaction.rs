@@ -36,6 +36,32 @@ fn is_summary_request(request: &ModelRequest) -> bool {
         .is_some_and(|s| s.starts_with("You compact conversations"))
 }
 
+/// `value` as JSON with every untrusted-content nonce replaced by `[nonce]`, for snapshots.
+fn without_nonces(value: &impl serde::Serialize) -> serde_json::Value {
+    fn walk(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::String(s) => {
+                let mut out = String::with_capacity(s.len());
+                let mut rest = s.as_str();
+                while let Some(i) = rest.find("nonce=\"") {
+                    let (head, tail) = rest.split_at(i + 7);
+                    out.push_str(head);
+                    out.push_str("[nonce]");
+                    rest = &tail[tail.find('"').unwrap_or(0)..];
+                }
+                out.push_str(rest);
+                *s = out;
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(walk),
+            serde_json::Value::Object(map) => map.values_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    let mut json = serde_json::to_value(value).unwrap();
+    walk(&mut json);
+    json
+}
+
 #[derive(Clone, Copy)]
 enum SummaryBehaviour {
     Works,
@@ -72,7 +98,7 @@ fn config(max_input_tokens: u64) -> AgentConfig {
         compaction: CompactionConfig {
             max_input_tokens: Some(max_input_tokens),
             // Small windows for small tests: room for the summary request.
-            summary_max_tokens: 150,
+            summary_max_tokens: 100,
             ..CompactionConfig::default()
         },
         ..AgentConfig::default()
@@ -196,7 +222,7 @@ async fn over_the_budget_older_turns_are_summarised_and_the_cursor_recorded() {
     assert!(estimate(before) <= budget, "the request before was under the budget");
     assert!(estimate(after) <= budget, "the request after fits: {}", estimate(after));
     insta::assert_json_snapshot!("model_sees_before_compaction", before.messages);
-    insta::assert_json_snapshot!("summary_request", requests[summary_at]);
+    insta::assert_json_snapshot!("summary_request", without_nonces(&requests[summary_at]));
     insta::assert_json_snapshot!("model_sees_after_compaction", after.messages);
     assert_calls_answered(&after.messages);
     assert!(after.messages[0].text().contains("The person asked to fetch pages"));
@@ -252,9 +278,10 @@ async fn summary_failing_three_times_falls_back_to_the_trim() {
     }
     let requests = h.provider.requests();
     let summaries = requests.iter().filter(|r| is_summary_request(r)).count();
-    // Three attempts in each turn that needed compaction (turns 4 and 5), never more.
-    assert!(summaries > 0 && summaries % 3 == 0, "{summaries}");
-    assert_eq!(summaries, 6);
+    // Three attempts in turn 4, never more. In turn 5 the transcript of four turns (each result
+    // wrapped as untrusted data) no longer fits beside the summary's output budget, so the
+    // trim works alone without asking.
+    assert_eq!(summaries, 3);
     for r in requests.iter().filter(|r| !is_summary_request(r)) {
         assert!(estimate(r) <= 700, "every request fits: {}", estimate(r));
         assert_calls_answered(&r.messages);
