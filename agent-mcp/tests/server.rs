@@ -135,7 +135,10 @@ fn check_report(report: &Value, root: &std::path::Path, asked: &AtomicUsize) {
     assert!(text_of(list).contains("readme.md"), "{list}");
     let read = &report["fs_read"];
     assert_eq!(read["isError"], false);
-    assert_eq!(text_of(read), "hello from the root\n");
+    // Served results keep their provenance: the client's model reads the file as data.
+    let read = text_of(read);
+    assert!(read.starts_with("[untrusted data from file notes/hello.txt: "), "{read}");
+    assert!(read.contains("\">\nhello from the root\n\n</untrusted-content nonce=\""), "{read}");
 
     let missing = &report["fs_read_missing_arg"];
     assert_eq!(missing["isError"], true);
@@ -228,7 +231,9 @@ async fn rmcp_client_over_an_in_memory_pipe() {
         )
         .await
         .unwrap();
-    assert_eq!(result.content[0].as_text().unwrap().text, "# root\n");
+    let text = &result.content[0].as_text().unwrap().text;
+    assert!(text.starts_with("[untrusted data from file readme.md: "), "{text}");
+    assert!(text.contains("\">\n# root\n\n</untrusted-content nonce=\""), "{text}");
     client.cancel().await.unwrap();
     tokio::time::timeout(Duration::from_secs(5), serving)
         .await

@@ -124,7 +124,10 @@ async def main(binary):
                 listed = await session.call_tool("fs_list", {"path": "."})
                 check("fs_list", not listed.is_error and "notes/" in text(listed), text(listed))
                 read_ = await session.call_tool("fs_read", {"path": "notes/hello.txt"})
-                check("fs_read", not read_.is_error and text(read_) == "hello from the root\n", text(read_))
+                # Served with its provenance: the client's model reads the file as data.
+                check("fs_read", not read_.is_error
+                      and text(read_).startswith("[untrusted data from file notes/hello.txt: ")
+                      and "\nhello from the root\n\n</untrusted-content nonce=" in text(read_), text(read_))
                 outside = await session.call_tool("fs_read", {"path": "../../etc/passwd"})
                 check("fs_read outside the root is refused", outside.is_error, text(outside))
                 wrote = await session.call_tool("fs_write", {"path": "notes/new.txt", "content": "hi"})
