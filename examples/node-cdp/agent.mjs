@@ -86,7 +86,8 @@ export function formPlanner(url) {
       phase = 'act'
       return { toolCalls: [{ name: 'page_read', arguments: {} }] }
     }
-    if (phase === 'act' && queue.length === 0 && result.includes('page_read')) {
+    // The page_read result: the first tool result that lists elements.
+    if (phase === 'act' && queue.length === 0 && elements(result).length > 0) {
       const els = elements(result)
       const ref = (re) => els.find((e) => re.test(e.name))?.ref
       queue.push(
