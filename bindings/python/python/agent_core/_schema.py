@@ -310,17 +310,30 @@ def to_jsonable(value: Any) -> Any:
     return to_jsonable_deep(value)
 
 
-def to_jsonable_deep(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): to_jsonable_deep(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [to_jsonable_deep(v) for v in value]
+_MAX_DEPTH = 100
+"""Nesting levels a tool result may have (the native conversion enforces the same limit)."""
+
+
+def to_jsonable_deep(value: Any, _path: "tuple[int, ...]" = ()) -> Any:
+    """``value`` with enums, pydantic models and dataclasses turned into JSON-ready values.
+
+    Raises ``TypeError`` for a structure that contains itself or nests deeper than 100 levels,
+    instead of recursing until the interpreter gives up."""
+    if isinstance(value, (dict, list, tuple, set, frozenset)):
+        if id(value) in _path:
+            raise TypeError("cannot convert to JSON: the value is a cyclic structure (it contains itself)")
+        if len(_path) >= _MAX_DEPTH:
+            raise TypeError(f"cannot convert to JSON: the value is nested deeper than {_MAX_DEPTH} levels")
+        path = _path + (id(value),)
+        if isinstance(value, dict):
+            return {str(k): to_jsonable_deep(v, path) for k, v in list(value.items())}
+        return [to_jsonable_deep(v, path) for v in list(value)]
     if isinstance(value, enum.Enum):
         return value.value
     if _is_pydantic_model(type(value)):
         return value.model_dump(mode="json")
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return to_jsonable_deep(dataclasses.asdict(value))
+        return to_jsonable_deep(dataclasses.asdict(value), _path)
     return value
 
 
