@@ -10,7 +10,8 @@ use agent_core::StoreError;
 use agent_core::store::now_millis;
 
 use crate::crypt::{Crypt, CryptError};
-use crate::sqlite::{SqliteStore, backend};
+use crate::sql_error::backend;
+use crate::sqlite::SqliteStore;
 
 /// The providers a [`KeyStore`] accepts unless told otherwise.
 pub const DEFAULT_PROVIDERS: &[&str] = &["anthropic", "gemini", "openai", "openai-compatible", "openrouter"];

@@ -16,6 +16,7 @@ mod crypt;
 mod keys;
 pub mod migrations;
 mod rows;
+mod sql_error;
 mod sqlite;
 mod tabs;
 mod writer;

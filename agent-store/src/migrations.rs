@@ -1,13 +1,15 @@
 //! The schema, as an ordered list of forward migrations tracked in `PRAGMA user_version`.
 //!
 //! Version `n` of the schema is the result of applying the first `n` entries of
-//! [`MIGRATIONS`] in order. Adding a migration is one new entry at the end of the list (for
-//! example a `tabs` table defined in its own module). Never edit or reorder an entry that has
-//! shipped: databases in the field already ran it.
+//! [`MIGRATIONS`] in order. Adding a migration is one new constant here and one new entry at
+//! the end of the list. Never edit or reorder an entry that has shipped: databases in the
+//! field already ran it.
 
 use rusqlite::{Connection, OptionalExtension};
 
 use agent_core::StoreError;
+
+use crate::sql_error::backend;
 
 /// One forward migration.
 #[derive(Debug, Clone, Copy)]
@@ -106,6 +108,28 @@ CREATE TABLE runs (
 "#,
 };
 
+/// Version 3: the tab registry. A tab's handle is derived from the ids of the open tabs, so it
+/// has no column.
+const V3_TABS: Migration = Migration {
+    name: "tabs",
+    rebuilds_tables: false,
+    sql: r#"
+CREATE TABLE tabs (
+    id                TEXT PRIMARY KEY NOT NULL,   -- lowercase UUID
+    session_id        TEXT NOT NULL,               -- the session the tab owns
+    is_open           INTEGER NOT NULL DEFAULT 1,
+    auto_wake_budget  INTEGER NOT NULL,
+    perm_send_to_tab  INTEGER NOT NULL DEFAULT 0,
+    perm_read_tab     INTEGER NOT NULL DEFAULT 0,
+    queue             TEXT NOT NULL DEFAULT '[]',  -- JSON array of queued messages
+    created_at        INTEGER NOT NULL,            -- ms since the epoch
+    updated_at        INTEGER NOT NULL
+);
+-- Prefix resolution scans the open tabs in id order from the prefix on.
+CREATE INDEX tabs_open_id ON tabs(is_open, id);
+"#,
+};
+
 /// Version 4: sessions get an integer key, and messages and tool calls refer to it instead of
 /// repeating the 36-character id. Every message and tool-call row, and every entry of their
 /// indexes, gets smaller, and checking a row's session becomes a rowid lookup: the loop's
@@ -185,15 +209,11 @@ CREATE INDEX tool_calls_open ON tool_calls(session_key) WHERE state IN ('pending
 };
 
 /// Every migration, oldest first. The schema version is the length of this list.
-pub const MIGRATIONS: &[Migration] = &[V1_CORE, V2_LOOP_STATE, crate::tabs::V3_TABS, V4_SESSION_KEYS];
+pub const MIGRATIONS: &[Migration] = &[V1_CORE, V2_LOOP_STATE, V3_TABS, V4_SESSION_KEYS];
 
 /// The schema version this code writes.
 pub fn latest_version() -> i64 {
     MIGRATIONS.len() as i64
-}
-
-fn backend(e: rusqlite::Error) -> StoreError {
-    StoreError::Backend(e.to_string())
 }
 
 /// The file's schema version (`PRAGMA user_version`).

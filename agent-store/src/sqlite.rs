@@ -12,6 +12,7 @@ use agent_core::{Compaction, Message, SessionId, SessionInfo, Store, StoreError,
 
 use crate::migrations;
 use crate::rows::{MessageRow, read_message, read_session, read_tool_call};
+use crate::sql_error::backend;
 use crate::writer::{Append, SeqCheck, Writer};
 use crate::writes;
 
@@ -126,10 +127,6 @@ impl std::fmt::Debug for SqliteStore {
             .field("path", &self.inner.path)
             .finish_non_exhaustive()
     }
-}
-
-pub(crate) fn backend(e: rusqlite::Error) -> StoreError {
-    StoreError::Backend(e.to_string())
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {

@@ -1,5 +1,5 @@
-//! The tab registry in SQLite: [`agent_core::tabs::TabStore`] for [`SqliteStore`], and the
-//! migration that adds its table.
+//! The tab registry in SQLite: [`agent_core::tabs::TabStore`] for [`SqliteStore`] (its table
+//! is added by the migrations' version 3).
 
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, Row, params};
@@ -7,30 +7,8 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use agent_core::StoreError;
 use agent_core::tabs::{QueuedMessage, TabId, TabPermissions, TabRecord, TabStore};
 
-use crate::migrations::Migration;
-use crate::sqlite::{SqliteStore, backend};
-
-/// Version 3: the tab registry. A tab's handle is derived from the ids of the open tabs, so it
-/// has no column.
-pub(crate) const V3_TABS: Migration = Migration {
-    name: "tabs",
-    rebuilds_tables: false,
-    sql: r#"
-CREATE TABLE tabs (
-    id                TEXT PRIMARY KEY NOT NULL,   -- lowercase UUID
-    session_id        TEXT NOT NULL,               -- the session the tab owns
-    is_open           INTEGER NOT NULL DEFAULT 1,
-    auto_wake_budget  INTEGER NOT NULL,
-    perm_send_to_tab  INTEGER NOT NULL DEFAULT 0,
-    perm_read_tab     INTEGER NOT NULL DEFAULT 0,
-    queue             TEXT NOT NULL DEFAULT '[]',  -- JSON array of queued messages
-    created_at        INTEGER NOT NULL,            -- ms since the epoch
-    updated_at        INTEGER NOT NULL
-);
--- Prefix resolution scans the open tabs in id order from the prefix on.
-CREATE INDEX tabs_open_id ON tabs(is_open, id);
-"#,
-};
+use crate::sql_error::backend;
+use crate::sqlite::SqliteStore;
 
 const COLUMNS: &str =
     "id, session_id, is_open, auto_wake_budget, perm_send_to_tab, perm_read_tab, queue, created_at, updated_at";

@@ -9,7 +9,7 @@ use agent_core::store::now_millis;
 use agent_core::{SessionId, SessionInfo, StoreError, ToolCallRecord, ToolCallState};
 
 use crate::rows::MessageRow;
-use crate::sqlite::backend;
+use crate::sql_error::backend;
 
 pub(crate) fn seq_to_sql(seq: u64) -> i64 {
     i64::try_from(seq).unwrap_or(i64::MAX)

@@ -93,7 +93,7 @@ impl Checkpointer {
                 )
             })
             .and_then(|()| writer.wal_hook(Some(hook)))
-            .map_err(crate::sqlite::backend)?;
+            .map_err(crate::sql_error::backend)?;
         let tail = TailCheckpoint {
             signals: signals.clone(),
         };

@@ -11,9 +11,8 @@ use agent_core::store::now_millis;
 use agent_core::{SessionId, SessionInfo, StoreError, ToolCallRecord};
 
 use super::recycle::{Returns, Spent};
-use super::thread::settle;
-use super::{Append, Reply, Shared, Work};
-use crate::sqlite::backend;
+use super::{Append, Reply, Shared, Work, settle};
+use crate::sql_error::backend;
 use crate::writes;
 
 /// The most jobs committed in one transaction.

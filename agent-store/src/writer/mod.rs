@@ -76,6 +76,27 @@ pub(super) enum Reply {
     Behind(SessionId),
 }
 
+/// Sends a job's result where its reply goes (a failed write nobody waits for is kept for the
+/// session's next call) and counts the job as finished.
+fn settle(shared: &Shared, reply: Reply, result: Result<(), StoreError>) {
+    match reply {
+        Reply::Waiting(tx) => {
+            let _ = tx.send(result);
+        }
+        Reply::Behind(session) => {
+            if let Err(e) = result {
+                tracing::warn!(session = %session, error = %e, "a queued store write failed");
+                // What the queue believed about the session's sequence is wrong now.
+                lock(&shared.next_seq).remove(&session);
+                let mut failures = lock(&shared.failures);
+                failures.entry(session).or_insert(e);
+                shared.any_failure.store(true, Ordering::Release);
+            }
+        }
+    }
+    shared.finished.fetch_add(1, Ordering::AcqRel);
+}
+
 pub(super) struct Job {
     task: Task,
     reply: Reply,

@@ -7,12 +7,10 @@ use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
-use agent_core::StoreError;
-
 use super::checkpoint::TailCheckpoint;
 use super::group::{Group, Ledger, MAX_GROUP, catch};
 use super::recycle::Spent;
-use super::{Job, Reply, Shared, Task, lock, several_cpus};
+use super::{Job, Shared, Task, settle, several_cpus};
 
 /// The thread's loop: apply what has queued up inside one open transaction, and commit when a
 /// caller waits, when no job has come for the delay, or when the group is large or old
@@ -178,23 +176,4 @@ fn apply(conn: &Connection, group: &mut Option<Group>, job: Job, shared: &Shared
     }
     // The queue has room again once the job is applied.
     drop(permit);
-}
-
-pub(super) fn settle(shared: &Shared, reply: Reply, result: Result<(), StoreError>) {
-    match reply {
-        Reply::Waiting(tx) => {
-            let _ = tx.send(result);
-        }
-        Reply::Behind(session) => {
-            if let Err(e) = result {
-                tracing::warn!(session = %session, error = %e, "a queued store write failed");
-                // What the queue believed about the session's sequence is wrong now.
-                lock(&shared.next_seq).remove(&session);
-                let mut failures = lock(&shared.failures);
-                failures.entry(session).or_insert(e);
-                shared.any_failure.store(true, Ordering::Release);
-            }
-        }
-    }
-    shared.finished.fetch_add(1, Ordering::AcqRel);
 }
