@@ -51,8 +51,8 @@ pub mod untrusted;
 
 pub use agent::{
     Agent, AgentBuilder, AgentConfig, AgentError, CLARIFICATION_TOOL, Clarification, ClarificationError,
-    ClarificationKind, DenialPolicy, EventObserver, Outcome, OutcomeStatus, Run, RunEvents, RunState, RunStatus,
-    Session,
+    ClarificationKind, DenialPolicy, ErrorKind, EventObserver, Outcome, OutcomeStatus, Run, RunEvents, RunState,
+    RunStatus, Session, UnknownErrorKind,
 };
 pub use compaction::{CompactionConfig, TokenEstimator, TrimReport, trim_to_fit};
 pub use compress::{CompressionConfig, compress_json, compress_json_in_place};
@@ -60,8 +60,8 @@ pub use event::{AgentEvent, EventKind};
 pub use gate::{AllowAll, Gate, GateDecision, GateRequest, TurnOrigin, gate_fn};
 pub use message::{ContentPart, ImageSource, Message, Reasoning, Role, ToolCall, Visibility};
 pub use provider::{
-    EventStream, FinishReason, ModelRequest, ModelResponse, Provider, ProviderError, ResponseAssembler, ScriptStep,
-    ScriptedProvider, ScriptedReply, StreamEvent, ToolSchema, Usage, collect_stream,
+    EventStream, FinishReason, ModelRequest, ModelResponse, Provider, ProviderError, ProviderErrorKind,
+    ResponseAssembler, ScriptStep, ScriptedProvider, ScriptedReply, StreamEvent, ToolSchema, Usage, collect_stream,
 };
 pub use session::{InvalidSessionId, SessionId};
 pub use store::{

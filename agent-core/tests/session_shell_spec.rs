@@ -342,7 +342,10 @@ async fn provider_error_sets_error_status() {
     let run = session.send("hi");
     let outcome = run.outcome().await;
     assert_eq!(outcome.status, OutcomeStatus::Error);
-    assert_eq!(outcome.error_kind.as_deref(), Some("provider.auth"));
+    assert_eq!(
+        outcome.error_kind,
+        Some(agent_core::ErrorKind::Provider(agent_core::ProviderErrorKind::Auth))
+    );
     assert!(outcome.error.unwrap().contains("bad key"));
     let status = run.status();
     assert_eq!(status.state, RunState::Error);

@@ -187,7 +187,7 @@ async fn a_fatal_tool_error_ends_the_turn_keeping_its_source() {
     let reply = ScriptedReply::tool_call("host", json!({})).with_call("host", json!({}));
     let (outcome, messages, events) = run_one(reply, fatal, AgentConfig::default()).await;
     assert_eq!(outcome.status, OutcomeStatus::Error);
-    assert_eq!(outcome.error_kind.as_deref(), Some("tool.fatal"));
+    assert_eq!(outcome.error_kind, Some(agent_core::ErrorKind::ToolFatal));
     assert!(
         outcome
             .error

@@ -117,9 +117,11 @@ async fn huge_token_counts_from_a_model_server_saturate_instead_of_overflowing()
         cached_input_tokens: u64::MAX,
         reasoning_tokens: u64::MAX,
     };
-    let echo = tool_fn("echo", "Echoes.", |_: NoArgs, _cx: ToolContext| async { Ok::<_, ToolError>("plain") });
+    let echo = tool_fn("echo", "Echoes.", |_: NoArgs, _cx: ToolContext| async {
+        Ok::<_, ToolError>("plain")
+    });
     let mut call = ScriptedReply::tool_call("echo", json!({}));
-    call.usage = Some(huge.clone());
+    call.usage = Some(huge);
     let mut answer = ScriptedReply::text("done");
     answer.usage = Some(huge);
     let provider = ScriptedProvider::new([call.into(), answer.into()]);

@@ -103,7 +103,7 @@ async fn a_second_writer_gets_a_conflict() {
     release.notify_one();
     let outcome = run.outcome().await;
     assert_eq!(outcome.status, OutcomeStatus::Error);
-    assert_eq!(outcome.error_kind.as_deref(), Some("store"));
+    assert_eq!(outcome.error_kind, Some(agent_core::ErrorKind::Store));
     assert!(outcome.error.unwrap().contains("sequence conflict"));
     // Nothing was interleaved: the intruder's message is seq 3 and nothing followed it.
     let stored = store.load_messages(session.id(), 0).await.unwrap();
@@ -127,7 +127,10 @@ async fn the_model_call_timeout_ends_the_turn_with_an_error() {
     let session = agent.create_session().await.unwrap();
     let outcome = session.send("hi").await;
     assert_eq!(outcome.status, OutcomeStatus::Error);
-    assert_eq!(outcome.error_kind.as_deref(), Some("provider.timeout"));
+    assert_eq!(
+        outcome.error_kind,
+        Some(agent_core::ErrorKind::Provider(agent_core::ProviderErrorKind::Timeout))
+    );
 }
 
 #[tokio::test]
@@ -143,7 +146,12 @@ async fn a_truncated_stream_is_an_error_not_an_answer() {
     let session = agent.create_session().await.unwrap();
     let outcome = session.send("hi").await;
     assert_eq!(outcome.status, OutcomeStatus::Error);
-    assert_eq!(outcome.error_kind.as_deref(), Some("provider.malformed"));
+    assert_eq!(
+        outcome.error_kind,
+        Some(agent_core::ErrorKind::Provider(
+            agent_core::ProviderErrorKind::Malformed
+        ))
+    );
     let stored = session.messages().await.unwrap();
     assert_eq!(stored.len(), 1, "the partial answer is not stored");
 }

@@ -411,7 +411,7 @@ async fn a_full_disk_ends_the_turn_with_a_clear_error_and_loses_nothing_committe
     };
     assert!(done_turns >= 2, "only {done_turns} turns fitted");
     assert_eq!(failed.status, OutcomeStatus::Error);
-    assert_eq!(failed.error_kind.as_deref(), Some("store"));
+    assert_eq!(failed.error_kind, Some(agent_core::ErrorKind::Store));
     let error = failed.error.unwrap();
     assert!(error.contains("could not save the conversation"), "{error}");
     assert!(error.contains("full"), "{error}");
@@ -419,7 +419,7 @@ async fn a_full_disk_ends_the_turn_with_a_clear_error_and_loses_nothing_committe
     // Still full: the next turn reloads the stored history and fails the same clear way,
     // never with a sequence conflict.
     let again = session.send("one more").await;
-    assert_eq!(again.error_kind.as_deref(), Some("store"), "{:?}", again.error);
+    assert_eq!(again.error_kind, Some(agent_core::ErrorKind::Store), "{:?}", again.error);
     assert!(again.error.unwrap().contains("full"));
     drop(session);
     drop(agent);

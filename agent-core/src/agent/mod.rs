@@ -1,9 +1,11 @@
 //! The agent: configuration, sessions, and turns ([`Run`]s) driven by the ReAct loop.
 
-mod clarify;
+mod builder;
+mod clarification;
 mod config;
 mod context;
 mod emit;
+mod error_kind;
 mod event_log;
 mod history;
 mod run;
@@ -17,18 +19,19 @@ use tokio::runtime::Handle;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-pub use clarify::{CLARIFICATION_TOOL, Clarification, ClarificationError, ClarificationKind};
+pub use builder::AgentBuilder;
+pub use clarification::{CLARIFICATION_TOOL, Clarification, ClarificationError, ClarificationKind};
 pub use config::{AgentConfig, DenialPolicy};
 pub use emit::EventObserver;
+pub use error_kind::{ErrorKind, UnknownErrorKind};
 pub use run::{Outcome, OutcomeStatus, Run, RunEvents, RunState, RunStatus};
 
-use crate::event::AgentEvent;
 use crate::gate::{Gate, TurnOrigin};
 use crate::message::Message;
 use crate::provider::Provider;
 use crate::session::SessionId;
 use crate::store::{SessionInfo, Store, StoreError, StoredMessage};
-use crate::tool::{Tool, ToolSet, ToolSetError};
+use crate::tool::{ToolSet, ToolSetError};
 use history::History;
 
 /// Why an agent could not be built or a session opened.
@@ -79,8 +82,8 @@ impl AgentInner {
 pub(crate) struct SessionState {
     pub id: SessionId,
     pub history: Arc<tokio::sync::Mutex<History>>,
-    /// The question a turn is parked on, and the token that stops its expiry watcher.
-    pending: Mutex<Option<(Clarification, CancellationToken)>>,
+    /// The question a turn is parked on, if any.
+    pub clarification: clarification::Slot,
 }
 
 impl SessionState {
@@ -88,34 +91,8 @@ impl SessionState {
         SessionState {
             id,
             history: Arc::new(tokio::sync::Mutex::new(history)),
-            pending: Mutex::new(None),
+            clarification: clarification::Slot::default(),
         }
-    }
-
-    pub fn pending_clarification(&self) -> Option<Clarification> {
-        self.pending.lock().ok()?.as_ref().map(|(q, _)| q.clone())
-    }
-
-    /// Records a pending question; returns the token that is cancelled once it is resolved.
-    pub fn set_pending(&self, question: Clarification) -> CancellationToken {
-        let resolved = CancellationToken::new();
-        if let Ok(mut pending) = self.pending.lock()
-            && let Some((_, old)) = pending.replace((question, resolved.clone()))
-        {
-            old.cancel();
-        }
-        resolved
-    }
-
-    /// Takes the pending question (only the one with `id`, when given) and stops its watcher.
-    pub fn take_pending(&self, id: Option<&str>) -> Option<Clarification> {
-        let mut pending = self.pending.lock().ok()?;
-        if id.is_some_and(|id| pending.as_ref().is_some_and(|(q, _)| q.id != id)) {
-            return None;
-        }
-        let (question, resolved) = pending.take()?;
-        resolved.cancel();
-        Some(question)
     }
 }
 
@@ -149,141 +126,6 @@ impl std::fmt::Debug for Agent {
     }
 }
 
-/// Builds an [`Agent`].
-#[derive(Default)]
-pub struct AgentBuilder {
-    provider: Option<Arc<dyn Provider>>,
-    tools: ToolSet,
-    tool_error: Option<ToolSetError>,
-    store: Option<Arc<dyn Store>>,
-    gate: Option<Arc<dyn Gate>>,
-    system_prompt: Option<String>,
-    config: AgentConfig,
-    observers: Vec<EventObserver>,
-    runtime: Option<Handle>,
-    clarification: bool,
-}
-
-impl AgentBuilder {
-    /// The model provider (required).
-    pub fn provider(self, provider: impl Provider + 'static) -> Self {
-        self.provider_arc(Arc::new(provider))
-    }
-
-    /// The model provider, shared.
-    pub fn provider_arc(mut self, provider: Arc<dyn Provider>) -> Self {
-        self.provider = Some(provider);
-        self
-    }
-
-    /// Adds a tool. A duplicate name makes [`Self::build`] fail.
-    pub fn tool(self, tool: impl Tool + 'static) -> Self {
-        self.tool_arc(Arc::new(tool))
-    }
-
-    /// Adds a shared tool. A duplicate name makes [`Self::build`] fail.
-    pub fn tool_arc(mut self, tool: Arc<dyn Tool>) -> Self {
-        if let Err(e) = self.tools.register_arc(tool)
-            && self.tool_error.is_none()
-        {
-            self.tool_error = Some(e);
-        }
-        self
-    }
-
-    /// Adds every tool of a set. A duplicate name makes [`Self::build`] fail.
-    pub fn tools(mut self, tools: ToolSet) -> Self {
-        for tool in tools.iter() {
-            self = self.tool_arc(tool.clone());
-        }
-        self
-    }
-
-    /// Where sessions are persisted. Without a store, history lives only in memory.
-    pub fn store(self, store: impl Store + 'static) -> Self {
-        self.store_arc(Arc::new(store))
-    }
-
-    /// Where sessions are persisted, shared.
-    pub fn store_arc(mut self, store: Arc<dyn Store>) -> Self {
-        self.store = Some(store);
-        self
-    }
-
-    /// The consent gate for gated tools. Without one, gated calls are denied and never run.
-    pub fn gate(self, gate: impl Gate + 'static) -> Self {
-        self.gate_arc(Arc::new(gate))
-    }
-
-    /// The consent gate, shared.
-    pub fn gate_arc(mut self, gate: Arc<dyn Gate>) -> Self {
-        self.gate = Some(gate);
-        self
-    }
-
-    /// The system prompt.
-    pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
-        self.system_prompt = Some(prompt.into());
-        self
-    }
-
-    /// The loop's limits and defaults.
-    pub fn config(mut self, config: AgentConfig) -> Self {
-        self.config = config;
-        self
-    }
-
-    /// A callback that sees every event of every run, synchronously and in order. Keep it
-    /// fast: the loop waits for it.
-    pub fn on_event(mut self, observer: impl Fn(&AgentEvent) + Send + Sync + 'static) -> Self {
-        self.observers.push(Arc::new(observer));
-        self
-    }
-
-    /// Offers the model the built-in `ask_clarification` tool: a turn that calls it ends
-    /// `awaiting_user` with the question persisted, and continues when the host answers with
-    /// [`Session::answer_clarification`]. Off by default.
-    pub fn clarification(mut self, enabled: bool) -> Self {
-        self.clarification = enabled;
-        self
-    }
-
-    /// The Tokio runtime turns run on (default: the runtime `build` is called in).
-    pub fn runtime(mut self, handle: Handle) -> Self {
-        self.runtime = Some(handle);
-        self
-    }
-
-    /// Builds the agent.
-    pub fn build(mut self) -> Result<Agent, AgentError> {
-        if self.clarification {
-            self = self.tool(clarify::AskClarificationTool::new());
-        }
-        if let Some(e) = self.tool_error {
-            return Err(e.into());
-        }
-        let provider = self.provider.ok_or(AgentError::NoProvider)?;
-        let runtime = match self.runtime {
-            Some(h) => h,
-            None => Handle::try_current().map_err(|_| AgentError::NoRuntime)?,
-        };
-        Ok(Agent {
-            inner: Arc::new(AgentInner {
-                provider,
-                tools: std::sync::RwLock::new(Arc::new(self.tools)),
-                clarification: self.clarification,
-                store: self.store,
-                gate: self.gate,
-                system_prompt: self.system_prompt,
-                config: self.config,
-                observers: self.observers.into(),
-                runtime,
-                sessions: Mutex::new(HashMap::new()),
-            }),
-        })
-    }
-}
-
 impl Agent {
     /// Starts building an agent.
     pub fn builder() -> AgentBuilder {
@@ -301,7 +143,7 @@ impl Agent {
     pub fn replace_tools(&self, tools: ToolSet) -> Result<(), ToolSetError> {
         let mut tools = tools;
         if self.inner.clarification && !tools.has(CLARIFICATION_TOOL) {
-            tools.register(clarify::AskClarificationTool::new())?;
+            tools.register(clarification::AskClarificationTool::new())?;
         }
         if let Ok(mut current) = self.inner.tools.write() {
             *current = Arc::new(tools);
@@ -355,38 +197,13 @@ impl Agent {
             return Err(AgentError::SessionNotFound(id.clone()));
         }
         let mut history = History::load(store.as_ref(), id).await?;
-        let parked = match store.parked_run(id).await? {
-            Some(json) => serde_json::from_value::<Clarification>(json).ok(),
-            None => None,
-        };
-        turn::repair_interrupted(
-            &mut history,
-            Some(store),
-            id,
-            parked.as_ref().map(|q| q.call_id.as_str()),
-        )
-        .await?;
+        let parked = clarification::load_parked(store.as_ref(), id).await?;
+        let parked_call = parked.as_ref().map(|q| q.call_id.as_str());
+        history.repair_interrupted(Some(store), id, parked_call).await?;
         let session = self.attach(id.clone(), history);
         if let Some(question) = parked {
-            // The turn was parked on a question when the process stopped: keep waiting for the
-            // answer, for whatever is left of its time to live.
-            let left = question.expires_at_ms.saturating_sub(crate::store::now_millis()).max(0) as u64;
-            let question_id = question.id.clone();
-            let resolved = session.state.set_pending(question);
-            let emitter = emit::Emitter::detached(
-                id.clone(),
-                self.inner.observers.clone(),
-                Arc::new(Mutex::new(RunStatus::default())),
-            );
-            turn::watch_question(
-                self.inner.clone(),
-                session.state.clone(),
-                question_id,
-                std::time::Duration::from_millis(left),
-                CancellationToken::new(),
-                resolved,
-                emitter,
-            );
+            // The turn was parked on a question when the process stopped: keep waiting.
+            clarification::restore(&self.inner, &session.state, question);
         }
         Ok(session)
     }
@@ -459,7 +276,7 @@ impl Session {
 
     /// The question a turn of this session is parked on, if any.
     pub fn pending_clarification(&self) -> Option<Clarification> {
-        self.state.pending_clarification()
+        self.state.clarification.get()
     }
 
     /// Answers the pending question and continues the parked turn in a new [`Run`] (this
@@ -469,7 +286,8 @@ impl Session {
     pub fn answer_clarification(&self, clarification_id: &str, answer: &str) -> Result<Run, ClarificationError> {
         let question = self
             .state
-            .pending_clarification()
+            .clarification
+            .get()
             .filter(|q| q.id == clarification_id)
             .ok_or_else(|| ClarificationError::NotPending(clarification_id.to_owned()))?;
         if crate::store::now_millis() > question.expires_at_ms {

@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::clarify::Clarification;
+use super::clarification::Clarification;
+use super::error_kind::ErrorKind;
 use super::event_log::EventLog;
 use crate::event::{AgentEvent, EventKind};
 use crate::provider::Usage;
@@ -62,8 +63,9 @@ pub struct Outcome {
     pub usage: Usage,
     /// What went wrong, for `error` (and the denial, for `denied`).
     pub error: Option<String>,
-    /// A stable name for the error's kind (`provider.timeout`, `tool.fatal`, `store`, ...).
-    pub error_kind: Option<String>,
+    /// A stable name for the error's kind; it serializes as `provider.timeout`, `tool.fatal`,
+    /// `store`, ... (see [`ErrorKind`]).
+    pub error_kind: Option<ErrorKind>,
     /// The error's original cause, when there is one (a tool's fatal error source, such as a
     /// host-language exception). Not serialized.
     #[serde(skip)]
@@ -88,9 +90,9 @@ impl Outcome {
         }
     }
 
-    pub(crate) fn failed(kind: impl Into<String>, error: impl Into<String>) -> Self {
+    pub(crate) fn failed(kind: ErrorKind, error: impl Into<String>) -> Self {
         let mut o = Outcome::new(OutcomeStatus::Error);
-        o.error_kind = Some(kind.into());
+        o.error_kind = Some(kind);
         o.error = Some(error.into());
         o
     }
@@ -235,7 +237,7 @@ impl Run {
 
 fn lost_outcome() -> Outcome {
     Outcome::failed(
-        "internal",
+        ErrorKind::Internal,
         "the run's task ended without an outcome (it panicked or its runtime shut down)",
     )
 }

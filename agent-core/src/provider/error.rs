@@ -68,17 +68,87 @@ impl ProviderError {
 
     /// A short stable name of the error kind, for events and bindings.
     pub fn kind(&self) -> &'static str {
+        self.error_kind().as_str()
+    }
+
+    /// The error's kind, without its details.
+    pub fn error_kind(&self) -> ProviderErrorKind {
         match self {
-            ProviderError::RateLimited { .. } => "rate_limited",
-            ProviderError::Timeout(_) => "timeout",
-            ProviderError::Transport(_) => "transport",
-            ProviderError::Server { .. } => "server",
-            ProviderError::Auth { .. } => "auth",
-            ProviderError::BadRequest(_) => "bad_request",
-            ProviderError::ContextOverflow(_) => "context_overflow",
-            ProviderError::Malformed(_) => "malformed",
-            ProviderError::Config(_) => "config",
-            ProviderError::Cancelled => "cancelled",
+            ProviderError::RateLimited { .. } => ProviderErrorKind::RateLimited,
+            ProviderError::Timeout(_) => ProviderErrorKind::Timeout,
+            ProviderError::Transport(_) => ProviderErrorKind::Transport,
+            ProviderError::Server { .. } => ProviderErrorKind::Server,
+            ProviderError::Auth { .. } => ProviderErrorKind::Auth,
+            ProviderError::BadRequest(_) => ProviderErrorKind::BadRequest,
+            ProviderError::ContextOverflow(_) => ProviderErrorKind::ContextOverflow,
+            ProviderError::Malformed(_) => ProviderErrorKind::Malformed,
+            ProviderError::Config(_) => ProviderErrorKind::Config,
+            ProviderError::Cancelled => ProviderErrorKind::Cancelled,
         }
+    }
+}
+
+/// The kind of a [`ProviderError`]; a turn it ends carries it as
+/// [`ErrorKind::Provider`](crate::agent::ErrorKind::Provider).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProviderErrorKind {
+    /// [`ProviderError::RateLimited`] (`rate_limited`).
+    RateLimited,
+    /// [`ProviderError::Timeout`] (`timeout`).
+    Timeout,
+    /// [`ProviderError::Transport`] (`transport`).
+    Transport,
+    /// [`ProviderError::Server`] (`server`).
+    Server,
+    /// [`ProviderError::Auth`] (`auth`).
+    Auth,
+    /// [`ProviderError::BadRequest`] (`bad_request`).
+    BadRequest,
+    /// [`ProviderError::ContextOverflow`] (`context_overflow`).
+    ContextOverflow,
+    /// [`ProviderError::Malformed`] (`malformed`).
+    Malformed,
+    /// [`ProviderError::Config`] (`config`).
+    Config,
+    /// [`ProviderError::Cancelled`] (`cancelled`).
+    Cancelled,
+}
+
+impl ProviderErrorKind {
+    /// Every kind.
+    pub const ALL: [ProviderErrorKind; 10] = [
+        ProviderErrorKind::RateLimited,
+        ProviderErrorKind::Timeout,
+        ProviderErrorKind::Transport,
+        ProviderErrorKind::Server,
+        ProviderErrorKind::Auth,
+        ProviderErrorKind::BadRequest,
+        ProviderErrorKind::ContextOverflow,
+        ProviderErrorKind::Malformed,
+        ProviderErrorKind::Config,
+        ProviderErrorKind::Cancelled,
+    ];
+
+    /// The snake_case name (`rate_limited`, `timeout`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderErrorKind::RateLimited => "rate_limited",
+            ProviderErrorKind::Timeout => "timeout",
+            ProviderErrorKind::Transport => "transport",
+            ProviderErrorKind::Server => "server",
+            ProviderErrorKind::Auth => "auth",
+            ProviderErrorKind::BadRequest => "bad_request",
+            ProviderErrorKind::ContextOverflow => "context_overflow",
+            ProviderErrorKind::Malformed => "malformed",
+            ProviderErrorKind::Config => "config",
+            ProviderErrorKind::Cancelled => "cancelled",
+        }
+    }
+}
+
+impl std::fmt::Display for ProviderErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }

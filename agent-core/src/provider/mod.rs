@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 use crate::message::Message;
 
 pub use assemble::{ResponseAssembler, collect_stream};
-pub use error::ProviderError;
+pub use error::{ProviderError, ProviderErrorKind};
 pub use scripted::{ScriptStep, ScriptedProvider, ScriptedReply};
 
 /// A tool as the model sees it: name, description and JSON Schema of the arguments.

@@ -6,8 +6,8 @@ use std::sync::{Arc, RwLock};
 use tokio::runtime::Handle;
 use tokio::sync::{broadcast, watch};
 
-use super::core::{HubInner, Slot, read, write};
 use super::handles::{HandleIndex, Resolution};
+use super::hub_inner::{HubInner, Slot, read, write};
 use super::store::{MemoryTabStore, QueuedMessage, TabRecord, TabStore};
 use super::types::{AgentFactory, Delivery, TabError, TabEvent, TabEventKind, TabInfo, TabSnapshot};
 use super::{DEFAULT_AUTO_WAKE_BUDGET, DEFAULT_MAX_HELD_MESSAGES, Origin, TabId, TabPermissions, TabState};

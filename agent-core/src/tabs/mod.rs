@@ -56,9 +56,9 @@
 //! # Ok(()) }
 //! ```
 
-mod core;
 mod handles;
 mod hub;
+mod hub_inner;
 mod store;
 mod tools;
 mod types;

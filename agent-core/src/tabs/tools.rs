@@ -5,7 +5,7 @@ use std::sync::{Arc, Weak};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::core::HubInner;
+use super::hub_inner::HubInner;
 use super::store::QueuedMessage;
 use super::types::TabError;
 use super::{DeliveryStatus, TabId, TabPermissions, TabState};

@@ -1,3 +1,8 @@
+//! The conversation as the loop holds it (written through to the store), the model's view
+//! of it, and its repair after a crash.
+
+mod repair;
+
 use std::sync::Arc;
 
 use crate::compaction::{TokenEstimator, summary_message};
@@ -166,23 +171,6 @@ impl History {
                 _ => view.push(m.clone()),
             }
         }
-    }
-
-    /// Tool calls of the last assistant message that have no result after it.
-    pub fn dangling_calls(&self) -> Vec<(String, String)> {
-        let Some(pos) = self.messages.iter().rposition(|m| m.role == Role::Assistant) else {
-            return Vec::new();
-        };
-        let answered: Vec<&str> = self.messages[pos + 1..]
-            .iter()
-            .filter_map(|m| m.tool_call_id.as_deref())
-            .collect();
-        self.messages[pos]
-            .tool_calls
-            .iter()
-            .filter(|c| !answered.contains(&c.id.as_str()))
-            .map(|c| (c.id.clone(), c.name.clone()))
-            .collect()
     }
 }
 

@@ -10,19 +10,25 @@ use futures::stream::FuturesUnordered;
 use futures::{FutureExt, StreamExt};
 use tokio_util::sync::CancellationToken;
 
+mod cap;
+mod record;
+
 use super::AgentInner;
-use super::clarify::CLARIFICATION_TOOL;
+use super::clarification;
 use super::config::DenialPolicy;
 use super::emit::Emitter;
 use super::run::RunState;
 use crate::compress::{compress_text, compress_value_text};
 use crate::event::EventKind;
 use crate::gate::{GateDecision, GateRequest, TurnOrigin};
-use crate::message::{ContentPart, Message, ToolCall};
+use crate::message::{Message, ToolCall};
 use crate::session::SessionId;
-use crate::store::{StoreError, ToolCallRecord, ToolCallState, now_millis};
+use crate::store::{StoreError, ToolCallState, now_millis};
 use crate::tool::{BoxError, Tool, ToolContext, ToolError, ToolOutput, ToolSet};
-use crate::untrusted::{Provenance, wrap_untrusted};
+use crate::untrusted::wrap_untrusted;
+use cap::cap_output;
+
+pub(crate) use record::not_run;
 
 /// Why the calls of a message stopped early.
 pub(crate) enum Stop {
@@ -92,12 +98,10 @@ impl ExecCtx<'_> {
                     continue;
                 }
             };
-            if call.name == CLARIFICATION_TOOL {
+            // The loop parks on a question instead of running it (see `clarification`).
+            if clarification::is_question(call) {
                 if question.is_some() {
-                    let message = "only one clarification question can be pending at a time; ask the others after \
-                                   this one is answered"
-                        .to_owned();
-                    slots[index] = Some(self.refuse(call, message).await);
+                    slots[index] = Some(self.refuse(call, clarification::ONE_AT_A_TIME.to_owned()).await);
                 } else {
                     question = Some((index, prepared.args));
                 }
@@ -363,147 +367,6 @@ impl ExecCtx<'_> {
         self.save(&record).await;
         slots[done.index] = Some(message);
         stop
-    }
-
-    /// A call that did not pass validation: the model sees why.
-    async fn refuse(&self, call: &ToolCall, message: String) -> Message {
-        self.emitter.emit(EventKind::ToolCallFailed {
-            call_id: call.id.clone(),
-            name: call.name.clone(),
-            error: message.clone(),
-            fatal: false,
-        });
-        self.end_without_running(call, ToolCallState::Failed, message).await
-    }
-
-    async fn deny(&self, call: &ToolCall, reason: &str) -> Message {
-        self.emitter.emit(EventKind::ToolCallDenied {
-            call_id: call.id.clone(),
-            name: call.name.clone(),
-            reason: reason.to_owned(),
-        });
-        let text = format!(
-            "denied: {} was not run because the user did not allow it ({reason})",
-            call.name
-        );
-        self.end_without_running(call, ToolCallState::Denied, text).await
-    }
-
-    /// The result of a call that never finished: cancelled while running, or never started.
-    async fn unfinished(&self, call: &ToolCall, started: bool, stop: Option<&Stop>) -> Message {
-        let text = match (stop, started) {
-            (Some(Stop::Cancelled), true) => "cancelled: the run was cancelled while this tool was running".to_owned(),
-            (Some(Stop::Cancelled), false) => "not run: the run was cancelled".to_owned(),
-            (Some(Stop::Denied(_)), _) => "not run: an earlier call was denied, which ended the turn".to_owned(),
-            (Some(Stop::Fatal { .. }), true) => {
-                "cancelled: another tool failed fatally, which ended the turn".to_owned()
-            }
-            (Some(Stop::Fatal { .. }), false) => {
-                "not run: another tool failed fatally, which ended the turn".to_owned()
-            }
-            (Some(Stop::Store(_)), true) => {
-                "cancelled: the conversation could not be saved, which ended the turn".to_owned()
-            }
-            (Some(Stop::Store(_)), false) => {
-                "not run: the conversation could not be saved, which ended the turn".to_owned()
-            }
-            (None, _) => "not run".to_owned(),
-        };
-        self.end_without_running(call, ToolCallState::Cancelled, text).await
-    }
-
-    /// Records the final state of a call that produced no result of its own and returns the
-    /// error result the model sees instead.
-    async fn end_without_running(&self, call: &ToolCall, state: ToolCallState, text: String) -> Message {
-        let mut record = self.record(call, state);
-        record.error = Some(text.clone());
-        record.finished_at_ms = Some(now_millis());
-        self.save(&record).await;
-        Message::tool_result(&call.id, &call.name, text, true)
-    }
-
-    fn record(&self, call: &ToolCall, state: ToolCallState) -> ToolCallRecord {
-        let mut record = ToolCallRecord::pending(self.session.clone(), &call.id, &call.name, &call.arguments);
-        record.state = state;
-        record
-    }
-
-    async fn save(&self, record: &ToolCallRecord) {
-        if let Some(store) = &self.agent.store
-            && let Err(e) = store.upsert_tool_call(record).await
-        {
-            // Messages are the source of truth for the transcript; a lost record is logged.
-            tracing::warn!(call_id = %record.call_id, error = %e, "could not record tool call state");
-        }
-    }
-}
-
-/// Results for calls that will not run (caps), one per call, recorded as cancelled.
-pub(crate) async fn not_run(cx: &ExecCtx<'_>, calls: &[ToolCall], why: &str) -> Vec<Message> {
-    let mut out = Vec::with_capacity(calls.len());
-    for call in calls {
-        out.push(
-            cx.end_without_running(call, ToolCallState::Cancelled, format!("not run: {why}"))
-                .await,
-        );
-    }
-    out
-}
-
-struct Capped {
-    content: Vec<ContentPart>,
-    model_text: String,
-    full_text: String,
-    structured: Option<serde_json::Value>,
-    truncated: bool,
-}
-
-impl Capped {
-    /// Wraps the text the model sees in untrusted-content markers naming `source`.
-    fn wrap(&mut self, source: &Provenance) {
-        self.model_text = wrap_untrusted(source, &self.model_text);
-        match self.content.iter_mut().find(|p| p.as_text().is_some()) {
-            Some(part) => *part = ContentPart::text(self.model_text.clone()),
-            None => self.content.insert(0, ContentPart::text(self.model_text.clone())),
-        }
-    }
-}
-
-/// Cuts a result's text to `cap` characters, with an explicit marker.
-fn cap_output(output: ToolOutput, cap: usize) -> Capped {
-    let full_text = output.text_content();
-    let total = full_text.chars().count();
-    let (mut model_text, cut) = if total > cap {
-        let end = full_text.char_indices().nth(cap).map_or(full_text.len(), |(i, _)| i);
-        (
-            format!(
-                "{}\n[truncated: showing {cap} of {total} characters]",
-                &full_text[..end]
-            ),
-            true,
-        )
-    } else {
-        (full_text.clone(), false)
-    };
-    let images: Vec<ContentPart> = output
-        .content
-        .into_iter()
-        .filter(|p| matches!(p, ContentPart::Image { .. }))
-        .collect();
-    if model_text.is_empty() && images.is_empty() {
-        model_text = "(no output)".to_owned();
-    }
-    let mut content = Vec::with_capacity(1 + images.len());
-    if !model_text.is_empty() {
-        content.push(ContentPart::text(model_text.clone()));
-    }
-    content.extend(images);
-    Capped {
-        content,
-        model_text,
-        full_text,
-        structured: output.structured,
-        truncated: cut || output.truncated,
     }
 }
 

@@ -1,4 +1,5 @@
-//! Clarification: the built-in `ask_clarification` tool parks a turn until the person answers.
+//! The question: what the model asked (`ask_clarification`'s arguments), what answers fit it,
+//! and the tool the model is offered.
 
 use std::time::Duration;
 

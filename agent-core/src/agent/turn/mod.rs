@@ -1,0 +1,287 @@
+//! One turn of the ReAct loop: call the model, run the tools it asks for, repeat until it
+//! answers without tool calls or the turn stops. However the turn ends, every tool call in the
+//! stored history has exactly one result.
+
+mod model_call;
+mod tools_step;
+
+use std::future::Future;
+use std::ops::ControlFlow;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+
+use tokio::sync::OwnedMutexGuard;
+use tokio_util::sync::CancellationToken;
+
+use super::clarification::{self, ClarificationError};
+use super::context;
+use super::emit::Emitter;
+use super::error_kind::ErrorKind;
+use super::history::History;
+use super::run::{Outcome, OutcomeStatus, RunState};
+use super::{AgentInner, SessionState};
+use crate::event::EventKind;
+use crate::gate::TurnOrigin;
+use crate::message::Message;
+use crate::session::SessionId;
+use crate::store::StoreError;
+use model_call::CallFailed;
+
+/// What starts a turn.
+pub(crate) enum TurnInput {
+    /// A new user message, from the person or another tab.
+    User { message: Message, origin: TurnOrigin },
+    /// The answer to the pending clarification question (already checked). The turn keeps
+    /// the origin of the turn that asked.
+    Answer { clarification_id: String, answer: String },
+}
+
+impl TurnInput {
+    /// Who the turn acts for: for an answer, whoever started the parked turn.
+    fn origin(&self, state: &SessionState) -> TurnOrigin {
+        match self {
+            TurnInput::User { origin, .. } => origin.clone(),
+            TurnInput::Answer { clarification_id, .. } => {
+                state.clarification.origin_of(clarification_id).unwrap_or_default()
+            }
+        }
+    }
+}
+
+/// A turn's place in its session's queue, taken when the turn is requested, so turns of one
+/// session run in the order they were sent (the session lock is FIFO once a waiter is queued).
+pub(crate) struct TurnSlot(Pin<Box<dyn Future<Output = OwnedMutexGuard<History>> + Send>>);
+
+impl TurnSlot {
+    /// Queues for the session's history lock now, without waiting.
+    pub fn queue(history: &Arc<tokio::sync::Mutex<History>>) -> Self {
+        let mut waiting = Box::pin(history.clone().lock_owned());
+        // One poll registers this waiter in the lock's FIFO queue (or takes the lock at once);
+        // the task that runs the turn polls it again with its own waker.
+        match waiting.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(guard) => TurnSlot(Box::pin(std::future::ready(guard))),
+            Poll::Pending => TurnSlot(waiting),
+        }
+    }
+}
+
+pub(crate) async fn run_turn(
+    agent: Arc<AgentInner>,
+    state: Arc<SessionState>,
+    slot: TurnSlot,
+    input: TurnInput,
+    run_id: String,
+    cancel: CancellationToken,
+    emitter: Emitter,
+) -> Outcome {
+    let origin = input.origin(&state);
+    emitter.emit(EventKind::RunStarted {
+        run_id,
+        origin: origin.clone(),
+    });
+    let turn = Turn {
+        agent: &agent,
+        state: &state,
+        session: &state.id,
+        cancel: &cancel,
+        emitter: &emitter,
+        origin: &origin,
+    };
+    let outcome = turn.drive(slot, input).await;
+    finish(&emitter, outcome)
+}
+
+/// Updates the status and emits the run's final event.
+fn finish(emitter: &Emitter, outcome: Outcome) -> Outcome {
+    let state = match outcome.status {
+        OutcomeStatus::Done | OutcomeStatus::Denied | OutcomeStatus::Capped => RunState::Complete,
+        OutcomeStatus::Error => RunState::Error,
+        OutcomeStatus::Cancelled => RunState::Cancelled,
+        OutcomeStatus::AwaitingUser => RunState::AwaitingUser,
+    };
+    emitter.update(|s| {
+        s.state = state;
+        s.current_tool = None;
+        s.error = outcome.error.clone();
+    });
+    let kind = match outcome.status {
+        OutcomeStatus::Done | OutcomeStatus::Denied | OutcomeStatus::AwaitingUser => EventKind::RunCompleted {
+            outcome: outcome.clone(),
+        },
+        OutcomeStatus::Error => EventKind::RunFailed {
+            outcome: outcome.clone(),
+        },
+        OutcomeStatus::Cancelled => EventKind::RunCancelled {
+            outcome: outcome.clone(),
+        },
+        OutcomeStatus::Capped => EventKind::RunCapped {
+            outcome: outcome.clone(),
+        },
+    };
+    emitter.emit(kind);
+    outcome
+}
+
+/// A running turn: what it acts on and for whom. The concepts it calls into (clarification,
+/// tool execution, context fitting) take it whole.
+pub(super) struct Turn<'a> {
+    pub agent: &'a Arc<AgentInner>,
+    pub state: &'a Arc<SessionState>,
+    pub session: &'a SessionId,
+    pub cancel: &'a CancellationToken,
+    pub emitter: &'a Emitter,
+    /// Who started the turn; every gate request says so.
+    pub origin: &'a TurnOrigin,
+}
+
+impl Turn<'_> {
+    async fn drive(&self, slot: TurnSlot, input: TurnInput) -> Outcome {
+        let mut history = tokio::select! {
+            biased;
+            _ = self.cancel.cancelled() => return Outcome::new(OutcomeStatus::Cancelled),
+            h = slot.0 => h,
+        };
+        let outcome = self.drive_locked(&mut history, input).await;
+        // Still holding the session: the next turn starts from a durable history.
+        self.settle_store(&mut history, outcome).await
+    }
+
+    /// Waits for the store to make the turn durable. After a store failure the history in
+    /// memory may hold messages the store lost, so the next turn reloads it from the store.
+    async fn settle_store(&self, history: &mut History, outcome: Outcome) -> Outcome {
+        let Some(store) = self.agent.store.as_ref() else {
+            return outcome;
+        };
+        let outcome = match store.flush(self.session).await {
+            Ok(()) => outcome,
+            Err(e) if outcome.status == OutcomeStatus::Error => {
+                tracing::warn!(session = %self.session, error = %e, "the failed turn could not be saved either");
+                outcome
+            }
+            Err(e) => store_failed(outcome, e),
+        };
+        if outcome.error_kind == Some(ErrorKind::Store) {
+            history.stale = true;
+        }
+        outcome
+    }
+
+    /// The loop: model call, tool calls, until the model answers or the turn stops.
+    async fn drive_locked(&self, history: &mut History, input: TurnInput) -> Outcome {
+        if let Err(failed) = self.begin(history, input).await {
+            return *failed;
+        }
+        let mut outcome = Outcome::new(OutcomeStatus::Done);
+        loop {
+            if self.cancel.is_cancelled() {
+                return with_status(outcome, OutcomeStatus::Cancelled);
+            }
+            outcome.iterations += 1;
+            let iteration = outcome.iterations;
+            self.emitter.update(|s| {
+                s.state = RunState::Thinking;
+                s.iteration = iteration;
+                s.current_tool = None;
+            });
+            self.emitter.emit(EventKind::ModelCallStarted { iteration });
+
+            // One snapshot per iteration: the schemas offered and the dispatch agree.
+            let tools = self.agent.tool_snapshot();
+            let response = match self.call_model(history, &tools).await {
+                Ok(r) => r,
+                Err(CallFailed::Cancelled) => return with_status(outcome, OutcomeStatus::Cancelled),
+                Err(CallFailed::Provider(e)) => {
+                    return failed_with(outcome, ErrorKind::Provider(e.error_kind()), e.to_string());
+                }
+            };
+            if let Some(usage) = &response.usage {
+                outcome.usage.add(usage);
+            }
+            // Calibrates the token estimate against what the provider counted.
+            context::observe_usage(history, response.usage.as_ref());
+            self.emitter.emit(EventKind::ModelCallCompleted {
+                iteration,
+                usage: response.usage,
+            });
+
+            let text = response.message.text();
+            if !text.is_empty() {
+                self.emitter.update(|s| s.last_message = Some(text.clone()));
+                outcome.final_text = Some(text);
+            }
+            let calls = response.message.tool_calls.clone();
+            if let Err(e) = history
+                .push(self.agent.store.as_ref(), self.session, vec![response.message])
+                .await
+            {
+                return store_failed(outcome, e);
+            }
+            if calls.is_empty() {
+                return outcome;
+            }
+            outcome = match self.run_tools(history, outcome, &tools, &calls).await {
+                ControlFlow::Continue(outcome) => outcome,
+                ControlFlow::Break(ended) => return ended,
+            };
+        }
+    }
+
+    /// Makes the history ready (reloaded after a store failure, repaired after a crash) and
+    /// adds what starts the turn: a user message, or the answer to the parked question.
+    async fn begin(&self, history: &mut History, input: TurnInput) -> Result<(), Box<Outcome>> {
+        let store = self.agent.store.as_ref();
+        let failed = |e: StoreError| Box::new(store_failed(Outcome::new(OutcomeStatus::Done), e));
+        if history.stale
+            && let Some(store) = store
+        {
+            *history = History::load(store.as_ref(), self.session).await.map_err(failed)?;
+        }
+        let parked_call = self.state.clarification.parked_call();
+        history
+            .repair_interrupted(store, self.session, parked_call.as_deref())
+            .await
+            .map_err(failed)?;
+        match input {
+            TurnInput::User { message, .. } => {
+                let failed = |e| Box::new(store_failed(Outcome::new(OutcomeStatus::Error), e));
+                clarification::dismiss_for_new_message(self, history)
+                    .await
+                    .map_err(failed)?;
+                history.turn_start = history.messages.len();
+                history.push(store, self.session, vec![message]).await.map_err(failed)
+            }
+            TurnInput::Answer {
+                clarification_id,
+                answer,
+            } => match clarification::resume(self, history, &clarification_id, &answer).await {
+                Ok(()) => Ok(()),
+                Err(ClarificationError::Store(e)) => Err(Box::new(store_failed(Outcome::new(OutcomeStatus::Error), e))),
+                Err(e) => Err(Box::new(Outcome::failed(ErrorKind::Clarification, e.to_string()))),
+            },
+        }
+    }
+}
+
+fn with_status(mut outcome: Outcome, status: OutcomeStatus) -> Outcome {
+    outcome.status = status;
+    outcome
+}
+
+/// The turn so far, ended by an error: it keeps its counts, usage and last text.
+fn failed_with(mut outcome: Outcome, kind: ErrorKind, error: impl Into<String>) -> Outcome {
+    outcome.status = OutcomeStatus::Error;
+    outcome.error_kind = Some(kind);
+    outcome.error = Some(error.into());
+    outcome.error_source = None;
+    outcome.clarification = None;
+    outcome
+}
+
+fn store_failed(outcome: Outcome, error: StoreError) -> Outcome {
+    failed_with(
+        outcome,
+        ErrorKind::Store,
+        format!("could not save the conversation: {error}"),
+    )
+}

@@ -1,0 +1,101 @@
+//! The model call of one iteration: fit the request, stream the answer, retry once after a
+//! context overflow.
+
+use futures::StreamExt;
+
+use super::Turn;
+use crate::agent::context;
+use crate::agent::history::History;
+use crate::event::EventKind;
+use crate::provider::{ModelRequest, ModelResponse, ProviderError, ResponseAssembler, StreamEvent};
+use crate::tool::ToolSet;
+
+/// Why a model call did not produce a response.
+pub(super) enum CallFailed {
+    Cancelled,
+    Provider(ProviderError),
+}
+
+impl Turn<'_> {
+    /// One streamed model call, raced against cancellation and bounded by the model timeout.
+    pub(super) async fn call_model(&self, history: &mut History, tools: &ToolSet) -> Result<ModelResponse, CallFailed> {
+        match self.call_model_once(history, tools).await {
+            Err(CallFailed::Provider(ProviderError::ContextOverflow(message))) => {
+                // The provider says the request does not fit: shrink it once and retry.
+                if context::after_overflow(self.agent, self.session, history, self.emitter).await {
+                    self.call_model_once(history, tools).await
+                } else {
+                    Err(CallFailed::Provider(ProviderError::ContextOverflow(message)))
+                }
+            }
+            other => other,
+        }
+    }
+
+    async fn call_model_once(&self, history: &mut History, tools: &ToolSet) -> Result<ModelResponse, CallFailed> {
+        let config = &self.agent.config;
+        let mut request = ModelRequest {
+            system: self.agent.system_prompt.clone(),
+            messages: history.take_model_view(),
+            tools: tools.schemas(),
+            max_output_tokens: config.max_output_tokens,
+            temperature: config.temperature,
+        };
+        // Compaction may call the model to summarise: it is cancellable like any model call.
+        let fitted = tokio::select! {
+            biased;
+            _ = self.cancel.cancelled() => return Err(CallFailed::Cancelled),
+            fitted = context::fit_request(self.agent, self.session, history, &mut request, self.emitter) => fitted,
+        };
+        let result = self.send_request(&request).await;
+        if fitted == context::Fitted::AsIs {
+            history.keep_model_view(request.messages);
+        }
+        result
+    }
+
+    /// Sends one request and assembles the streamed answer, emitting tokens as they come.
+    async fn send_request(&self, request: &ModelRequest) -> Result<ModelResponse, CallFailed> {
+        let config = &self.agent.config;
+        let call = async {
+            let mut stream = self.agent.provider.stream(request, self.cancel.child_token()).await?;
+            let mut assembler = ResponseAssembler::new();
+            while let Some(event) = stream.next().await {
+                let event = event?;
+                match &event {
+                    StreamEvent::TextDelta { text } => {
+                        self.emitter.emit(EventKind::ContentToken { text: text.clone() })
+                    }
+                    StreamEvent::ReasoningDelta { text } => {
+                        self.emitter.emit(EventKind::ReasoningToken { text: text.clone() })
+                    }
+                    StreamEvent::Served { provider, model } => self.emitter.emit(EventKind::ModelRouted {
+                        provider: provider.clone(),
+                        model: model.clone(),
+                    }),
+                    _ => {}
+                }
+                assembler.push(event)?;
+            }
+            if !assembler.is_done() {
+                return Err(ProviderError::Malformed(
+                    "the response stream ended before the model finished".into(),
+                ));
+            }
+            Ok(assembler.finish())
+        };
+        tokio::select! {
+            biased;
+            _ = self.cancel.cancelled() => Err(CallFailed::Cancelled),
+            result = tokio::time::timeout(config.model_timeout, call) => match result {
+                Err(_) => Err(CallFailed::Provider(ProviderError::Timeout(format!(
+                    "no complete answer within {} s (the model-call timeout)",
+                    config.model_timeout.as_secs_f64()
+                )))),
+                Ok(Err(ProviderError::Cancelled)) => Err(CallFailed::Cancelled),
+                Ok(Err(e)) => Err(CallFailed::Provider(e)),
+                Ok(Ok(response)) => Ok(response),
+            },
+        }
+    }
+}

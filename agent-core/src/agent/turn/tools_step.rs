@@ -1,0 +1,133 @@
+//! The tool half of an iteration: run the calls the model asked for within the caps, record
+//! their results, and decide from how the calls stopped whether the loop goes on.
+
+use std::ops::ControlFlow;
+
+use super::{Turn, store_failed, with_status};
+use crate::agent::clarification;
+use crate::agent::error_kind::ErrorKind;
+use crate::agent::history::History;
+use crate::agent::run::{Outcome, OutcomeStatus};
+use crate::agent::tools_exec::{ExecCtx, Executed, Stop, not_run};
+use crate::message::{Message, ToolCall};
+use crate::tool::ToolSet;
+
+/// The assistant message appended when a cap ends the turn.
+const CAP_MESSAGE: &str = "Reached maximum iteration limit";
+
+const TOOL_CALL_CAP: &str = "the tool-call cap was reached";
+
+impl Turn<'_> {
+    /// Runs one assistant message's tool calls. `Continue` with the turn so far when the loop
+    /// calls the model again; `Break` with the outcome when the turn ends here.
+    pub(super) async fn run_tools(
+        &self,
+        history: &mut History,
+        mut outcome: Outcome,
+        tools: &ToolSet,
+        calls: &[ToolCall],
+    ) -> ControlFlow<Outcome, Outcome> {
+        let config = &self.agent.config;
+        outcome.tool_calls += calls.len() as u32;
+        let exec = ExecCtx {
+            agent: self.agent,
+            tools,
+            session: self.session,
+            cancel: self.cancel,
+            emitter: self.emitter,
+            origin: self.origin,
+        };
+        if outcome.iterations >= config.max_iterations {
+            let results = not_run(&exec, calls, "the iteration cap was reached").await;
+            return ControlFlow::Break(self.capped(history, outcome, results).await);
+        }
+        let used_before = outcome.tool_calls as usize - calls.len();
+        let allowed = config.max_tool_calls.map_or(calls.len(), |max| {
+            (max as usize).saturating_sub(used_before).min(calls.len())
+        });
+        let (run_now, over_cap) = calls.split_at(allowed);
+
+        let Executed {
+            mut results,
+            stop,
+            question,
+        } = exec.execute(run_now).await;
+        results.extend(not_run(&exec, over_cap, TOOL_CALL_CAP).await);
+
+        if let Some(stop) = stop {
+            return ControlFlow::Break(self.stopped(history, outcome, results, stop).await);
+        }
+        if !over_cap.is_empty() {
+            // The cap ends the turn, so a question asked in the same message is not asked.
+            if let Some((call, _)) = &question {
+                results.extend(not_run(&exec, std::slice::from_ref(call), TOOL_CALL_CAP).await);
+            }
+            return ControlFlow::Break(self.capped(history, outcome, results).await);
+        }
+        if let Err(e) = history.push(self.agent.store.as_ref(), self.session, results).await {
+            return ControlFlow::Break(store_failed(outcome, e));
+        }
+        match question {
+            Some((call, args)) => self.ask(history, outcome, &call, &args).await,
+            None => ControlFlow::Continue(outcome),
+        }
+    }
+
+    /// Ends the turn the way its tool calls stopped (cancelled, denied, store or fatal tool
+    /// failure), after recording the results it has.
+    async fn stopped(&self, history: &mut History, outcome: Outcome, results: Vec<Message>, stop: Stop) -> Outcome {
+        let pushed = history.push(self.agent.store.as_ref(), self.session, results).await;
+        let ended = match stop {
+            Stop::Cancelled => with_status(outcome, OutcomeStatus::Cancelled),
+            Stop::Denied(reason) => {
+                let mut o = with_status(outcome, OutcomeStatus::Denied);
+                o.error = Some(reason);
+                o.error_kind = Some(ErrorKind::Denied);
+                o
+            }
+            Stop::Store(e) => store_failed(outcome, e),
+            Stop::Fatal { message, source } => {
+                let mut o = with_status(outcome, OutcomeStatus::Error);
+                o.error = Some(message);
+                o.error_kind = Some(ErrorKind::ToolFatal);
+                o.error_source = source;
+                o
+            }
+        };
+        match pushed {
+            Ok(()) => ended,
+            Err(e) => store_failed(ended, e),
+        }
+    }
+
+    /// Parks the turn on the model's question; a malformed question was answered with an
+    /// error result, and the loop goes on.
+    async fn ask(
+        &self,
+        history: &mut History,
+        outcome: Outcome,
+        call: &ToolCall,
+        args: &serde_json::Value,
+    ) -> ControlFlow<Outcome, Outcome> {
+        match clarification::park(self, history, call, args).await {
+            Ok(Some(question)) => {
+                let mut parked = with_status(outcome, OutcomeStatus::AwaitingUser);
+                parked.clarification = Some(question);
+                ControlFlow::Break(parked)
+            }
+            Ok(None) => ControlFlow::Continue(outcome),
+            Err(e) => ControlFlow::Break(store_failed(outcome, e)),
+        }
+    }
+
+    /// Appends the results of the last calls and the cap message; ends `capped`.
+    async fn capped(&self, history: &mut History, mut outcome: Outcome, mut results: Vec<Message>) -> Outcome {
+        results.push(Message::assistant(CAP_MESSAGE));
+        if let Err(e) = history.push(self.agent.store.as_ref(), self.session, results).await {
+            return store_failed(outcome, e);
+        }
+        self.emitter.update(|s| s.last_message = Some(CAP_MESSAGE.to_owned()));
+        outcome.final_text = Some(CAP_MESSAGE.to_owned());
+        with_status(outcome, OutcomeStatus::Capped)
+    }
+}
