@@ -106,7 +106,7 @@ impl AgentBuilder {
 
     /// Offers the model the built-in `ask_clarification` tool: a turn that calls it ends
     /// `awaiting_user` with the question persisted, and continues when the host answers with
-    /// [`Session::answer_clarification`]. Off by default.
+    /// [`Session::answer_clarification`](super::Session::answer_clarification). Off by default.
     pub fn clarification(mut self, enabled: bool) -> Self {
         self.clarification = enabled;
         self
