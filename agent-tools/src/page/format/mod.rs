@@ -1,8 +1,13 @@
-//! The compact text snapshot page_read shows the model. Page text in it is capped here; the
+//! How page text is shown to the model: the compact snapshot page_read returns (built in
+//! `read`), one line per element, shortened addresses and caps. Page text is capped here; the
 //! loop wraps the whole result in untrusted-content markers (the tools set its provenance).
+
+mod read;
 
 use agent_core::untrusted::one_line;
 use serde_json::Value;
+
+pub use read::{ReadView, format_read};
 
 /// Most characters of a page title shown in a line.
 pub const TITLE_CHARS: usize = 200;
@@ -113,165 +118,6 @@ fn context_line(item: &Value) -> Option<String> {
         }
         _ => None,
     }
-}
-
-/// Options of one page_read call.
-#[derive(Debug, Clone, Default)]
-pub struct ReadView {
-    /// Skip this many items of the viewport-first order.
-    pub offset: usize,
-    /// Only items whose name, value or link contains this text (case-insensitive).
-    pub find: Option<String>,
-    /// At most this many element lines.
-    pub max_elements: usize,
-    /// Whole-result cap in characters.
-    pub max_chars: usize,
-}
-
-/// Formats the JSON `read` result of page.js as the compact snapshot. Returns the text (not
-/// yet wrapped) and whether anything was cut.
-pub fn format_read(v: &Value, view: &ReadView) -> (String, bool) {
-    let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("");
-    let url = s("url");
-    let shown_url = shown_page_url(url);
-    let c = |k: &str| v.pointer(&format!("/counts/{k}")).and_then(Value::as_u64).unwrap_or(0);
-    let mut out = String::new();
-    out.push_str(&format!(
-        "url: {shown_url}\ntitle: {}\n",
-        q(&one_line(s("title"), TITLE_CHARS))
-    ));
-    out.push_str(&format!(
-        "state: {}; {} links, {} images, {} headings, {} forms, {} fields, {} iframes, {} shadow roots; {} chars of text\n",
-        one_line(s("readyState"), 20),
-        c("links"),
-        c("images"),
-        c("headings"),
-        c("forms"),
-        c("fields"),
-        c("iframes"),
-        c("shadowRoots"),
-        c("chars")
-    ));
-    let preview = s("textPreview");
-    if view.offset == 0 && view.find.is_none() && !preview.is_empty() {
-        let more = if c("chars") as usize > preview.chars().count() {
-            " [preview: first 4000 chars; page_text gives one element's full text]"
-        } else {
-            ""
-        };
-        out.push_str(&format!("text: {preview}{more}\n"));
-    }
-
-    let empty = Vec::new();
-    let items = v.get("items").and_then(Value::as_array).unwrap_or(&empty);
-    let needle = view.find.as_ref().map(|f| f.to_lowercase());
-    let matches = |it: &Value| -> bool {
-        let Some(n) = &needle else { return true };
-        ["name", "value", "href"].iter().any(|k| {
-            it.get(*k)
-                .and_then(Value::as_str)
-                .is_some_and(|t| t.to_lowercase().contains(n))
-        })
-    };
-    // Viewport first, each part in document order.
-    let ordered: Vec<&Value> = items
-        .iter()
-        .filter(|it| it.get("inView").and_then(Value::as_bool) == Some(true))
-        .chain(
-            items
-                .iter()
-                .filter(|it| it.get("inView").and_then(Value::as_bool) != Some(true)),
-        )
-        .filter(|it| matches(it))
-        .collect();
-    let total = ordered.len();
-    let in_view = items
-        .iter()
-        .filter(|it| it.get("inView").and_then(Value::as_bool) == Some(true))
-        .count();
-    let elements_total = ordered
-        .iter()
-        .filter(|it| it.get("k").and_then(Value::as_str) == Some("e"))
-        .count();
-    out.push_str(&format!(
-        "elements: {elements_total} interactive{} ({in_view} lines in the viewport listed first; refs like e12 go to page_click/page_fill/page_select/page_text)\n",
-        needle.as_ref().map(|n| format!(" matching {}", q(n))).unwrap_or_default()
-    ));
-    let budget = view.max_chars.saturating_sub(out.chars().count() + 400);
-    let mut body = String::new();
-    let mut shown_elements = 0usize;
-    let mut idx = view.offset.min(total);
-    let mut last_context: Option<(String, usize)> = None;
-    let flush = |body: &mut String, last: &mut Option<(String, usize)>| {
-        if let Some((line, n)) = last.take() {
-            if n > 1 {
-                body.push_str(&format!("{line} (×{n})\n"));
-            } else {
-                body.push_str(&line);
-                body.push('\n');
-            }
-        }
-    };
-    let mut crossed_fold = false;
-    while idx < total {
-        let it = ordered[idx];
-        let inview = it.get("inView").and_then(Value::as_bool) == Some(true);
-        if !inview && !crossed_fold && idx > 0 && view.offset < in_view {
-            flush(&mut body, &mut last_context);
-            body.push_str("-- below/outside the viewport --\n");
-            crossed_fold = true;
-        }
-        if it.get("k").and_then(Value::as_str) == Some("e") {
-            if shown_elements >= view.max_elements {
-                break;
-            }
-            flush(&mut body, &mut last_context);
-            let line = element_line(it, url);
-            if body.chars().count() + line.chars().count() + 1 > budget {
-                break;
-            }
-            body.push_str(&line);
-            body.push('\n');
-            shown_elements += 1;
-        } else if let Some(line) = context_line(it) {
-            // Repeated context lines (same heading in every card) collapse into one.
-            match &mut last_context {
-                Some((prev, n)) if *prev == line => *n += 1,
-                _ => {
-                    flush(&mut body, &mut last_context);
-                    if body.chars().count() + line.chars().count() + 1 > budget {
-                        break;
-                    }
-                    last_context = Some((line, 1));
-                }
-            }
-        }
-        idx += 1;
-    }
-    flush(&mut body, &mut last_context);
-    out.push_str(&body);
-    let mut cut = false;
-    if idx < total {
-        cut = true;
-        out.push_str(&format!(
-            "[{} more lines not shown: call page_read with offset={idx}, or find=\"text\" to search]\n",
-            total - idx
-        ));
-    }
-    let hidden = c("hiddenInteractive");
-    if hidden > 0 {
-        out.push_str(&format!(
-            "[{hidden} hidden or zero-size interactive elements not listed]\n"
-        ));
-    }
-    let omitted = v.get("omittedItems").and_then(Value::as_u64).unwrap_or(0);
-    if omitted > 0 {
-        out.push_str(&format!(
-            "[{omitted} further elements beyond the scan limit not listed]\n"
-        ));
-    }
-    let (capped, over) = cap_chars(&out, view.max_chars);
-    (capped, cut || over)
 }
 
 /// A page's address for display: data: and blob: URLs are withheld (their content is the page),

@@ -1,0 +1,37 @@
+//! What a host may tune in the page tools.
+
+use std::time::Duration;
+
+use super::scrape_policy::ScrapePolicy;
+
+/// Configuration of the page tools.
+#[derive(Debug, Clone)]
+pub struct PageToolsConfig {
+    /// Where a search phrase goes; `{}` is replaced by the encoded phrase.
+    pub search_template: String,
+    /// How long to wait for a page to settle after an action or a navigation.
+    pub settle_timeout: Duration,
+    /// Cap on any result, in characters (default 20 000).
+    pub max_chars: usize,
+    /// Most element lines per page_read page (default 200).
+    pub max_elements: usize,
+    /// Let page_scrape fetch loopback addresses, over `http://` too (tests, local development);
+    /// the same as [`ScrapePolicy::allow_loopback_http`].
+    pub scrape_loopback_http: bool,
+    /// Which addresses page_scrape may reach (by default public https addresses only) and which
+    /// extra root certificates it trusts.
+    pub scrape: ScrapePolicy,
+}
+
+impl Default for PageToolsConfig {
+    fn default() -> Self {
+        PageToolsConfig {
+            search_template: "https://duckduckgo.com/?q={}".into(),
+            settle_timeout: Duration::from_secs(5),
+            max_chars: 20_000,
+            max_elements: 200,
+            scrape_loopback_http: false,
+            scrape: ScrapePolicy::default(),
+        }
+    }
+}

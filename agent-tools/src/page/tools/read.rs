@@ -1,0 +1,112 @@
+//! The tools that read a page: page_read, page_text and page_scrape.
+
+use std::sync::Arc;
+
+use agent_core::untrusted::one_line;
+use agent_core::{Tool, ToolError, ToolOutput, tool_fn};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::super::format::{ReadView, TITLE_CHARS, cap_chars, format_read, shown_page_url};
+use super::output::{output, page_source, source_of};
+use super::shared::{Shared, bind};
+use super::target::{TargetArgs, capped_target, target_desc};
+
+/// Arguments of page_read.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct ReadArgs {
+    /// Skip this many lines of the element list (the previous result says which offset comes next).
+    #[serde(default)]
+    pub offset: Option<usize>,
+    /// Only list elements and headings whose name, value or link contains this text.
+    #[serde(default)]
+    pub find: Option<String>,
+}
+
+/// Arguments of page_scrape.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ScrapeArgs {
+    /// An https URL.
+    pub url: String,
+}
+
+/// page_read: the active tab's facts and one line per interactive element.
+pub(crate) fn page_read(sh: &Arc<Shared>) -> Arc<dyn Tool> {
+    Arc::new(tool_fn(
+        "page_read",
+        "Read the active tab: url, title, counts, a text preview, and one line per interactive element with a ref (e12) for the other page tools. Elements in the viewport come first; use offset to page and find to search.",
+        bind(sh, read),
+    ))
+}
+
+async fn read(s: Arc<Shared>, a: ReadArgs) -> Result<ToolOutput, ToolError> {
+    let v = s.op("read", json!({})).await?;
+    let view = ReadView {
+        offset: a.offset.unwrap_or(0),
+        find: a.find.filter(|f| !f.trim().is_empty()),
+        max_elements: s.cfg.max_elements,
+        max_chars: s.cfg.max_chars.saturating_sub(200),
+    };
+    let (text, cut) = format_read(&v, &view);
+    let field = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("");
+    let facts = json!({
+        "url": shown_page_url(field("url")), "title": one_line(field("title"), TITLE_CHARS),
+        "readyState": one_line(field("readyState"), 20), "counts": v.get("counts"),
+    });
+    Ok(output(text, facts, cut, source_of(&v)))
+}
+
+/// page_text: the visible text of one element.
+pub(crate) fn page_text(sh: &Arc<Shared>) -> Arc<dyn Tool> {
+    Arc::new(tool_fn(
+        "page_text",
+        "The visible text of the one element a ref or selector matches.",
+        bind(sh, text),
+    ))
+}
+
+async fn text(s: Arc<Shared>, a: TargetArgs) -> Result<ToolOutput, ToolError> {
+    let v = s.op("text", a.to_json()).await?;
+    let text = v.get("text").and_then(Value::as_str).unwrap_or("");
+    let (text, cut) = cap_chars(text, s.cfg.max_chars.saturating_sub(300));
+    let visible = v.get("visible").and_then(Value::as_bool).unwrap_or(false);
+    let head = format!(
+        "text of {}{}:",
+        target_desc(&v),
+        if visible { "" } else { " (not visible on screen)" }
+    );
+    Ok(output(
+        format!("{head}\n{text}"),
+        json!({"target": capped_target(&v), "visible": visible}),
+        cut,
+        source_of(&v),
+    ))
+}
+
+/// page_scrape: the text of a public https address, fetched without rendering. Gated.
+pub(crate) fn page_scrape(sh: &Arc<Shared>) -> Arc<dyn Tool> {
+    Arc::new(
+        tool_fn(
+            "page_scrape",
+            "Fetch a public https address without rendering it (no scripts run) and return its text. Sends a request off the machine, so it asks the person first; local and private addresses are refused.",
+            bind(sh, scrape),
+        )
+        // The URL, its path and query are data sent off the machine: a page's instruction
+        // could otherwise send what other tools read to any host.
+        .gated(true)
+        .parallel_safe(true),
+    )
+}
+
+async fn scrape(s: Arc<Shared>, a: ScrapeArgs) -> Result<ToolOutput, ToolError> {
+    let (url, ctype, text) = s.scraper.scrape(&a.url).await?;
+    let (text, cut) = cap_chars(&text, s.cfg.max_chars.saturating_sub(300));
+    let (shown, ctype) = (one_line(&url, 300), one_line(&ctype, 100));
+    Ok(output(
+        format!("{shown} ({ctype})\n{text}"),
+        json!({"url": shown, "contentType": ctype}),
+        cut,
+        page_source(&url),
+    ))
+}

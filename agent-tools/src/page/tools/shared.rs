@@ -1,0 +1,99 @@
+//! What every page tool of one set shares: the host, the configuration, the ref counter and the
+//! scraper.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use agent_core::{ToolContext, ToolError};
+use serde_json::{Value, json};
+
+use super::super::PAGE_JS;
+use super::super::address::{Resolved, check_scheme, resolve};
+use super::super::config::PageToolsConfig;
+use super::super::refusal::format_refusal;
+use super::super::scrape::Scraper;
+use super::super::scrape_policy::ScrapePolicy;
+use super::output::page_source;
+use crate::host::{BrowserHost, HostError};
+
+pub(crate) struct Shared {
+    pub(super) host: Arc<dyn BrowserHost>,
+    pub(super) cfg: PageToolsConfig,
+    /// Every ref number below this has been issued in some document.
+    issued: AtomicU64,
+    pub(super) scraper: Scraper,
+}
+
+impl Shared {
+    pub(crate) fn new(host: Arc<dyn BrowserHost>, cfg: PageToolsConfig) -> Shared {
+        Shared {
+            host,
+            issued: AtomicU64::new(1),
+            // `scrape_loopback_http` and the policy's own switch mean the same: either turns it on.
+            scraper: Scraper::new(ScrapePolicy {
+                allow_loopback_http: cfg.scrape.allow_loopback_http || cfg.scrape_loopback_http,
+                ..cfg.scrape.clone()
+            }),
+            cfg,
+        }
+    }
+
+    /// Runs one page.js operation in the active tab. A refusal becomes a model error.
+    pub(super) async fn op(&self, op: &str, mut args: Value) -> Result<Value, ToolError> {
+        if let Some(obj) = args.as_object_mut() {
+            obj.insert("base".into(), json!(self.issued.load(Ordering::SeqCst).max(1)));
+        }
+        let expr = format!("({PAGE_JS})({}, {})", json!(op), args);
+        let v = self.host.evaluate(None, &expr).await?;
+        if let Some(n) = v.get("issued").and_then(Value::as_u64) {
+            self.issued.fetch_max(n, Ordering::SeqCst);
+        }
+        if v.get("refused").and_then(Value::as_bool) == Some(true) {
+            let url = v.get("at").and_then(Value::as_str).unwrap_or("");
+            return Err(ToolError::model(format_refusal(&v, url, &page_source(url))));
+        }
+        Ok(v)
+    }
+
+    pub(super) async fn current_url(&self) -> Result<String, HostError> {
+        let v = self.host.evaluate(None, "location.href").await?;
+        Ok(v.as_str().unwrap_or("").to_string())
+    }
+
+    pub(super) async fn settle(&self) -> Result<(), ToolError> {
+        self.host.wait_settled(None, self.cfg.settle_timeout).await?;
+        Ok(())
+    }
+
+    /// What the address bar would load for `input`: the host's own answer first (it may know
+    /// bookmarks or app addresses), else a URL or a search. Returns the URL and its kind.
+    pub(super) async fn resolve_address(&self, input: &str) -> Result<(String, &'static str), ToolError> {
+        if let Some(url) = self.host.resolve_address(input).await? {
+            check_scheme(&url).map_err(ToolError::model)?;
+            return Ok((url, "host"));
+        }
+        match resolve(input, &self.cfg.search_template) {
+            Resolved::Url { url, kind } => Ok((url, kind)),
+            Resolved::Refused(why) => Err(ToolError::model(why)),
+        }
+    }
+
+    pub(super) async fn tab_count(&self) -> Option<usize> {
+        self.host.tabs().await.ok().map(|t| t.len())
+    }
+}
+
+/// A tool's run function over the shared state: each call gets its own handle to it, so the
+/// returned future owns what it uses.
+pub(super) fn bind<A, F, Fut>(
+    sh: &Arc<Shared>,
+    run: F,
+) -> impl Fn(A, ToolContext) -> Fut + Send + Sync + 'static + use<A, F, Fut>
+where
+    F: Fn(Arc<Shared>, A) -> Fut + Send + Sync + 'static,
+    Fut: Future,
+{
+    let sh = sh.clone();
+    move |args, _cx| run(sh.clone(), args)
+}
