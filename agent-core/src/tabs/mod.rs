@@ -56,6 +56,7 @@
 //! # Ok(()) }
 //! ```
 
+mod delivery;
 mod handles;
 mod hub;
 mod hub_inner;

@@ -231,7 +231,8 @@ impl Turn<'_> {
     /// adds what starts the turn: a user message, or the answer to the parked question.
     async fn begin(&self, history: &mut History, input: TurnInput) -> Result<(), Box<Outcome>> {
         let store = self.agent.store.as_ref();
-        let failed = |e: StoreError| Box::new(store_failed(Outcome::new(OutcomeStatus::Done), e));
+        // Nothing of the turn has happened yet: a store failure is the whole outcome.
+        let failed = |e: StoreError| Box::new(store_failed(Outcome::new(OutcomeStatus::Error), e));
         if history.stale
             && let Some(store) = store
         {
@@ -244,7 +245,6 @@ impl Turn<'_> {
             .map_err(failed)?;
         match input {
             TurnInput::User { message, .. } => {
-                let failed = |e| Box::new(store_failed(Outcome::new(OutcomeStatus::Error), e));
                 clarification::dismiss_for_new_message(self, history)
                     .await
                     .map_err(failed)?;
@@ -256,7 +256,7 @@ impl Turn<'_> {
                 answer,
             } => match clarification::resume(self, history, &clarification_id, &answer).await {
                 Ok(()) => Ok(()),
-                Err(ClarificationError::Store(e)) => Err(Box::new(store_failed(Outcome::new(OutcomeStatus::Error), e))),
+                Err(ClarificationError::Store(e)) => Err(failed(e)),
                 Err(e) => Err(Box::new(Outcome::failed(ErrorKind::Clarification, e.to_string()))),
             },
         }
