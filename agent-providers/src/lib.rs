@@ -15,8 +15,8 @@
 //! number of tool calls each have a cap past which the call fails with a clear error.
 //! Plain-HTTP endpoints reached without a proxy (local servers) go through a lean hyper client,
 //! HTTPS and proxied ones through reqwest; both send the same requests and report the same
-//! errors. The wire translation is kept in pure functions (`request_body`, the `*Decoder`
-//! types and `parse_response` in each module), testable without a network.
+//! errors. One generic HTTP adapter carries all of that; each API is a module of pure functions
+//! (`request_body`, the `*Decoder` types and `parse_response`), testable without a network.
 //!
 //! Configure in code with [`ProviderConfig`], or from `LLM_PROVIDER`, `LLM_MODEL`,
 //! `LLM_API_KEY` and `LLM_BASE_URL` with [`from_env`] (the only function that reads the
@@ -32,24 +32,22 @@
 //! # Ok(()) }
 //! ```
 
-pub mod anthropic;
+mod adapter;
 mod body_decoder;
 mod config;
 mod errors;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
-pub mod gemini;
-mod gemini_schema;
 mod http;
-mod json;
 pub mod limits;
-pub mod openai;
-mod reasoning_details;
 mod router;
 pub mod sse;
 mod transport;
 mod util;
+mod wire;
+
+pub use wire::{anthropic, gemini, openai};
 
 pub use anthropic::Anthropic;
 pub use config::{ApiKey, ProviderConfig, ProviderKind, from_env};

@@ -132,6 +132,10 @@ pub fn decode_sse<D: WireDecoder>(decoder: &mut D, body: &[u8]) -> (Vec<StreamEv
     (out, result.err())
 }
 
+/// How an error response (status, headers, the body read, where it was cut) becomes an error:
+/// the wire's mapping.
+pub(crate) type MapError<'a> = dyn Fn(u16, &HeaderMap, &[u8], Option<usize>) -> ProviderError + Sync + 'a;
+
 /// The HTTP side of an adapter: a pooled client, the policy, and the secret to redact.
 #[derive(Debug, Clone)]
 pub(crate) struct Transport {
@@ -161,10 +165,11 @@ impl Transport {
         body: Bytes,
         cancel: &CancellationToken,
         deadline: Instant,
+        map_error: &MapError<'_>,
     ) -> Result<Response, ProviderError> {
         let mut attempt = 1;
         loop {
-            let (err, header_hint) = match self.attempt(url, body.clone(), cancel, deadline).await {
+            let (err, header_hint) = match self.attempt(url, body.clone(), cancel, deadline, map_error).await {
                 Ok(response) => return Ok(response),
                 Err((ProviderError::Cancelled, _)) => return Err(ProviderError::Cancelled),
                 Err((err, hint)) => (self.redact(err), hint),
@@ -212,6 +217,7 @@ impl Transport {
         body: Bytes,
         cancel: &CancellationToken,
         deadline: Instant,
+        map_error: &MapError<'_>,
     ) -> Result<Response, (ProviderError, Option<Duration>)> {
         let send = self.client.post(url, body);
         let wait = self
@@ -243,7 +249,7 @@ impl Transport {
         };
         // A cut body keeps the status's kind (a 429 stays retryable); its message says so.
         Err((
-            errors::from_status(status, &headers, &body, cut.then_some(max)),
+            map_error(status, &headers, &body, cut.then_some(max)),
             errors::retry_after(&headers),
         ))
     }

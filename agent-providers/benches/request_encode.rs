@@ -1,0 +1,98 @@
+//! Request encoding of each adapter: a 40-message history (tool calls, tool results with page
+//! text that needs escapes, reasoning) and eight tools with JSON Schemas, encoded to the bytes
+//! the adapter posts. (Before the wire modules, `openai` was a hand-written JSON writer and
+//! `anthropic`/`gemini` built a `serde_json::Value` tree first; all three now serialize a
+//! borrowed derived view into a pre-sized buffer.)
+//!
+//! Run: `cargo bench -p agent-providers --bench request_encode`
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+use std::hint::black_box;
+use std::sync::Arc;
+
+use agent_core::{ContentPart, Message, ModelRequest, Reasoning, ToolCall, ToolSchema};
+use agent_providers::{anthropic, gemini, openai};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use serde_json::json;
+
+fn request() -> ModelRequest {
+    let page = "Heading \"One\"\n\tA paragraph of page text with a quote \" and a backslash \\ and \
+                unicode é 🌍.\n"
+        .repeat(24);
+    let tools: Vec<ToolSchema> = (0..8)
+        .map(|i| ToolSchema {
+            name: format!("tool_{i}"),
+            description: format!("Tool number {i}: does something useful with a \"target\"."),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "target": {"type": "string", "description": "What to act on."},
+                    "count": {"type": "integer", "minimum": 1, "default": 1},
+                    "mode": {"type": "string", "enum": ["fast", "careful"]},
+                    "options": {"type": "object", "properties": {"deep": {"type": "boolean"}}}
+                },
+                "required": ["target"],
+                "additionalProperties": false
+            }),
+        })
+        .collect();
+    let mut messages = vec![Message::user("Find the pricing page and summarise it.")];
+    for turn in 0..13 {
+        let id = format!("call_{turn}");
+        let mut assistant = Message::assistant_with_tools(
+            "Let me look at that.",
+            vec![ToolCall::new(
+                &id,
+                "tool_1",
+                &json!({"target": format!("link {turn}"), "count": 2}),
+            )],
+        );
+        assistant.reasoning = Some(Reasoning {
+            text: "Thinking about the next step.".into(),
+            signature: Some("c2lnbmF0dXJl".into()),
+            opaque: vec![],
+        });
+        messages.push(assistant);
+        messages.push(Message::tool_result(&id, "tool_1", &page, false));
+        messages.push(Message::user_parts(vec![ContentPart::text("continue")]));
+    }
+    ModelRequest {
+        system: Some("You are a browsing assistant. Be brief.".into()),
+        messages,
+        tools: Arc::new(tools),
+        max_output_tokens: Some(2048),
+        temperature: Some(0.2),
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let request = request();
+    let mut group = c.benchmark_group("request_encode");
+    let size = openai::request_bytes("gpt-4.1", &request, true).unwrap().len();
+    group.throughput(Throughput::Bytes(size as u64));
+    group.bench_function("openai", |b| {
+        b.iter(|| {
+            openai::request_bytes("gpt-4.1", black_box(&request), true)
+                .unwrap()
+                .len()
+        })
+    });
+    group.bench_function("anthropic", |b| {
+        b.iter(|| {
+            anthropic::request_bytes("claude", black_box(&request), true, &Default::default())
+                .unwrap()
+                .len()
+        })
+    });
+    group.bench_function("gemini", |b| {
+        b.iter(|| {
+            gemini::request_bytes(black_box(&request), &Default::default())
+                .unwrap()
+                .len()
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,295 @@
+//! The generateContent request: a borrowed view of the [`ModelRequest`] serialized straight
+//! into the body. Fields are declared in alphabetical order, the order the bytes had when the
+//! body was built as a JSON tree first.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use agent_core::{ContentPart, ImageSource, Message, ModelRequest, ProviderError, Role};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::GeminiOptions;
+use super::schema::schema;
+
+/// Builds the generateContent request body.
+pub fn request_body(request: &ModelRequest, options: &GeminiOptions) -> Value {
+    serde_json::to_value(WireRequest::new(request, options)).unwrap_or(Value::Null)
+}
+
+/// Builds the generateContent request body as bytes (what the adapter sends; no intermediate
+/// JSON tree).
+pub fn request_bytes(request: &ModelRequest, options: &GeminiOptions) -> Result<Vec<u8>, ProviderError> {
+    let wire = WireRequest::new(request, options);
+    crate::wire::to_bytes(&wire, 1024 + 192 * request.messages.len() + 512 * request.tools.len())
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct WireRequest<'a> {
+    contents: Vec<Content<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    generation_config: Option<GenerationConfig>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system_instruction: Option<SystemInstruction>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<ToolGroup<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct GenerationConfig {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_output_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking_config: Option<ThinkingConfig>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ThinkingConfig {
+    include_thoughts: bool,
+}
+
+#[derive(Serialize)]
+struct SystemInstruction {
+    parts: [SystemText; 1],
+}
+
+#[derive(Serialize)]
+struct SystemText {
+    text: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolGroup<'a> {
+    function_declarations: Vec<Declaration<'a>>,
+}
+
+#[derive(Serialize)]
+struct Declaration<'a> {
+    description: &'a str,
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parameters: Option<Value>,
+}
+
+#[derive(Serialize)]
+struct Content<'a> {
+    parts: Vec<Part<'a>>,
+    role: &'static str,
+}
+
+#[derive(Serialize)]
+#[serde(untagged, rename_all_fields = "camelCase")]
+enum Part<'a> {
+    Text {
+        text: Cow<'a, str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        thought_signature: Option<&'a str>,
+    },
+    InlineData {
+        inline_data: InlineData<'a>,
+    },
+    FileData {
+        file_data: FileData<'a>,
+    },
+    FunctionCall {
+        function_call: FunctionCall<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        thought_signature: Option<&'a str>,
+    },
+    FunctionResponse {
+        function_response: FunctionResponse<'a>,
+    },
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct InlineData<'a> {
+    data: &'a str,
+    mime_type: &'a str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct FileData<'a> {
+    file_uri: &'a str,
+    mime_type: &'a str,
+}
+
+#[derive(Serialize)]
+struct FunctionCall<'a> {
+    args: Value,
+    id: &'a str,
+    name: &'a str,
+}
+
+#[derive(Serialize)]
+struct FunctionResponse<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<&'a str>,
+    name: &'a str,
+    response: Outcome,
+}
+
+/// `{"result": text}` or `{"error": text}`.
+#[derive(Serialize)]
+#[serde(rename_all = "lowercase")]
+enum Outcome {
+    Error(String),
+    Result(String),
+}
+
+impl<'a> WireRequest<'a> {
+    fn new(request: &'a ModelRequest, options: &GeminiOptions) -> Self {
+        let mut contents: Vec<Content<'a>> = Vec::with_capacity(request.messages.len());
+        let mut system: Vec<String> = request.system.iter().filter(|s| !s.is_empty()).cloned().collect();
+        // Tool results need the function name: remember it per call id.
+        let mut names: HashMap<&str, &str> = HashMap::new();
+        for m in &request.messages {
+            match m.role {
+                Role::System => system.push(m.text()),
+                Role::User => push_merged(&mut contents, "user", user_parts(&m.content)),
+                Role::Assistant => {
+                    for c in &m.tool_calls {
+                        names.insert(&c.id, &c.name);
+                    }
+                    let parts = model_parts(m);
+                    if !parts.is_empty() {
+                        push_merged(&mut contents, "model", parts);
+                    }
+                }
+                Role::Tool => {
+                    let id = m.tool_call_id.as_deref().unwrap_or_default();
+                    let name = m
+                        .tool_name
+                        .as_deref()
+                        .or_else(|| names.get(id).copied())
+                        .unwrap_or_default();
+                    let response = if m.is_error {
+                        Outcome::Error(m.text())
+                    } else {
+                        Outcome::Result(m.text())
+                    };
+                    let part = Part::FunctionResponse {
+                        function_response: FunctionResponse {
+                            id: (!id.is_empty()).then_some(id),
+                            name,
+                            response,
+                        },
+                    };
+                    push_merged(&mut contents, "user", vec![part]);
+                }
+            }
+        }
+        let declarations: Vec<Declaration<'a>> = request
+            .tools
+            .iter()
+            .map(|t| {
+                let params = schema(&t.parameters, &t.parameters, 0);
+                let has_properties = params
+                    .get("properties")
+                    .and_then(Value::as_object)
+                    .is_some_and(|p| !p.is_empty());
+                Declaration {
+                    description: &t.description,
+                    name: &t.name,
+                    parameters: has_properties.then_some(params),
+                }
+            })
+            .collect();
+        let generation = GenerationConfig {
+            max_output_tokens: request.max_output_tokens,
+            temperature: request.temperature.map(crate::util::json_f32),
+            thinking_config: options
+                .include_thoughts
+                .then_some(ThinkingConfig { include_thoughts: true }),
+        };
+        let has_generation = generation.max_output_tokens.is_some()
+            || generation.temperature.is_some()
+            || generation.thinking_config.is_some();
+        WireRequest {
+            contents,
+            generation_config: has_generation.then_some(generation),
+            system_instruction: (!system.is_empty()).then(|| SystemInstruction {
+                parts: [SystemText {
+                    text: system.join("\n\n"),
+                }],
+            }),
+            tools: if declarations.is_empty() {
+                Vec::new()
+            } else {
+                vec![ToolGroup {
+                    function_declarations: declarations,
+                }]
+            },
+        }
+    }
+}
+
+fn push_merged<'a>(contents: &mut Vec<Content<'a>>, role: &'static str, parts: Vec<Part<'a>>) {
+    if let Some(last) = contents.last_mut()
+        && last.role == role
+    {
+        last.parts.extend(parts);
+        return;
+    }
+    contents.push(Content { parts, role });
+}
+
+fn user_parts(parts: &[ContentPart]) -> Vec<Part<'_>> {
+    parts
+        .iter()
+        .map(|p| match p {
+            ContentPart::Text { text } => Part::Text {
+                text: Cow::Borrowed(text),
+                thought_signature: None,
+            },
+            ContentPart::Image { media_type, source } => match source {
+                ImageSource::Base64 { data } => Part::InlineData {
+                    inline_data: InlineData {
+                        data,
+                        mime_type: media_type,
+                    },
+                },
+                ImageSource::Url { url } => Part::FileData {
+                    file_data: FileData {
+                        file_uri: url,
+                        mime_type: media_type,
+                    },
+                },
+            },
+        })
+        .collect()
+}
+
+fn model_parts(m: &Message) -> Vec<Part<'_>> {
+    let mut parts = Vec::new();
+    let signature = m.reasoning.as_ref().and_then(|r| r.signature.as_deref());
+    let text = m.text();
+    if !text.is_empty() {
+        parts.push(Part::Text {
+            text: Cow::Owned(text),
+            thought_signature: signature,
+        });
+    }
+    for call in &m.tool_calls {
+        let args = match call.parse_arguments() {
+            Ok(v @ Value::Object(_)) => v,
+            _ => Value::Object(serde_json::Map::new()),
+        };
+        parts.push(Part::FunctionCall {
+            function_call: FunctionCall {
+                args,
+                id: &call.id,
+                name: &call.name,
+            },
+            thought_signature: call.signature.as_deref(),
+        });
+    }
+    parts
+}
