@@ -15,6 +15,8 @@ use crate::transport::WireDecoder;
 pub mod anthropic;
 pub mod gemini;
 pub mod openai;
+#[cfg(test)]
+mod test_support;
 
 /// What the generic HTTP adapter needs from one provider API. Nothing here does I/O: the
 /// adapter owns transport, retries, timeouts, cancellation and byte caps.
