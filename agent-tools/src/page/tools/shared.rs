@@ -17,6 +17,8 @@ use super::super::scrape_policy::ScrapePolicy;
 use super::output::page_source;
 use crate::host::{BrowserHost, HostError};
 
+/// The state one set of page tools shares; one per `page_tools_with` call, so two sets never
+/// mix refs.
 pub(crate) struct Shared {
     pub(super) host: Arc<dyn BrowserHost>,
     pub(super) cfg: PageToolsConfig,
