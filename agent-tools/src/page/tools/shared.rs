@@ -17,8 +17,7 @@ use super::super::scrape_policy::ScrapePolicy;
 use super::output::page_source;
 use crate::host::{BrowserHost, HostError};
 
-/// The state one set of page tools shares; one per `page_tools_with` call, so two sets never
-/// mix refs.
+/// The state one set of page tools shares (one per `page_tools_with` call).
 pub(crate) struct Shared {
     pub(super) host: Arc<dyn BrowserHost>,
     pub(super) cfg: PageToolsConfig,
