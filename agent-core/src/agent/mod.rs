@@ -8,9 +8,11 @@ mod emit;
 mod error_kind;
 mod event_log;
 mod history;
+mod question;
 mod run;
 mod tools_exec;
 mod turn;
+mod turn_context;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};

@@ -8,9 +8,9 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::clarification::Clarification;
 use super::error_kind::ErrorKind;
 use super::event_log::EventLog;
+use super::question::Clarification;
 use crate::event::{AgentEvent, EventKind};
 use crate::provider::Usage;
 use crate::session::SessionId;

@@ -9,7 +9,6 @@
 //! A parked turn is the general shape (the turn ends `awaiting_user`, its question is
 //! persisted, a later run continues it); a clarification question is its first kind.
 
-mod question;
 mod watch;
 
 use std::sync::{Arc, Mutex};
@@ -17,13 +16,13 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-pub(crate) use question::AskClarificationTool;
-pub use question::{CLARIFICATION_TOOL, Clarification, ClarificationError, ClarificationKind};
+pub(crate) use super::question::AskClarificationTool;
+pub use super::question::{CLARIFICATION_TOOL, Clarification, ClarificationError, ClarificationKind};
 
 use super::emit::Emitter;
 use super::history::History;
 use super::run::RunStatus;
-use super::turn::Turn;
+use super::turn_context::Turn;
 use super::{AgentInner, SessionState};
 use crate::event::EventKind;
 use crate::gate::TurnOrigin;

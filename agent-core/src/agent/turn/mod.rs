@@ -20,11 +20,11 @@ use super::emit::Emitter;
 use super::error_kind::ErrorKind;
 use super::history::History;
 use super::run::{Outcome, OutcomeStatus, RunState};
+use super::turn_context::Turn;
 use super::{AgentInner, SessionState};
 use crate::event::EventKind;
 use crate::gate::TurnOrigin;
 use crate::message::Message;
-use crate::session::SessionId;
 use crate::store::StoreError;
 use model_call::CallFailed;
 
@@ -121,18 +121,6 @@ fn finish(emitter: &Emitter, outcome: Outcome) -> Outcome {
     };
     emitter.emit(kind);
     outcome
-}
-
-/// A running turn: what it acts on and for whom. The concepts it calls into (clarification,
-/// tool execution, context fitting) take it whole.
-pub(super) struct Turn<'a> {
-    pub agent: &'a Arc<AgentInner>,
-    pub state: &'a Arc<SessionState>,
-    pub session: &'a SessionId,
-    pub cancel: &'a CancellationToken,
-    pub emitter: &'a Emitter,
-    /// Who started the turn; every gate request says so.
-    pub origin: &'a TurnOrigin,
 }
 
 impl Turn<'_> {
