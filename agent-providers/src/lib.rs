@@ -32,7 +32,6 @@
 //! # Ok(()) }
 //! ```
 
-mod adapter;
 mod body_decoder;
 mod config;
 mod errors;

@@ -1,6 +1,6 @@
 //! The wire formats: one folder of pure functions per provider API (request encoding, stream
 //! decoding, whole-response parsing), and the [`Wire`] trait through which the generic HTTP
-//! adapter ([`HttpProvider`](crate::adapter::HttpProvider)) drives them.
+//! adapter ([`HttpProvider`](crate::wire::adapter::HttpProvider)) drives them.
 
 use std::fmt::Debug;
 
@@ -12,6 +12,7 @@ use crate::errors;
 use crate::limits::Limits;
 use crate::transport::WireDecoder;
 
+pub(crate) mod adapter;
 pub mod anthropic;
 pub mod gemini;
 pub mod openai;

@@ -6,9 +6,9 @@
 use agent_core::{ModelRequest, ProviderError, StreamEvent};
 use reqwest::header::{HeaderMap, HeaderValue};
 
-use crate::adapter::HttpProvider;
 use crate::config::ProviderConfig;
 use crate::limits::Limits;
+use crate::wire::adapter::HttpProvider;
 use crate::wire::{FixedUrl, Wire, secret_header};
 
 mod request;

@@ -9,9 +9,9 @@
 use agent_core::{ModelRequest, ProviderError, StreamEvent};
 use reqwest::header::HeaderMap;
 
-use crate::adapter::HttpProvider;
 use crate::config::ProviderConfig;
 use crate::limits::Limits;
+use crate::wire::adapter::HttpProvider;
 use crate::wire::{Wire, secret_header};
 
 mod request;

@@ -8,9 +8,9 @@
 use agent_core::{ModelRequest, ProviderError, StreamEvent};
 use reqwest::header::{AUTHORIZATION, HeaderMap};
 
-use crate::adapter::HttpProvider;
 use crate::config::ProviderConfig;
 use crate::limits::Limits;
+use crate::wire::adapter::HttpProvider;
 use crate::wire::{FixedUrl, Wire, secret_header};
 
 mod reasoning_details;

@@ -1,4 +1,4 @@
-//! The generic HTTP adapter: one [`Provider`] implementation over any [`Wire`]. It builds the
+//! The generic HTTP adapter every wire plugs into: one [`Provider`] implementation over any [`Wire`]. It builds the
 //! headers and endpoint, posts the encoded request through the [`Transport`] (timeouts,
 //! retries, cancellation, byte caps) and hands the response to the wire's decoder or parser.
 
