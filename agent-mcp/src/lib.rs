@@ -16,10 +16,10 @@
 //!   optional bearer token), through one dispatch with the host's [`agent_core::Gate`] and
 //!   argument validation.
 //!
-//! An agent's tool set is fixed once the agent is built. [`McpClient::tools`] always returns
-//! the server's current tools and [`McpClient::changes`] fires when they change: a host that
-//! wants a changed list in its agent builds the agent again (sessions live in the store).
-//! Calls to a tool the server has removed come back as errors the model reads.
+//! [`McpClient::tools`] always returns the server's current tools and [`McpClient::changes`]
+//! fires when they change; [`McpClient::sync_agent_tools`] keeps an agent's copy of them
+//! current (the next model call of every turn sees the new list). Calls to a tool the server
+//! has removed come back as errors the model reads.
 //!
 //! To serve the very tools an agent uses (one catalog, one dispatch), pass the same `Arc`s:
 //! `ToolServer::builder_from_tools(agent.tools().iter().cloned())`, with the agent's gate.

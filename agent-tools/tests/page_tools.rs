@@ -1,6 +1,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 //! Page tools against real headless Chromium on loopback fixture pages: every success path and
-//! every refusal (one test per rule; the README's refusal table names them).
+//! every refusal (one test per rule; docs/page-tools.md's refusal table names them).
 
 mod support;
 

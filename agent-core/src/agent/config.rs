@@ -15,7 +15,7 @@ pub enum DenialPolicy {
     TellModel,
 }
 
-/// The loop's limits and defaults. Every field has the default from DESIGN.md section 4.
+/// The loop's limits and defaults. Every field has a default; `docs/defaults.md` lists them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct AgentConfig {

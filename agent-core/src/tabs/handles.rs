@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::TabId;
 
-/// The shortest handle ever shown or accepted (DESIGN.md section 4: tab handle minimum length).
+/// The shortest handle ever shown or accepted (so a handle stays unambiguous as tabs open).
 pub const MIN_HANDLE_LEN: usize = 4;
 
 /// How many handles a `none` or `ambiguous` answer lists at most (the count says how many

@@ -76,7 +76,7 @@ pub use store::{MemoryTabStore, QueuedMessage, TabRecord, TabStore};
 pub use tools::{READ_TAB, SEND_TO_TAB};
 pub use types::{AgentFactory, Delivery, TabError, TabEvent, TabEventKind, TabInfo, TabSnapshot};
 
-/// The auto-wake budget a tab starts with and a human delivery refills (DESIGN.md section 4).
+/// The auto-wake budget a tab starts with and a human delivery refills.
 pub const DEFAULT_AUTO_WAKE_BUDGET: u32 = 6;
 
 /// Messages from other tabs' agents one tab holds at most by default.
