@@ -4,13 +4,11 @@ installed by scripts/lib/ensure-chromium.sh). These tests fail, never skip, with
 import asyncio
 import os
 import signal
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 import agent_core as ac
-from conftest import run_and_collect
+from conftest import allow, results_of, run_and_collect, serve_pages
 
 CHROMIUM = "/usr/bin/chromium"
 
@@ -27,42 +25,11 @@ PAGES = {
 }
 
 
-class _Handler(BaseHTTPRequestHandler):
-    def do_GET(self):  # noqa: N802 (http.server's name)
-        body = PAGES.get(self.path)
-        if body is None:
-            self.send_error(404)
-            return
-        data = body.encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture
 def site():
     """A loopback HTTP server with the test pages; yields its base URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
-def allow(req):
-    return True
-
-
-def results_of(events):
-    return [e for e in events if e.type in ("tool_call_succeeded", "tool_call_failed")]
+    with serve_pages(PAGES) as url:
+        yield url
 
 
 def test_chromium_is_installed():

@@ -6,52 +6,23 @@ leaves the defaults alone and opts in explicitly where it needs more."""
 import asyncio
 import json
 import socket
-import threading
 import urllib.error
 import urllib.request
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 import agent_core as ac
-from conftest import run_and_collect
+from conftest import allow, results_of, run_and_collect, serve_pages
 from test_browser_host import StubHost
 
 PAGE = "<!doctype html><html><body><p>The fixture page says hello.</p></body></html>"
 
 
-class _Handler(BaseHTTPRequestHandler):
-    def do_GET(self):  # noqa: N802 (http.server's name)
-        data = PAGE.encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture
 def site():
     """A loopback HTTP server with one page; yields its base URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
-def allow(req):
-    return True
-
-
-def results_of(events):
-    return [e for e in events if e.type in ("tool_call_succeeded", "tool_call_failed")]
+    with serve_pages({"/page.html": PAGE}) as url:
+        yield url
 
 
 async def run_one(tools, name, arguments, gate=allow):

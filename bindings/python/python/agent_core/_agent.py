@@ -193,6 +193,13 @@ class TurnOrigin:
         return cls(kind=d.get("kind", "person"), tab_id=d.get("tab_id"), handle=d.get("handle"))
 
 
+def _with_origin(d: Dict[str, Any]) -> Dict[str, Any]:
+    """The fields of a native dict, with its ``origin`` as a :class:`TurnOrigin`."""
+    fields = dict(d)
+    fields["origin"] = TurnOrigin._from_dict(fields.get("origin"))
+    return fields
+
+
 @dataclass
 class Clarification:
     """A question the model asked the person (``kind``: ``confirm``, ``choice`` or
@@ -211,9 +218,7 @@ class Clarification:
 
     @classmethod
     def _from_dict(cls, d: Dict[str, Any]) -> "Clarification":
-        d = dict(d)
-        origin = TurnOrigin._from_dict(d.pop("origin", None))
-        return cls(**d, origin=origin)
+        return cls(**_with_origin(d))
 
 
 @dataclass
@@ -229,9 +234,7 @@ class GateRequest:
 
     @classmethod
     def _from_dict(cls, d: Dict[str, Any]) -> "GateRequest":
-        d = dict(d)
-        origin = TurnOrigin._from_dict(d.pop("origin", None))
-        return cls(**d, origin=origin)
+        return cls(**_with_origin(d))
 
 
 @dataclass
