@@ -216,7 +216,10 @@ mod tests {
             .as_str()
             .unwrap()
             .to_owned();
-        assert!(text.starts_with("[untrusted data from web page https://evil.test/:"), "{text}");
+        assert!(
+            text.starts_with("[untrusted data from web page https://evil.test/:"),
+            "{text}"
+        );
         assert_eq!(text.matches("untrusted-content").count(), 2, "{text}");
         let plain = super::to_mcp(ToolOutput::text("plain"));
         assert_eq!(serde_json::to_value(&plain.content[0]).unwrap()["text"], "plain");

@@ -137,8 +137,14 @@ fn check_report(report: &Value, root: &std::path::Path, asked: &AtomicUsize) {
     assert_eq!(read["isError"], false);
     // Served results keep their provenance: the client's model reads the file as data.
     let read = text_of(read);
-    assert!(read.starts_with("[untrusted data from file notes/hello.txt: "), "{read}");
-    assert!(read.contains("\">\nhello from the root\n\n</untrusted-content nonce=\""), "{read}");
+    assert!(
+        read.starts_with("[untrusted data from file notes/hello.txt: "),
+        "{read}"
+    );
+    assert!(
+        read.contains("\">\nhello from the root\n\n</untrusted-content nonce=\""),
+        "{read}"
+    );
 
     let missing = &report["fs_read_missing_arg"];
     assert_eq!(missing["isError"], true);

@@ -210,10 +210,7 @@ async fn a_hub_restarts_from_the_database_file() {
         .collect();
     // The person's message runs first in a turn of its own; the held agent message after it.
     assert_eq!(users, ["first", "back", "held"]);
-    assert_eq!(
-        hub.read(&a).await.unwrap().last_response.as_deref(),
-        Some("got: held")
-    );
+    assert_eq!(hub.read(&a).await.unwrap().last_response.as_deref(), Some("got: held"));
     // The person refilled the budget (1); the held message's own turn spent it.
     assert_eq!(hub.tab(&a).unwrap().auto_wake_budget, 0);
 }

@@ -419,7 +419,12 @@ async fn a_full_disk_ends_the_turn_with_a_clear_error_and_loses_nothing_committe
     // Still full: the next turn reloads the stored history and fails the same clear way,
     // never with a sequence conflict.
     let again = session.send("one more").await;
-    assert_eq!(again.error_kind, Some(agent_core::ErrorKind::Store), "{:?}", again.error);
+    assert_eq!(
+        again.error_kind,
+        Some(agent_core::ErrorKind::Store),
+        "{:?}",
+        again.error
+    );
     assert!(again.error.unwrap().contains("full"));
     drop(session);
     drop(agent);

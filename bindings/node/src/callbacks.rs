@@ -11,8 +11,7 @@ use std::time::Duration;
 
 use agent_core::{
     ContentPart, Gate, GateDecision, GateRequest, ImageSource, Tool, ToolContext, ToolError, ToolOutput, ToolSpec,
-    TurnOrigin,
-    async_trait,
+    TurnOrigin, async_trait,
 };
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
