@@ -97,3 +97,8 @@ test('native error codes keep their classes', () => {
     assert.equal(e.code, code)
   }
 })
+
+test('an ES module import sees every export by name', async () => {
+  const esm = await import('../lib/index.js')
+  assert.deepEqual(Object.keys(esm).filter((n) => n !== 'default' && n !== 'module.exports').sort(), [...EXPORTS].sort())
+})

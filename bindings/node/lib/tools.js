@@ -1,9 +1,11 @@
 'use strict'
 /**
- * Tools written in JavaScript: `tool({...})` and the wrapper the native module calls.
+ * Tools: JS tools (`tool({...})` and the wrapper the native module calls), and the built-in
+ * tool sets (`ToolSet`, `fsTools`).
  * @module agent-core/tool
  */
-const { ToolDefinitionError } = require('./errors.js')
+const native = require('../index.js')
+const { wrap, ToolDefinitionError } = require('./errors.js')
 
 const NAME = /^[a-zA-Z0-9_-]{1,64}$/
 
@@ -209,4 +211,41 @@ function invoker(t, controllers, errors, nextId) {
   }
 }
 
-module.exports = { tool, invoker, isZod }
+/** A group of built-in tools (added to an agent with `tools: [...]`). */
+class ToolSet {
+  /** @internal @param {any} n */
+  constructor(n) {
+    /** @internal */
+    this.native = n
+    this.kind = 'agent-core.toolset'
+  }
+  /** The tools' specs. */
+  get specs() {
+    return JSON.parse(this.native.specsJson())
+  }
+  /** The tools' names. */
+  get names() {
+    return this.specs.map((/** @type {any} */ s) => s.name)
+  }
+  /**
+   * The same tools with `gated` set for the named ones.
+   * @param {string[]} names
+   * @param {boolean} gated
+   */
+  withGated(names, gated) {
+    return new ToolSet(this.native.regated(names, gated))
+  }
+}
+
+/**
+ * fs_read, fs_write, fs_list, fs_mkdir, fs_delete and shell_exec. Writes, deletes and the shell
+ * are gated. Pass `root` to confine every path to a directory, or `unrestricted: true`.
+ * `maxWriteBytes` caps one fs_write (default 10 MiB); `shellEnv: { inheritAll, passthrough, set }`
+ * says what shell_exec's commands inherit (by default only a safe list of variables).
+ * @param {{ root?: string, unrestricted?: boolean, maxReadBytes?: number, maxListEntries?: number, maxShellOutput?: number, maxWriteBytes?: number, shellEnv?: { inheritAll?: boolean, passthrough?: string[], set?: Record<string, string> } }} options
+ */
+function fsTools(options) {
+  return new ToolSet(wrap(() => native.fsTools(options ?? {})))
+}
+
+module.exports = { tool, invoker, isZod, ToolSet, fsTools }

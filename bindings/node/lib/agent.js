@@ -1,0 +1,123 @@
+'use strict'
+/**
+ * The agent: a provider, tools, an optional store and gate, and the loop's limits.
+ * @module agent-core/agent
+ */
+const native = require('../index.js')
+const { wrap, ConfigError, ClosedError } = require('./errors.js')
+const { addToolsAndGate } = require('./gate.js')
+const { Session } = require('./session.js')
+
+/** Fatal tool errors kept for their outcome, at most this many per agent. */
+const MAX_KEPT_ERRORS = 1024
+
+/** An LLM agent: a provider, tools, an optional store and gate, and the loop's limits. */
+class Agent {
+  #native
+  #controllers = new Map()
+  /** @type {Map<number, unknown>} */
+  #errors = new Map()
+  #nextErrorId = 1
+
+  /** @param {any} options */
+  constructor(options) {
+    if (options === null || typeof options !== 'object') {
+      throw new ConfigError('new Agent(options): options must be an object', 'invalid_argument')
+    }
+    const { provider, tools = [], gate, store, systemPrompt, config, onEvent, clarification } = options
+    if (!provider || !provider.native) {
+      throw new ConfigError('new Agent(options): `provider` is required (for example a ScriptedProvider)', 'config')
+    }
+    const b = new native.NativeAgentBuilder()
+    wrap(() => b.provider(provider.native))
+    if (store) wrap(() => b.store(store.native))
+    if (systemPrompt !== undefined) b.systemPrompt(String(systemPrompt))
+    if (clarification) wrap(() => b.clarification(true))
+    if (config) wrap(() => b.config(config))
+    addToolsAndGate(b, tools, gate, this.#controllers, this.#errors, () => {
+      const id = this.#nextErrorId++
+      if (this.#errors.size >= MAX_KEPT_ERRORS) {
+        const oldest = this.#errors.keys().next().value
+        if (oldest !== undefined) this.#errors.delete(oldest)
+      }
+      return id
+    })
+    if (onEvent !== undefined) {
+      if (typeof onEvent !== 'function') throw new ConfigError('`onEvent` must be a function', 'invalid_argument')
+      b.onEvent((event) => {
+        try {
+          onEvent(this._event(event))
+        } catch (e) {
+          // An observer that throws must not take the process down; report it like Node does.
+          process.emitWarning(`agent-core: onEvent threw: ${e instanceof Error ? e.message : String(e)}`)
+        }
+      })
+    }
+    this.#native = wrap(() => b.build())
+    /** @internal */
+    this._builder = b
+    /** @internal */
+    this._store = store
+  }
+
+  /**
+   * Creates a session.
+   * @param {{ id?: string }} [options]
+   */
+  async createSession(options = {}) {
+    const s = await wrap(() => this.#native.createSession(options.id))
+    return new Session(s, this)
+  }
+
+  /**
+   * Opens an existing session: one this agent has open, or one in its store.
+   * @param {string} id
+   */
+  async openSession(id) {
+    const s = await wrap(() => this.#native.openSession(id))
+    return new Session(s, this)
+  }
+
+  /** The names of the agent's tools. */
+  get toolNames() {
+    return this.#native.toolNames()
+  }
+
+  /** Whether `close()` was called. */
+  get closed() {
+    return this.#native.closed
+  }
+
+  /** Cancels running turns and refuses new ones. Callbacks never keep the process alive. */
+  close() {
+    this.#native.close()
+    for (const c of this.#controllers.values()) c.abort(new ClosedError('the agent was closed', 'closed'))
+    this.#controllers.clear()
+  }
+
+  /** @internal @param {any} o */
+  _outcome(o) {
+    if (o && o.errorId !== undefined) {
+      const cause = this.#errors.get(o.errorId)
+      delete o.errorId
+      if (cause !== undefined) o.cause = cause
+    }
+    return o
+  }
+
+  /** @internal @param {any} ev */
+  _event(ev) {
+    if (ev.outcome) this._outcome(ev.outcome)
+    return ev
+  }
+}
+
+if (typeof Symbol.dispose === 'symbol') {
+  Object.defineProperty(Agent.prototype, Symbol.dispose, {
+    value: function dispose() {
+      this.close()
+    },
+  })
+}
+
+module.exports = { Agent }

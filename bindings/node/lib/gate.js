@@ -1,0 +1,95 @@
+'use strict'
+/**
+ * What an agent and an MCP server share: JS tools, tool sets and the gate on a native builder.
+ * @module agent-core/gate
+ */
+const { wrap, AgentCoreError, ConfigError, ToolDefinitionError } = require('./errors.js')
+const { ToolSet, invoker } = require('./tools.js')
+
+/** The gate's view of who started a turn, without absent fields. */
+function turnOrigin(origin) {
+  if (!origin || origin.kind !== 'tab') return { kind: 'person' }
+  const out = { kind: 'tab' }
+  if (origin.tabId != null) out.tabId = origin.tabId
+  if (origin.handle != null) out.handle = origin.handle
+  return out
+}
+
+/** @param {any} reply */
+function gateReply(reply) {
+  if (reply === true || reply === 'allow') return { allow: true }
+  if (reply === false || reply === 'deny' || reply === undefined || reply === null) return { allow: false }
+  if (typeof reply === 'object') {
+    const allow = reply.allow === true || reply.decision === 'allow'
+    return { allow, reason: allow || reply.reason == null ? undefined : String(reply.reason) }
+  }
+  return { allow: false, reason: `the gate answered ${JSON.stringify(reply)}; expected a boolean or {allow, reason}` }
+}
+
+/**
+ * Adds tools (built-in tool sets and JS tools) and the gate to a native builder.
+ * @param {any} b the NativeAgentBuilder
+ * @param {any[]} tools
+ * @param {any} gate
+ * @param {Map<number, AbortController>} controllers the running JS tools' controllers
+ * @param {Map<number, unknown>} errors fatal JS tool errors, kept for outcomes
+ * @param {() => number} nextId
+ */
+function addToolsAndGate(b, tools, gate, controllers, errors, nextId) {
+  b.abortHook((invocation) => {
+    const c = controllers.get(invocation)
+    if (c) {
+      controllers.delete(invocation)
+      c.abort(new AgentCoreError('the tool call was cancelled', 'cancelled'))
+    }
+  })
+  for (const t of tools) {
+    if (t instanceof ToolSet) {
+      wrap(() => b.toolSet(t.native))
+      continue
+    }
+    if (!t || t.kind !== 'agent-core.tool') {
+      throw new ToolDefinitionError('every entry of `tools` must come from tool({...})', 'tool_invalid')
+    }
+    wrap(() =>
+      b.tool(
+        {
+          name: t.name,
+          description: t.description,
+          parametersJson: JSON.stringify(t.parameters),
+          gated: t.gated,
+          parallelSafe: t.parallelSafe,
+          timeoutMs: t.timeoutMs,
+        },
+        invoker(t, controllers, errors, nextId),
+      ),
+    )
+  }
+  if (gate !== undefined) {
+    if (typeof gate !== 'function') throw new ConfigError('`gate` must be a function', 'invalid_argument')
+    b.gate((input) => {
+      const request = {
+        sessionId: input.sessionId,
+        callId: input.callId,
+        tool: input.tool,
+        arguments: JSON.parse(input.argumentsJson),
+        origin: turnOrigin(input.origin),
+      }
+      let answer
+      try {
+        answer = gate(request)
+      } catch (e) {
+        return { allow: false, reason: `the gate threw: ${e instanceof Error ? e.message : String(e)}` }
+      }
+      if (answer !== null && typeof answer === 'object' && typeof answer.then === 'function') {
+        return Promise.resolve(answer).then(gateReply, (e) => ({
+          allow: false,
+          reason: `the gate threw: ${e instanceof Error ? e.message : String(e)}`,
+        }))
+      }
+      return gateReply(answer)
+    })
+  }
+}
+
+module.exports = { addToolsAndGate }

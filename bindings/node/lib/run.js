@@ -1,0 +1,87 @@
+'use strict'
+/**
+ * Runs: one turn each, in the background, with its status, outcome and events.
+ * @module agent-core/run
+ */
+const { RunError } = require('./errors.js')
+const { iterate } = require('./events.js')
+
+/**
+ * Cancels `nativeRun` when `signal` aborts (at once when it already has), and stops listening
+ * once the run ends so a long-lived signal does not collect listeners.
+ * @param {AbortSignal | undefined} signal
+ * @param {any} nativeRun
+ * @param {Run} run
+ */
+function cancelOnAbort(signal, nativeRun, run) {
+  if (!signal) return
+  if (signal.aborted) {
+    nativeRun.cancel()
+    return
+  }
+  const onAbort = () => nativeRun.cancel()
+  signal.addEventListener('abort', onAbort, { once: true })
+  run.outcome.then(() => signal.removeEventListener('abort', onAbort))
+}
+
+/** One turn, running in the background. */
+class Run {
+  #native
+  #agent
+  /** @type {Promise<any> | undefined} */
+  #outcome
+
+  /** @internal */
+  constructor(/** @type {any} */ nativeRun, /** @type {Agent} */ agent) {
+    this.#native = nativeRun
+    this.#agent = agent
+    /** The run's id. */
+    this.id = nativeRun.id
+    /** The session's id. */
+    this.sessionId = nativeRun.sessionId
+  }
+
+  /** A snapshot of the run's progress: `{ state, iteration, currentTool, lastMessage, error }`. */
+  status() {
+    return this.#native.status()
+  }
+
+  /** Asks the run to stop; it ends `cancelled` promptly. */
+  cancel() {
+    this.#native.cancel()
+  }
+
+  /** Whether the run has finished. */
+  get finished() {
+    return this.#native.finished
+  }
+
+  /** The outcome, once the run ends (never rejects: look at `status`). */
+  get outcome() {
+    this.#outcome ??= this.#native.outcome().then((/** @type {any} */ o) => this.#agent._outcome(o))
+    return this.#outcome
+  }
+
+  /**
+   * The final answer text; throws unless the run ended `done`: the original error when a JS
+   * tool threw a fatal error, a `RunError` otherwise.
+   */
+  async result() {
+    const o = await this.outcome
+    if (o.status === 'done') return o.finalText ?? ''
+    if (o.cause !== undefined) throw o.cause
+    const code = o.errorKind ?? o.status
+    throw new RunError(o.error ?? `the run ended ${o.status}`, code, o)
+  }
+
+  /**
+   * The run's events as an async iterator. The first call sees every event from `run_started`;
+   * later calls see events from then on. Ends after the final event.
+   */
+  events() {
+    const agent = this.#agent
+    return iterate(this.#native.events(), (ev) => agent._event(ev))
+  }
+}
+
+module.exports = { Run, cancelOnAbort }

@@ -1,0 +1,70 @@
+'use strict'
+/**
+ * Sessions: conversations whose turns run one after another.
+ * @module agent-core/session
+ */
+const { wrap } = require('./errors.js')
+const { Run, cancelOnAbort } = require('./run.js')
+
+/** A conversation with the agent. Turns of one session run one after another. */
+class Session {
+  #native
+  #agent
+
+  /** @internal */
+  constructor(/** @type {any} */ nativeSession, /** @type {Agent} */ agent) {
+    this.#native = nativeSession
+    this.#agent = agent
+    /** The session's id (a UUID). */
+    this.id = nativeSession.id
+  }
+
+  /**
+   * Starts a turn. Returns at once; the turn runs in the background.
+   * @param {string | { role?: 'user', content: any[] }} input text, or a whole user message
+   * @param {{ signal?: AbortSignal }} [options] `signal` cancels the turn (an aborted one at once)
+   */
+  send(input, options = {}) {
+    const signal = options.signal
+    const aborted = signal ? signal.aborted : false
+    const n =
+      typeof input === 'string'
+        ? wrap(() => this.#native.send(input, aborted))
+        : wrap(() => this.#native.sendMessage(JSON.stringify({ role: 'user', ...input }), aborted))
+    const run = new Run(n, this.#agent)
+    // An already aborted signal went to the native send: the run starts cancelled.
+    if (!aborted) cancelOnAbort(signal, n, run)
+    return run
+  }
+
+  /** The question a turn of this session is parked on (`awaiting_user`), or `null`. */
+  pendingClarification() {
+    return this.#native.pendingClarification() ?? null
+  }
+
+  /**
+   * Answers the pending question; the parked turn goes on in a new run. An answer that does
+   * not fit the question is refused with a `ClarificationError` and the question stays pending.
+   * @param {string} clarificationId
+   * @param {string} answer
+   * @param {{ signal?: AbortSignal }} [options]
+   */
+  answerClarification(clarificationId, answer, options = {}) {
+    const n = wrap(() => this.#native.answerClarification(clarificationId, String(answer)))
+    const run = new Run(n, this.#agent)
+    cancelOnAbort(options.signal, n, run)
+    return run
+  }
+
+  /** Every stored message of the session, with sequence numbers. */
+  async messages() {
+    return JSON.parse(await wrap(() => this.#native.messagesJson()))
+  }
+
+  /** The messages the model would see on the next turn. */
+  async modelHistory() {
+    return JSON.parse(await wrap(() => this.#native.modelHistoryJson()))
+  }
+}
+
+module.exports = { Session }

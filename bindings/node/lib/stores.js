@@ -1,0 +1,102 @@
+'use strict'
+/**
+ * Where sessions are kept (memory, SQLite) and the encrypted key store beside them.
+ * @module agent-core/stores
+ */
+const native = require('../index.js')
+const { wrap, ConfigError } = require('./errors.js')
+
+/** A store keeping sessions in this process's memory (lost when the process ends). */
+class MemoryStore {
+  constructor() {
+    /** @internal */
+    this.native = native.NativeStore.memory()
+  }
+  /** The ids of the stored sessions. */
+  sessionIds() {
+    return wrap(() => this.native.sessionIds())
+  }
+}
+
+/** A store keeping sessions in a SQLite file (WAL; survives restarts; crash repair on open). */
+class SqliteStore {
+  /** @internal @param {any} n @param {string} path */
+  constructor(n, path) {
+    /** @internal */
+    this.native = n
+    /** The database file. */
+    this.path = path
+  }
+  /**
+   * Opens (or creates) the database at `path`. The loop's writes are queued and committed in
+   * groups (a turn's outcome is returned once it is durable); `options` tune that.
+   * @param {string} path
+   * @param {{ durability?: 'normal' | 'full', writeBehind?: boolean, groupCommitDelayMs?: number, maxSizeBytes?: number }} [options]
+   */
+  static async open(path, options) {
+    return new SqliteStore(await wrap(() => native.openSqliteStore(String(path), options ?? undefined)), String(path))
+  }
+  /** The ids of the stored sessions. */
+  sessionIds() {
+    return wrap(() => this.native.sessionIds())
+  }
+}
+
+/**
+ * API keys, one per provider, kept encrypted in a SqliteStore's database through a `Crypt`
+ * written in JS (for example Electron's `safeStorage`). Keys are never stored in plaintext.
+ */
+class KeyStore {
+  /** @internal @param {any} n */
+  constructor(n) {
+    /** @internal */
+    this.native = n
+  }
+  /**
+   * @param {SqliteStore} store
+   * @param {{ isEncryptionAvailable(): boolean, encryptString(text: string): Uint8Array, decryptString(data: Uint8Array): string }} crypt
+   *   synchronous methods; throw an error with `code: 'unavailable'` when encryption cannot be used
+   * @param {{ providers?: string[] }} [options] the accepted providers (default: the built-in list)
+   */
+  static create(store, crypt, options = {}) {
+    if (!(store instanceof SqliteStore)) throw new ConfigError('KeyStore.create: store must be a SqliteStore', 'invalid_argument')
+    for (const m of ['isEncryptionAvailable', 'encryptString', 'decryptString']) {
+      if (!crypt || typeof crypt[m] !== 'function') throw new ConfigError(`KeyStore.create: crypt has no ${m}()`, 'invalid_argument')
+    }
+    const call = (/** @type {any} */ r) => {
+      try {
+        let ok
+        if (r.op === 'available') ok = Boolean(crypt.isEncryptionAvailable())
+        else if (r.op === 'encrypt') ok = Buffer.from(crypt.encryptString(r.data)).toString('base64')
+        else ok = String(crypt.decryptString(Buffer.from(r.data, 'base64')))
+        return JSON.stringify({ ok })
+      } catch (e) {
+        const err = /** @type {any} */ (e)
+        return JSON.stringify({ error: err instanceof Error ? err.message : String(err), unavailable: err?.code === 'unavailable' })
+      }
+    }
+    return new KeyStore(wrap(() => native.NativeKeyStore.create(store.native, call, options.providers)))
+  }
+  /** The accepted providers. */
+  get providers() {
+    return this.native.providers()
+  }
+  /** Encrypts and stores a provider's key (surrounding whitespace removed). @param {string} provider @param {string} key */
+  setKey(provider, key) {
+    return wrap(() => this.native.setKey(provider, key))
+  }
+  /** A provider's key, or null when none is stored or it does not decrypt here. @param {string} provider */
+  getKey(provider) {
+    return wrap(() => this.native.getKey(provider))
+  }
+  /** `[{ provider, usable, stored }]`, never the keys. */
+  status() {
+    return wrap(() => this.native.status())
+  }
+  /** Removes a provider's key. @param {string} provider */
+  clearKey(provider) {
+    return wrap(() => this.native.clearKey(provider))
+  }
+}
+
+module.exports = { MemoryStore, SqliteStore, KeyStore }

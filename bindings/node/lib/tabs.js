@@ -1,0 +1,139 @@
+'use strict'
+/**
+ * One agent session per browser tab: the tab hub.
+ * @module agent-core/tabs
+ */
+const { wrap, AgentCoreError } = require('./errors.js')
+const { Agent } = require('./agent.js')
+const { Session } = require('./session.js')
+const { Run, cancelOnAbort } = require('./run.js')
+const { iterate } = require('./events.js')
+
+/**
+ * One agent session per browser tab, with short git-style handles, `send_to_tab` /
+ * `read_tab` tools (off unless permitted), queueing for busy tabs and an auto-wake budget.
+ */
+class TabHub {
+  #native
+  #agent
+
+  /** @internal */
+  constructor(/** @type {any} */ n, /** @type {Agent} */ agent) {
+    this.#native = n
+    this.#agent = agent
+  }
+
+  /**
+   * Builds a hub whose tabs' agents are made from `options` (the `Agent` options, plus
+   * `autoWakeBudget`, `maxHeldMessages` (default 32: past it an agent's message is refused with
+   * `TabQueueFullError`), and `sendToTab` / `readTab`, the default permissions of new tabs).
+   * @param {any} options
+   */
+  static async create(options) {
+    const { autoWakeBudget, maxHeldMessages, sendToTab, readTab, ...agentOptions } = options ?? {}
+    const agent = new Agent(agentOptions)
+    const store = agent._store
+    const n = await wrap(() =>
+      agent._builder.tabHub(store ? store.native : undefined, autoWakeBudget, sendToTab, readTab, maxHeldMessages),
+    )
+    return new TabHub(n, agent)
+  }
+
+  /**
+   * Opens a tab; returns its id. Permissions default to the hub's.
+   * @param {{ sendToTab?: boolean, readTab?: boolean }} [permissions]
+   */
+  openTab(permissions = {}) {
+    return wrap(() => this.#native.openTab(permissions.sendToTab, permissions.readTab))
+  }
+  /** @param {string} tab */
+  closeTab(tab) {
+    return wrap(() => this.#native.closeTab(tab))
+  }
+  /** @param {string} tab */
+  reopenTab(tab) {
+    return wrap(() => this.#native.reopenTab(tab))
+  }
+  /**
+   * Delivers a message: an idle tab starts a turn (`started`, with `run`), a busy one queues it
+   * (`queued`), and agent messages past the auto-wake budget wait (`held`).
+   *
+   * `signal` cancels the turn this delivery started. An already-aborted signal delivers
+   * nothing: the promise rejects with an `AgentCoreError` (code `cancelled`) and no turn starts.
+   * A queued or held message is not affected by the signal (take it out with the tab's queue).
+   * @param {string} tab
+   * @param {string} text
+   * @param {{ origin?: 'human' | 'agent', signal?: AbortSignal }} [options]
+   */
+  async deliver(tab, text, options = {}) {
+    const signal = options.signal
+    const refuse = () =>
+      new AgentCoreError('the signal was aborted: nothing was delivered', 'cancelled', { cause: signal?.reason })
+    if (signal && signal.aborted) throw refuse()
+    const d = await wrap(() => this.#native.deliver(tab, text, options.origin))
+    const n = d.run()
+    const run = n ? new Run(n, this.#agent) : null
+    if (run) cancelOnAbort(signal, n, run)
+    return {
+      status: d.status,
+      queueLen: d.queueLen,
+      autoWakeBudget: d.autoWakeBudget,
+      awaitingUser: d.awaitingUser,
+      run,
+    }
+  }
+  /** Resolves a handle or id prefix: `{ status: 'ok', tab, handle }`, `none` or `ambiguous`. @param {string} input */
+  resolve(input) {
+    return this.#native.resolve(input)
+  }
+  /** A tab's short handle. @param {string} tab */
+  handle(tab) {
+    return wrap(() => this.#native.handle(tab)) ?? null
+  }
+  /** Every tab, open and closed. */
+  tabs() {
+    return this.#native.tabs()
+  }
+  /** One tab, or null. @param {string} tab */
+  tab(tab) {
+    return wrap(() => this.#native.tab(tab))
+  }
+  /** @param {string} tab @param {{ sendToTab?: boolean, readTab?: boolean }} permissions */
+  setPermissions(tab, permissions) {
+    return wrap(() => this.#native.setPermissions(tab, Boolean(permissions.sendToTab), Boolean(permissions.readTab)))
+  }
+  /** What `read_tab` returns for a tab (its last answer and state). @param {string} tab */
+  read(tab) {
+    return wrap(() => this.#native.read(tab))
+  }
+  /** The session a tab owns (send through `deliver`, read through it). @param {string} tab */
+  async session(tab) {
+    return new Session(await wrap(() => this.#native.session(tab)), this.#agent)
+  }
+  /** Cancels a tab's running turn. @param {string} tab */
+  cancel(tab) {
+    return wrap(() => this.#native.cancel(tab))
+  }
+  /** Waits until a tab is idle; returns its info. @param {string} tab */
+  waitIdle(tab) {
+    return wrap(() => this.#native.waitIdle(tab))
+  }
+  /** Waits until every tab is idle. */
+  waitAllIdle() {
+    return this.#native.waitAllIdle()
+  }
+  /** The hub's events from now on (tab opened/closed, state changes, agent events, notices). */
+  events() {
+    const agent = this.#agent
+    return iterate(this.#native.events(), (ev) => {
+      if (ev.event) agent._event(ev.event)
+      return ev
+    })
+  }
+  /** Cancels running turns and refuses new ones. */
+  close() {
+    this.#agent.close()
+  }
+}
+
+module.exports = { TabHub }
