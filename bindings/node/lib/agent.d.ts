@@ -1,0 +1,71 @@
+/** The agent: a provider, tools, an optional store and gate, and the loop's limits. */
+import type { AgentEvent } from './events.js'
+import type { Gate } from './gate.js'
+import type { Provider } from './providers.js'
+import type { Session } from './session.js'
+import type { Store } from './stores.js'
+import type { Tool, ToolSet } from './tools.js'
+
+/** The loop's limits. Every field has a default. */
+export interface AgentConfig {
+  /** Model calls per turn before the turn ends `capped` (default 100). */
+  maxIterations?: number
+  /** Tool calls per turn before the turn ends `capped` (default unlimited). */
+  maxToolCalls?: number
+  /** The whole model call, in ms (default 180 000). */
+  modelTimeoutMs?: number
+  /** A tool call, in ms, unless the tool sets its own (default 60 000). */
+  toolTimeoutMs?: number
+  /** Parallel-safe tools running at once (default 3). */
+  maxParallelTools?: number
+  /** Characters of a tool result sent to the model (default 20 000). */
+  resultCapChars?: number
+  /** What a gate denial does: end the turn `denied` (default) or tell the model and go on. */
+  onDenial?: 'end_turn' | 'tell_model'
+  /** Events buffered per run for slow iterators (default 1024). */
+  eventBuffer?: number
+  /** Upper bound on generated tokens per model call. */
+  maxOutputTokens?: number
+  /** Sampling temperature. */
+  temperature?: number
+  /** How long a clarification question waits for an answer, in ms (default 1 800 000). */
+  clarificationTtlMs?: number
+  /** Whether older turns are compacted when the context fills up (default true). */
+  compaction?: boolean
+  /** Compact when the estimated input exceeds this share of the window (default 0.7). */
+  compactionRatio?: number
+  /** The model's input window in tokens (default: ask the provider). */
+  maxInputTokens?: number
+}
+
+/** Everything an agent is made of. Only `provider` is required. */
+export interface AgentOptions {
+  provider: Provider
+  tools?: (Tool<any> | ToolSet)[]
+  /** Decides gated calls. Without one, gated calls are denied and never run. */
+  gate?: Gate
+  /** Where sessions are persisted (default: memory of this agent only). */
+  store?: Store
+  systemPrompt?: string
+  config?: AgentConfig
+  /** Offers the model the built-in `ask_clarification` tool (default false). */
+  clarification?: boolean
+  /** Sees every event of every run, in order. Keep it fast. */
+  onEvent?: (event: AgentEvent) => void
+}
+
+/** An LLM agent: a provider, tools, an optional store and gate, and the loop's limits. */
+export declare class Agent {
+  constructor(options: AgentOptions)
+  /** Creates a session, with a random UUID unless `id` is given. */
+  createSession(options?: { id?: string }): Promise<Session>
+  /** Opens an existing session: one this agent has open, or one in its store. */
+  openSession(id: string): Promise<Session>
+  /** The names of the agent's tools. */
+  readonly toolNames: string[]
+  /** Whether `close()` was called. */
+  readonly closed: boolean
+  /** Cancels running turns and refuses new ones. */
+  close(): void
+  [Symbol.dispose](): void
+}

@@ -1,0 +1,180 @@
+/** Values, events and messages: what runs report and what sessions store. */
+import type { TurnOrigin } from './gate.js'
+
+/** A JSON value. */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
+/** A JSON Schema object (the arguments of a tool). */
+export type JsonSchema = { [key: string]: unknown }
+
+/** Token counts reported by the provider. */
+export interface Usage {
+  inputTokens: number
+  outputTokens: number
+  cachedInputTokens: number
+  reasoningTokens: number
+}
+
+/** How a turn ended. */
+export type OutcomeStatus = 'done' | 'denied' | 'capped' | 'cancelled' | 'error' | 'awaiting_user'
+
+/** The result of a turn. */
+export interface Outcome {
+  status: OutcomeStatus
+  /** The last assistant text of the turn (the answer, for `done`). */
+  finalText: string | null
+  /** Model calls made. */
+  iterations: number
+  /** Tool calls requested by the model (run or not). */
+  toolCalls: number
+  usage: Usage
+  /** What went wrong, for `error` (and the denial, for `denied`). */
+  error: string | null
+  /** A stable name of the error's kind: `provider.timeout`, `tool.fatal`, `store`, ... */
+  errorKind: string | null
+  /** The original error a JS tool threw as fatal (`FatalToolError` or any error with `fatal: true`). */
+  cause?: unknown
+}
+
+interface EventBase<T extends string> {
+  type: T
+  /** The session the event belongs to. */
+  sessionId: string
+}
+
+/** The turn started. */
+export interface RunStartedEvent extends EventBase<'run_started'> {
+  runId: string
+  /** Who started the turn: the person, or another tab's agent. */
+  origin: TurnOrigin
+}
+/** A model call is being made (one per iteration). */
+export interface ModelCallStartedEvent extends EventBase<'model_call_started'> { iteration: number }
+/** A router reported which route served the call. */
+export interface ModelRoutedEvent extends EventBase<'model_routed'> { provider: string; model: string }
+/** A piece of answer text. */
+export interface ContentTokenEvent extends EventBase<'content_token'> { text: string }
+/** A piece of reasoning text. */
+export interface ReasoningTokenEvent extends EventBase<'reasoning_token'> { text: string }
+/** A model call finished. */
+export interface ModelCallCompletedEvent extends EventBase<'model_call_completed'> {
+  iteration: number
+  usage: Usage | null
+}
+/** A tool started running. */
+export interface ToolCallStartedEvent extends EventBase<'tool_call_started'> {
+  callId: string
+  name: string
+  arguments: Json
+}
+/** A tool finished with a result. */
+export interface ToolCallSucceededEvent extends EventBase<'tool_call_succeeded'> {
+  callId: string
+  name: string
+  /** The result as the model sees it (after the cap). */
+  output: string
+  truncated: boolean
+  durationMs: number
+}
+/** A tool call failed or never ran (invalid arguments, unknown tool, timeout). */
+export interface ToolCallFailedEvent extends EventBase<'tool_call_failed'> {
+  callId: string
+  name: string
+  error: string
+  /** Whether the failure ends the turn. */
+  fatal: boolean
+}
+/** The gate denied a call (or no gate was configured). */
+export interface ToolCallDeniedEvent extends EventBase<'tool_call_denied'> {
+  callId: string
+  name: string
+  reason: string
+}
+/** Compaction of older turns started. */
+export interface CompactionRunningEvent extends EventBase<'compaction_running'> {
+  estimatedTokens: number
+  budgetTokens: number
+}
+/** Compaction finished. */
+export interface CompactionCompletedEvent extends EventBase<'compaction_completed'> {
+  estimatedTokens: number
+  method: string
+}
+/** The model asked the person a question; the turn is parked until it is answered. */
+export interface ClarificationPendingEvent extends EventBase<'clarification_pending'> {
+  clarificationId: string
+  question: Json
+}
+/** The person answered. */
+export interface ClarificationRespondedEvent extends EventBase<'clarification_responded'> {
+  clarificationId: string
+  answer: string
+}
+/** The question expired unanswered. */
+export interface ClarificationExpiredEvent extends EventBase<'clarification_expired'> { clarificationId: string }
+/** The question was dismissed. */
+export interface ClarificationDismissedEvent extends EventBase<'clarification_dismissed'> {
+  clarificationId: string
+  reason: string
+}
+/** A message for a busy tab was queued. */
+export interface MessageQueuedEvent extends EventBase<'message_queued'> { queueLen: number; origin: string }
+/** The turn ended normally (`done`, `denied` or `awaiting_user`). */
+export interface RunCompletedEvent extends EventBase<'run_completed'> { outcome: Outcome }
+/** The turn ended with an error. */
+export interface RunFailedEvent extends EventBase<'run_failed'> { outcome: Outcome }
+/** The turn was cancelled. */
+export interface RunCancelledEvent extends EventBase<'run_cancelled'> { outcome: Outcome }
+/** The turn hit the iteration or tool-call cap. */
+export interface RunCappedEvent extends EventBase<'run_capped'> { outcome: Outcome }
+
+/** One event of a run: narrow it with `switch (event.type)`. */
+export type AgentEvent =
+  | RunStartedEvent
+  | ModelCallStartedEvent
+  | ModelRoutedEvent
+  | ContentTokenEvent
+  | ReasoningTokenEvent
+  | ModelCallCompletedEvent
+  | ToolCallStartedEvent
+  | ToolCallSucceededEvent
+  | ToolCallFailedEvent
+  | ToolCallDeniedEvent
+  | CompactionRunningEvent
+  | CompactionCompletedEvent
+  | ClarificationPendingEvent
+  | ClarificationRespondedEvent
+  | ClarificationExpiredEvent
+  | ClarificationDismissedEvent
+  | MessageQueuedEvent
+  | RunCompletedEvent
+  | RunFailedEvent
+  | RunCancelledEvent
+  | RunCappedEvent
+
+/** The `type` of every event. */
+export type AgentEventType = AgentEvent['type']
+/** The final event of a run. */
+export type FinalEvent = RunCompletedEvent | RunFailedEvent | RunCancelledEvent | RunCappedEvent
+
+/** A text or image part of a message. */
+export type ContentPart =
+  | { type: 'text'; text: string }
+  | { type: 'image'; mediaType: string; source: { kind: 'base64'; data: string } | { kind: 'url'; url: string } }
+
+/** A conversation message, as stored. */
+export interface Message {
+  role: 'system' | 'user' | 'assistant' | 'tool'
+  content: ContentPart[]
+  toolCalls?: { id: string; name: string; arguments: string; signature?: string }[]
+  toolCallId?: string
+  toolName?: string
+  isError?: boolean
+  [key: string]: unknown
+}
+
+/** A stored message with its sequence number. */
+export interface StoredMessage {
+  seq: number
+  message: Message
+  createdAtMs: number
+}

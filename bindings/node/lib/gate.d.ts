@@ -1,0 +1,29 @@
+/** The gate: who decides each call of a gated tool. */
+import type { Json } from './events.js'
+
+/**
+ * Who started a turn: the person, or another tab's agent (through `send_to_tab`). A turn
+ * another tab started does not carry the person's authority.
+ */
+export type TurnOrigin = { kind: 'person' } | { kind: 'tab'; tabId?: string; handle?: string }
+
+/** A gated tool call waiting for consent. */
+export interface GateRequest {
+  sessionId: string
+  callId: string
+  tool: string
+  arguments: Json
+  /** Who started the turn that asks: a gate should say so, or refuse, for another tab. */
+  origin: TurnOrigin
+}
+
+/** The gate's answer: `true`/`'allow'` allows; `false`/`'deny'` denies; or an object with a reason. */
+export type GateAnswer =
+  | boolean
+  | 'allow'
+  | 'deny'
+  | { allow: boolean; reason?: string }
+  | { decision: 'allow' | 'deny'; reason?: string }
+
+/** Decides each call of a gated tool, sync or async. A gate that throws denies the call. */
+export type Gate = (request: GateRequest) => GateAnswer | Promise<GateAnswer>

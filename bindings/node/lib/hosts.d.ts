@@ -1,0 +1,56 @@
+/** The page and tab tools over a BrowserHost written in JS. */
+import type { Json } from './events.js'
+import type { ToolSet } from './tools.js'
+
+/** A tab as the host reports it. */
+export interface TabInfo {
+  id: string
+  url: string
+  title: string
+  active: boolean
+}
+
+/**
+ * A browser the page tools act on, written in JS (puppeteer, playwright, Electron, ...). `tab`
+ * absent means the active tab. Throw a `HostError` with a code to say what went wrong.
+ */
+export interface BrowserHost {
+  /** Evaluates a JS expression in the page (awaiting promises) and returns its JSON value. */
+  evaluate(expression: string, tab?: string): Json | Promise<Json>
+  navigate(url: string, tab?: string): void | Promise<void>
+  /** Waits until the page is quiet (optional: a settle script is evaluated otherwise). */
+  waitSettled?(timeoutMs: number, tab?: string): void | Promise<void>
+  tabs(): TabInfo[] | Promise<TabInfo[]>
+  openTab(url?: string): TabInfo | Promise<TabInfo>
+  closeTab(tab: string): void | Promise<void>
+  activateTab(tab: string): void | Promise<void>
+  /** Turns what a person typed into a URL (optional). */
+  resolveAddress?(input: string): string | null | Promise<string | null>
+}
+
+/** Options of the page tools. */
+export interface PageToolsOptions {
+  /** Where a search phrase goes; `{}` is replaced by the encoded phrase. */
+  searchTemplate?: string
+  /** How long to wait for a page to settle after an action, in ms (default 5000). */
+  settleTimeoutMs?: number
+  /** Cap on any result, in characters (default 20 000). */
+  maxChars?: number
+  /** Most element lines per page_read page (default 200). */
+  maxElements?: number
+  /** Let page_scrape fetch loopback addresses over `http://` too (tests, local development). */
+  scrapeLoopbackHttp?: boolean
+  /** Let page_scrape fetch loopback addresses (127.0.0.0/8, ::1) over https. */
+  scrapeAllowLoopback?: boolean
+  /** Let page_scrape fetch private, link-local and other non-public addresses over https. */
+  scrapeAllowPrivate?: boolean
+  /** Extra root certificates page_scrape trusts, PEM text each (a private CA, a test server's). */
+  scrapeExtraRootsPem?: string[]
+}
+/**
+ * page_read, page_text, page_scrape, page_navigate, page_click, page_fill, page_select,
+ * tabs_list, tab_open, tab_activate, tab_close over a JS BrowserHost (actions are gated).
+ * page_scrape is gated too and fetches public https addresses only unless the `scrape*`
+ * options allow more.
+ */
+export declare function pageTools(host: BrowserHost, options?: PageToolsOptions): ToolSet

@@ -1,0 +1,40 @@
+/** Runs: one turn each, in the background. */
+import type { AgentEvent, Outcome } from './events.js'
+
+/** What a run is doing. */
+export type RunState = 'idle' | 'thinking' | 'tool_call' | 'complete' | 'error' | 'cancelled' | 'awaiting_user'
+
+/** A cheap snapshot of a run's progress. */
+export interface RunStatus {
+  state: RunState
+  /** The current model call, from 1 (0 before the first). */
+  iteration: number
+  /** The tool running now, if any. */
+  currentTool: string | null
+  /** The latest assistant text. */
+  lastMessage: string | null
+  /** The error, once the run failed. */
+  error: string | null
+}
+
+/** One turn, running in the background. */
+export declare class Run {
+  private constructor()
+  readonly id: string
+  readonly sessionId: string
+  /** A cheap snapshot of the run's progress. */
+  status(): RunStatus
+  /** Asks the run to stop; it ends `cancelled` promptly. */
+  cancel(): void
+  /** Whether the run has finished. */
+  readonly finished: boolean
+  /** The outcome, once the run ends. Never rejects: look at `status`. */
+  readonly outcome: Promise<Outcome>
+  /**
+   * The final text; rejects unless the run ended `done`: with the original error when a JS tool
+   * threw a fatal one, else with a `RunError`.
+   */
+  result(): Promise<string>
+  /** The run's events; the first call sees every event. Ends after the final event. */
+  events(): AsyncGenerator<AgentEvent, void, undefined>
+}

@@ -1,0 +1,55 @@
+/** Where sessions are kept, and the encrypted key store beside them. */
+
+/** Where sessions are persisted. */
+export interface Store {}
+
+/** How a SqliteStore writes. */
+export interface SqliteStoreOptions {
+  /** `normal` (default: survives the process being killed) or `full` (also a power loss). */
+  durability?: 'normal' | 'full'
+  /** Queue the loop's writes and commit them in groups (default true). */
+  writeBehind?: boolean
+  /** The longest wait for more writes before a group is committed, in ms (default 2). */
+  groupCommitDelayMs?: number
+  /** Caps the database file; a write past it fails like a full disk and ends the turn. */
+  maxSizeBytes?: number
+}
+
+/** A store keeping sessions in a SQLite file (WAL; survives restarts; an interrupted turn is repaired on open). */
+export declare class SqliteStore implements Store {
+  private constructor()
+  /**
+   * Opens (or creates) the database at `path`. The loop's writes are queued and committed in
+   * groups; a turn's outcome is returned once everything it wrote is durable.
+   */
+  static open(path: string, options?: SqliteStoreOptions): Promise<SqliteStore>
+  /** The database file. */
+  readonly path: string
+  /** The ids of the stored sessions. */
+  sessionIds(): Promise<string[]>
+}
+
+/** A store keeping sessions in this process's memory. */
+export declare class MemoryStore implements Store {
+  constructor()
+  /** The ids of the stored sessions. */
+  sessionIds(): Promise<string[]>
+}
+
+/** Encrypts API keys for the key store (synchronous; Electron's `safeStorage` fits). */
+export interface Crypt {
+  isEncryptionAvailable(): boolean
+  encryptString(plaintext: string): Uint8Array
+  decryptString(ciphertext: Uint8Array): string
+}
+
+/** API keys, one per provider, encrypted in a SqliteStore's database; never stored in plaintext. */
+export declare class KeyStore {
+  private constructor()
+  static create(store: SqliteStore, crypt: Crypt, options?: { providers?: string[] }): KeyStore
+  readonly providers: string[]
+  setKey(provider: string, key: string): Promise<void>
+  getKey(provider: string): Promise<string | null>
+  status(): Promise<{ provider: string; usable: boolean; stored: boolean }[]>
+  clearKey(provider: string): Promise<void>
+}
