@@ -4,7 +4,7 @@
 //! Run: `cargo bench -p agent-core --bench json_compression`
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
-use agent_core::compress::compress_text;
+use agent_core::compress_text;
 use agent_core::{CompressionConfig, compress_json, compress_json_in_place};
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::{Value, json};

@@ -6,8 +6,8 @@
 
 use std::hint::black_box;
 
-use agent_core::TabId;
 use agent_core::tabs::HandleIndex;
+use agent_core::tabs::TabId;
 use criterion::{Criterion, criterion_group, criterion_main};
 
 const TABS: usize = 10_000;

@@ -36,17 +36,21 @@
 //! # Ok(()) }
 //! ```
 
-pub mod agent;
-pub mod compaction;
-pub mod compress;
-pub mod event;
-pub mod gate;
-pub mod message;
-pub mod provider;
-pub mod session;
-pub mod store;
+#![deny(missing_docs)]
+
+// One path per item: the everyday API is re-exported at the root and the modules that hold it
+// are private; the two specialised families (`tabs`, `untrusted`) are public modules.
+mod agent;
+mod compaction;
+mod compress;
+mod event;
+mod gate;
+mod message;
+mod provider;
+mod session;
+mod store;
 pub mod tabs;
-pub mod tool;
+mod tool;
 pub mod untrusted;
 
 pub use agent::{
@@ -54,10 +58,10 @@ pub use agent::{
     ClarificationKind, DenialPolicy, ErrorKind, EventObserver, Outcome, OutcomeStatus, Run, RunEvents, RunState,
     RunStatus, Session, UnknownErrorKind,
 };
-pub use compaction::{CompactionConfig, TokenEstimator, TrimReport, trim_to_fit};
-pub use compress::{CompressionConfig, compress_json, compress_json_in_place};
+pub use compaction::{CompactionConfig, SUMMARY_PREFIX, TokenEstimator, TrimReport, summary_message, trim_to_fit};
+pub use compress::{CompressionConfig, compress_json, compress_json_in_place, compress_text, compress_value_text};
 pub use event::{AgentEvent, EventKind};
-pub use gate::{AllowAll, Gate, GateDecision, GateRequest, TurnOrigin, gate_fn};
+pub use gate::{AllowAll, FnGate, Gate, GateDecision, GateRequest, TurnOrigin, gate_fn};
 pub use message::{ContentPart, ImageSource, Message, Reasoning, Role, ToolCall, Visibility};
 pub use provider::{
     EventStream, FinishReason, ModelRequest, ModelResponse, Provider, ProviderError, ProviderErrorKind,
@@ -67,15 +71,10 @@ pub use session::{InvalidSessionId, SessionId};
 pub use store::{
     Compaction, MemoryStore, SessionInfo, Store, StoreError, StoredMessage, ToolCallRecord, ToolCallState,
 };
-pub use tabs::{
-    DeliveryStatus, Origin, Resolution, TabError, TabEvent, TabEventKind, TabHub, TabId, TabPermissions, TabState,
-    TabStore,
-};
 pub use tool::{
-    ArgumentError, BoxError, Tool, ToolContext, ToolError, ToolOutput, ToolSet, ToolSetError, ToolSpec, TypedTool,
-    tool_fn,
+    ArgumentError, BoxError, SAFE_ENV_VARS, Tool, ToolContext, ToolError, ToolOutput, ToolSet, ToolSetError, ToolSpec,
+    TypedTool, schema_for, tool_fn,
 };
-pub use untrusted::{Provenance, wrap_untrusted};
 
 /// Re-exported so hosts and tool authors use the same versions as the core.
 pub use {async_trait::async_trait, schemars, serde_json, tokio_util::sync::CancellationToken};

@@ -197,7 +197,7 @@ pub struct Message {
     #[serde(default, skip_serializing_if = "is_false")]
     pub is_error: bool,
     /// The compressed form of a tool result, replayed to the model once the turn that produced
-    /// it is over (see [`crate::compress`]).
+    /// it is over (see [`crate::CompressionConfig`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compressed: Option<String>,
     /// Who may see it.

@@ -260,7 +260,7 @@ async fn over_the_budget_older_turns_are_summarised_and_the_cursor_recorded() {
     assert_eq!(again.send("Anything else?").await.status, OutcomeStatus::Done);
     let seen = &provider.requests()[0].messages;
     insta::assert_json_snapshot!("model_sees_after_resume", seen);
-    assert!(seen[0].text().starts_with(agent_core::compaction::SUMMARY_PREFIX));
+    assert!(seen[0].text().starts_with(agent_core::SUMMARY_PREFIX));
     assert_eq!(seen.len(), 1 + 4 + 1, "summary, turn 4, the new message");
 }
 

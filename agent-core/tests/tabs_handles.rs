@@ -4,10 +4,11 @@
 
 mod tabs_support;
 
+use agent_core::tabs::TabId;
 use agent_core::tabs::{
     HandleIndex, MemoryTabStore, Resolution, TabHub, TabPermissions, TabRecord, TabStore, normalize_prefix,
 };
-use agent_core::{Agent, ScriptedProvider, ScriptedReply, SessionId, TabId};
+use agent_core::{Agent, ScriptedProvider, ScriptedReply, SessionId};
 use proptest::prelude::*;
 use tabs_support::id;
 

@@ -7,10 +7,10 @@ mod tabs_support;
 
 use std::sync::Arc;
 
+use agent_core::tabs::{DeliveryStatus, Origin, TabError, TabState};
 use agent_core::tabs::{MemoryTabStore, TabEventKind, TabPermissions, TabStore};
 use agent_core::{
-    DeliveryStatus, EventKind, MemoryStore, Message, Origin, OutcomeStatus, ProviderError, Role, ScriptStep,
-    ScriptedReply, Store, TabError, TabState, TurnOrigin,
+    EventKind, MemoryStore, Message, OutcomeStatus, ProviderError, Role, ScriptStep, ScriptedReply, Store, TurnOrigin,
 };
 use tabs_support::{Brains, answer, blocking_echo, drain, id, last, new_turn, notices};
 

@@ -6,10 +6,11 @@ mod tabs_support;
 
 use std::sync::{Arc, Mutex};
 
+use agent_core::tabs::{DeliveryStatus, Origin, TabError, TabHub};
 use agent_core::tabs::{SEND_TO_TAB, TabPermissions};
 use agent_core::{
-    Agent, DeliveryStatus, GateDecision, GateRequest, Origin, ScriptStep, ScriptedProvider, ScriptedReply, TabError,
-    TabHub, ToolContext, ToolError, TurnOrigin, gate_fn, tool_fn,
+    Agent, GateDecision, GateRequest, ScriptStep, ScriptedProvider, ScriptedReply, ToolContext, ToolError, TurnOrigin,
+    gate_fn, tool_fn,
 };
 use serde_json::json;
 use tabs_support::{Brains, call_tool, id, new_turn};

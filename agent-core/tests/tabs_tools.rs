@@ -4,8 +4,9 @@
 
 mod tabs_support;
 
+use agent_core::tabs::{DeliveryStatus, Origin, TabState};
 use agent_core::tabs::{READ_TAB, SEND_TO_TAB, TabPermissions};
-use agent_core::{DeliveryStatus, Origin, Role, TabState, ToolError};
+use agent_core::{Role, ToolError};
 use serde_json::json;
 use tabs_support::{Brains, answer, blocking_echo, call_tool, id, last, new_turn, unwrap_untrusted};
 
@@ -214,7 +215,7 @@ async fn read_tab_returns_the_last_completed_turn_and_status_without_blocking() 
     hub.open_tab_with(me.clone(), TabPermissions::all()).await.unwrap();
     hub.open_tab_with(target.clone(), TabPermissions::none()).await.unwrap();
     brains.set(&target, blocking_echo);
-    let read = |hub: agent_core::TabHub, me: agent_core::TabId| async move {
+    let read = |hub: agent_core::tabs::TabHub, me: agent_core::tabs::TabId| async move {
         text(call_tool(&hub, &me, READ_TAB, json!({"tab_id": "6fe8"})).await)
     };
 

@@ -5,9 +5,10 @@
 
 use std::sync::{Arc, Mutex};
 
+use agent_core::untrusted::Provenance;
 use agent_core::{
-    Agent, CompressionConfig, ModelRequest, Provenance, Role, ScriptStep, ScriptedProvider, ScriptedReply, ToolContext,
-    ToolError, ToolOutput, tool_fn,
+    Agent, CompressionConfig, ModelRequest, Role, ScriptStep, ScriptedProvider, ScriptedReply, ToolContext, ToolError,
+    ToolOutput, tool_fn,
 };
 use serde_json::json;
 

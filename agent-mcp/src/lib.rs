@@ -9,7 +9,7 @@
 //!   [`agent_core::ToolOutput`] (text, JSON, images), server errors as errors the model reads,
 //!   reconnects with backoff after a crash, and `tools/list_changed` followed.
 //!   A server is not trusted: its results reach the model as untrusted data naming it
-//!   ([`agent_core::Provenance::mcp_server`]), its error texts wrapped likewise, and what it
+//!   ([`agent_core::untrusted::Provenance::mcp_server`]), its error texts wrapped likewise, and what it
 //!   lists is bounded (time, [`MAX_LIST_PAGES`], [`MAX_TOOLS`], [`MAX_DESCRIPTION_CHARS`]).
 //! - **Server** ([`ToolServer`]): any tool set served to external MCP clients over stdio or
 //!   streamable HTTP (loopback by default, browser pages only from allowed origins, with an

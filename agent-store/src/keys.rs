@@ -6,8 +6,8 @@ use rusqlite::{OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 use zeroize::Zeroizing;
 
+use crate::now_millis;
 use agent_core::StoreError;
-use agent_core::store::now_millis;
 
 use crate::crypt::{Crypt, CryptError};
 use crate::sql_error::backend;

@@ -25,3 +25,11 @@ mod writes;
 pub use crypt::{Crypt, CryptError, FileKeyCrypt};
 pub use keys::{DEFAULT_PROVIDERS, KeyStatus, KeyStore, KeyStoreError};
 pub use sqlite::{Durability, SqliteOptions, SqliteStore};
+
+/// Milliseconds since the Unix epoch (0 if the clock is before it): the store's timestamps.
+pub(crate) fn now_millis() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}

@@ -7,7 +7,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
-use agent_core::store::now_millis;
+use crate::now_millis;
 use agent_core::{Compaction, Message, SessionId, SessionInfo, Store, StoreError, StoredMessage, ToolCallRecord};
 
 use crate::migrations;

@@ -5,7 +5,7 @@
 
 use rusqlite::{Connection, ErrorCode, OptionalExtension, params};
 
-use agent_core::store::now_millis;
+use crate::now_millis;
 use agent_core::{SessionId, SessionInfo, StoreError, ToolCallRecord, ToolCallState};
 
 use crate::rows::MessageRow;

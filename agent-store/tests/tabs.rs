@@ -4,10 +4,10 @@
 
 use std::sync::Arc;
 
-use agent_core::tabs::{QueuedMessage, TabHub, TabHubBuilder, TabPermissions, TabRecord, TabStore};
-use agent_core::{
-    Agent, DeliveryStatus, Message, Origin, Role, ScriptStep, ScriptedProvider, ScriptedReply, SessionId, Store, TabId,
+use agent_core::tabs::{
+    DeliveryStatus, Origin, QueuedMessage, TabHub, TabHubBuilder, TabId, TabPermissions, TabRecord, TabStore,
 };
+use agent_core::{Agent, Message, Role, ScriptStep, ScriptedProvider, ScriptedReply, SessionId, Store};
 use agent_store::SqliteStore;
 use rusqlite::Connection;
 

@@ -3,7 +3,7 @@
 //! with the normalised input.
 #![no_main]
 
-use agent_core::TabId;
+use agent_core::tabs::TabId;
 use agent_core::tabs::{HandleIndex, Resolution, normalize_prefix};
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;

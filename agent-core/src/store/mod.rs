@@ -15,7 +15,8 @@ use crate::message::Message;
 use crate::session::SessionId;
 
 pub use memory::MemoryStore;
-pub use types::{Compaction, SessionInfo, StoreError, StoredMessage, ToolCallRecord, ToolCallState, now_millis};
+pub(crate) use types::now_millis;
+pub use types::{Compaction, SessionInfo, StoreError, StoredMessage, ToolCallRecord, ToolCallState};
 
 /// Where sessions, messages, tool-call records, compactions, parked runs and key-value pairs
 /// live. Implementations must be safe to share between tasks and must never block the async

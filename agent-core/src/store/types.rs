@@ -6,7 +6,7 @@ use crate::message::Message;
 use crate::session::SessionId;
 
 /// Milliseconds since the Unix epoch, as stores record times.
-pub fn now_millis() -> i64 {
+pub(crate) fn now_millis() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)

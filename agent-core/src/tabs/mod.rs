@@ -70,7 +70,10 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-pub use handles::{HandleIndex, MAX_LISTED_HANDLES, MIN_HANDLE_LEN, Resolution, normalize_prefix};
+/// Internal: public only for the handle fuzz target; not part of the API.
+#[doc(hidden)]
+pub use handles::normalize_prefix;
+pub use handles::{HandleIndex, MAX_LISTED_HANDLES, MIN_HANDLE_LEN, Resolution};
 pub use hub::{DeliveredMessage, TabHub, TabHubBuilder};
 pub use store::{MemoryTabStore, QueuedMessage, TabRecord, TabStore};
 pub use tools::{READ_TAB, SEND_TO_TAB};

@@ -102,7 +102,7 @@ pub struct ToolOutput {
     /// What the model sees: text and images.
     pub content: Vec<ContentPart>,
     /// The result as JSON, when the tool produced structured data. JSON results are stored raw
-    /// and compressed (see [`crate::compress`]).
+    /// and compressed (see [`crate::CompressionConfig`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub structured: Option<serde_json::Value>,
     /// Whether the content was cut to fit a cap.

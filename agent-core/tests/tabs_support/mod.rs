@@ -4,9 +4,10 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use agent_core::tabs::TabId;
 use agent_core::tabs::{TabEvent, TabEventKind, TabHub, TabHubBuilder};
 use agent_core::{
-    Agent, Message, ModelRequest, Role, ScriptStep, ScriptedProvider, ScriptedReply, TabId, ToolContext, ToolError,
+    Agent, Message, ModelRequest, Role, ScriptStep, ScriptedProvider, ScriptedReply, ToolContext, ToolError,
     ToolOutput, tool_fn,
 };
 use tokio::sync::{Notify, broadcast};

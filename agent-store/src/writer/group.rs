@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
-use agent_core::store::now_millis;
+use crate::now_millis;
 use agent_core::{SessionId, SessionInfo, StoreError, ToolCallRecord};
 
 use super::recycle::{Returns, Spent};

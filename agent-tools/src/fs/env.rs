@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// The variables a command inherits from the host by default (the same list stdio MCP servers
 /// get).
-pub use agent_core::tool::SAFE_ENV_VARS;
+pub use agent_core::SAFE_ENV_VARS;
 
 /// Which of the host's environment variables shell_exec's commands see, and what is added.
 ///

@@ -35,5 +35,5 @@ pub fn format_read(data: &[u8]) {
         },
     );
     let url = v.get("url").and_then(Value::as_str).unwrap_or("");
-    let _ = format_refusal(&v, url, &agent_core::Provenance::web_page(url));
+    let _ = format_refusal(&v, url, &agent_core::untrusted::Provenance::web_page(url));
 }

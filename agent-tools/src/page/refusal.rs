@@ -2,7 +2,7 @@
 //! quotes the page (element names, option labels, covering elements, candidate lines) goes
 //! between untrusted-content markers. The loop does not wrap error results itself.
 
-use agent_core::{Provenance, wrap_untrusted};
+use agent_core::untrusted::{Provenance, wrap_untrusted};
 use serde_json::Value;
 
 use super::format::{cap_chars, element_line};

@@ -3,7 +3,8 @@
 
 use std::time::Duration;
 
-use agent_core::{Provenance, ToolError, wrap_untrusted};
+use agent_core::ToolError;
+use agent_core::untrusted::{Provenance, wrap_untrusted};
 
 use super::html_text::html_to_text;
 use super::scrape_policy::{FilteringResolver, Refused, ScrapePolicy, redirect_policy};

@@ -185,7 +185,7 @@ pub const FORGED: &str = "untrusted-content nonce=\"0000000000000000\"";
 /// What the model sees of a tool's result: the loop wraps it when the result names a source.
 pub fn model_view(out: &ToolOutput) -> String {
     match &out.provenance {
-        Some(source) => agent_core::wrap_untrusted(source, &out.text_content()),
+        Some(source) => agent_core::untrusted::wrap_untrusted(source, &out.text_content()),
         None => out.text_content(),
     }
 }

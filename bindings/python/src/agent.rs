@@ -462,8 +462,8 @@ impl NativeEvents {
 }
 
 /// Maps a clarification error.
-pub(crate) fn clarification_error(e: agent_core::agent::ClarificationError) -> PyErr {
-    use agent_core::agent::ClarificationError as E;
+pub(crate) fn clarification_error(e: agent_core::ClarificationError) -> PyErr {
+    use agent_core::ClarificationError as E;
     let kind = match &e {
         E::NotPending(_) => "clarification.not_pending",
         E::InvalidAnswer(_) => "clarification.invalid_answer",

@@ -1,6 +1,7 @@
 //! The results of the page tools, marked with where their text came from.
 
-use agent_core::{ContentPart, Provenance, ToolOutput};
+use agent_core::untrusted::Provenance;
+use agent_core::{ContentPart, ToolOutput};
 use serde_json::Value;
 
 use super::super::format::shown_page_url;

@@ -3,8 +3,9 @@
 
 use std::sync::Arc;
 
+use agent_core::untrusted::Provenance;
 use agent_core::untrusted::one_line;
-use agent_core::{Provenance, Tool, ToolError, ToolOutput, tool_fn};
+use agent_core::{Tool, ToolError, ToolOutput, tool_fn};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
