@@ -99,16 +99,18 @@ async def test_permissions_gate_the_tab_tools():
     assert (await d.run).final_text == "Sent it."
     await hub.wait_all_idle()
 
-    async def run_started_in(tab):
+    async def run_started_in_both():
+        started = {}
         async for ev in events:
-            if ev["tab_id"] == tab and ev["type"] == "agent" and ev["event"]["type"] == "run_started":
-                return ev["event"]
+            if ev["type"] == "agent" and ev["event"]["type"] == "run_started":
+                started.setdefault(ev["tab_id"], ev["event"])
+                if a in started and b in started:
+                    return started
 
     # The turn b runs for a's message says a started it, not the person.
-    started_a = await asyncio.wait_for(run_started_in(a), 5)
-    assert started_a["origin"] == {"kind": "person"}
-    started_b = await asyncio.wait_for(run_started_in(b), 5)
-    assert started_b["origin"] == {"kind": "tab", "tab_id": a, "handle": hub.handle(a)}
+    started = await asyncio.wait_for(run_started_in_both(), 5)
+    assert started[a]["origin"] == {"kind": "person"}
+    assert started[b]["origin"] == {"kind": "tab", "tab_id": a, "handle": hub.handle(a)}
     snap = await hub.read(b)
     assert snap["last_response"] == "Got your message."
     msgs = await (await hub.session(b)).messages()
