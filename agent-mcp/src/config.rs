@@ -10,7 +10,7 @@ use crate::error::McpError;
 
 /// The variables a stdio server inherits from the host unless told to inherit everything
 /// (the same list shell commands get).
-pub use agent_core::SAFE_ENV_VARS;
+pub(crate) use agent_core::SAFE_ENV_VARS;
 
 /// How the client reaches the server.
 #[derive(Debug, Clone, PartialEq)]

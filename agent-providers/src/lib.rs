@@ -32,6 +32,8 @@
 //! # Ok(()) }
 //! ```
 
+#![deny(missing_docs)]
+
 mod body_decoder;
 mod config;
 mod errors;
@@ -39,8 +41,10 @@ mod errors;
 #[doc(hidden)]
 pub mod fuzzing;
 mod http;
-pub mod limits;
+mod limits;
 mod router;
+// Internal, public only for the SSE benchmark and conformance test.
+#[doc(hidden)]
 pub mod sse;
 mod transport;
 mod util;
@@ -48,10 +52,38 @@ mod wire;
 
 pub use wire::{anthropic, gemini, openai};
 
-pub use anthropic::Anthropic;
 pub use config::{ApiKey, ProviderConfig, ProviderKind, from_env};
-pub use gemini::Gemini;
-pub use limits::Limits;
-pub use openai::OpenAiCompatible;
+pub use limits::{
+    DEFAULT_MAX_ERROR_BODY_BYTES, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_TOOL_ARGS_BYTES, DEFAULT_MAX_TOOL_CALLS,
+    Limits,
+};
 pub use router::FallbackRouter;
 pub use transport::{HttpConfig, WireDecoder, decode_sse};
+
+/// The Anthropic Messages adapter.
+pub type Anthropic = wire::adapter::HttpProvider<anthropic::Messages>;
+
+/// The Gemini adapter.
+///
+/// ```
+/// use agent_providers::{Gemini, ProviderConfig, ProviderKind};
+/// let config = ProviderConfig::new(ProviderKind::Gemini, "gemini-2.5-flash", "key")
+///     .with_base_url("http://127.0.0.1:9/ignored");
+/// let gemini = Gemini::new(&config).unwrap();
+/// assert_eq!(
+///     gemini.url(),
+///     "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+/// );
+/// ```
+pub type Gemini = wire::adapter::HttpProvider<gemini::GenerateContent>;
+
+/// The OpenAI-compatible Chat Completions adapter.
+///
+/// ```
+/// use agent_providers::{OpenAiCompatible, ProviderConfig, ProviderKind};
+/// let config = ProviderConfig::new(ProviderKind::OpenAiCompatible, "llama3.2", "unused-key")
+///     .with_base_url("http://127.0.0.1:11434/v1");
+/// let provider = OpenAiCompatible::new(&config).unwrap();
+/// assert_eq!(provider.url(), "http://127.0.0.1:11434/v1/chat/completions");
+/// ```
+pub type OpenAiCompatible = wire::adapter::HttpProvider<openai::ChatCompletions>;

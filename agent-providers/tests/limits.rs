@@ -136,7 +136,7 @@ async fn cut_at(wire: Wire, reply: Reply, http: HttpConfig, streaming: bool, set
 
 #[tokio::test]
 async fn endless_tool_arguments_end_at_the_tool_arguments_cap() {
-    let cap = agent_providers::limits::DEFAULT_MAX_TOOL_ARGS_BYTES;
+    let cap = agent_providers::DEFAULT_MAX_TOOL_ARGS_BYTES;
     for wire in [Wire::OpenAi, Wire::Anthropic] {
         cut_at(wire, endless_arguments(wire), http(), true, "max_tool_args_bytes", cap).await;
     }
@@ -190,7 +190,7 @@ async fn an_endless_non_streamed_body_ends_at_the_response_cap() {
 
 #[tokio::test]
 async fn an_endless_error_body_is_cut_and_keeps_its_status() {
-    let cap = agent_providers::limits::DEFAULT_MAX_ERROR_BODY_BYTES;
+    let cap = agent_providers::DEFAULT_MAX_ERROR_BODY_BYTES;
     for (status, kind) in [(500, "server"), (429, "rate_limited"), (400, "bad_request")] {
         let before = memory("VmRSS:");
         let server = MockServer::start([Reply::new(status, "<html><body>").forever("z".repeat(PIECE))]).await;

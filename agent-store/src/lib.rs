@@ -12,8 +12,12 @@
 //! host-supplied [`Crypt`] (the shape of Electron's `safeStorage`), with [`FileKeyCrypt`] for
 //! hosts without an OS keychain.
 
+#![deny(missing_docs)]
+
 mod crypt;
 mod keys;
+// Internal: public (hidden) only so the migration test can build a file at an older schema.
+#[doc(hidden)]
 pub mod migrations;
 mod rows;
 mod sql_error;

@@ -6,9 +6,9 @@
 use agent_core::{ModelRequest, ProviderError, StreamEvent};
 use reqwest::header::{HeaderMap, HeaderValue};
 
+use crate::Anthropic;
 use crate::config::ProviderConfig;
 use crate::limits::Limits;
-use crate::wire::adapter::HttpProvider;
 use crate::wire::{FixedUrl, Wire, secret_header};
 
 mod request;
@@ -32,9 +32,6 @@ pub struct AnthropicOptions {
     /// Enables extended thinking with this token budget.
     pub thinking_budget: Option<u32>,
 }
-
-/// The Anthropic Messages adapter.
-pub type Anthropic = HttpProvider<Messages>;
 
 impl Anthropic {
     /// Enables extended thinking with a token budget.
@@ -102,4 +99,4 @@ mod api {
 
     impl FixedUrl for Messages {}
 }
-use api::Messages;
+pub(crate) use api::Messages;

@@ -9,9 +9,9 @@
 use agent_core::{ModelRequest, ProviderError, StreamEvent};
 use reqwest::header::HeaderMap;
 
+use crate::Gemini;
 use crate::config::ProviderConfig;
 use crate::limits::Limits;
-use crate::wire::adapter::HttpProvider;
 use crate::wire::{Wire, secret_header};
 
 mod request;
@@ -33,20 +33,6 @@ pub struct GeminiOptions {
     /// Ask for thought summaries (`thinkingConfig.includeThoughts`).
     pub include_thoughts: bool,
 }
-
-/// The Gemini adapter.
-///
-/// ```
-/// use agent_providers::{Gemini, ProviderConfig, ProviderKind};
-/// let config = ProviderConfig::new(ProviderKind::Gemini, "gemini-2.5-flash", "key")
-///     .with_base_url("http://127.0.0.1:9/ignored");
-/// let gemini = Gemini::new(&config).unwrap();
-/// assert_eq!(
-///     gemini.url(),
-///     "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
-/// );
-/// ```
-pub type Gemini = HttpProvider<GenerateContent>;
 
 impl Gemini {
     /// Points the adapter at another host that serves the Gemini API (a loopback test server
@@ -135,4 +121,4 @@ mod api {
         }
     }
 }
-use api::GenerateContent;
+pub(crate) use api::GenerateContent;

@@ -10,7 +10,6 @@ use reqwest::header::{AUTHORIZATION, HeaderMap};
 
 use crate::config::ProviderConfig;
 use crate::limits::Limits;
-use crate::wire::adapter::HttpProvider;
 use crate::wire::{FixedUrl, Wire, secret_header};
 
 mod reasoning_details;
@@ -24,17 +23,6 @@ pub use stream::OpenAiDecoder;
 
 /// The default base URL (OpenAI itself).
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
-
-/// The OpenAI-compatible Chat Completions adapter.
-///
-/// ```
-/// use agent_providers::{OpenAiCompatible, ProviderConfig, ProviderKind};
-/// let config = ProviderConfig::new(ProviderKind::OpenAiCompatible, "llama3.2", "unused-key")
-///     .with_base_url("http://127.0.0.1:11434/v1");
-/// let provider = OpenAiCompatible::new(&config).unwrap();
-/// assert_eq!(provider.url(), "http://127.0.0.1:11434/v1/chat/completions");
-/// ```
-pub type OpenAiCompatible = HttpProvider<ChatCompletions>;
 
 mod api {
     use super::*;
@@ -90,4 +78,4 @@ mod api {
 
     impl FixedUrl for ChatCompletions {}
 }
-use api::ChatCompletions;
+pub(crate) use api::ChatCompletions;
