@@ -18,16 +18,22 @@
 //! Page tools mark their results with the page as provenance, so the loop shows them to the
 //! model between untrusted-content markers (see [`agent_core::untrusted`]).
 
+#![deny(missing_docs)]
+
+// One path per item: every public item is re-exported here and the modules are private.
 #[cfg(feature = "cdp")]
-pub mod cdp;
-pub mod fs;
-pub mod gating;
-pub mod host;
-pub mod page;
+mod cdp;
+mod fs;
+mod gating;
+mod host;
+mod page;
 
 #[cfg(feature = "cdp")]
 pub use cdp::{CLOSED_NETWORK_ARGS, CdpConfig, CdpHost, Sandbox};
-pub use fs::{FsPolicy, fs_tools};
+pub use fs::{
+    DEFAULT_MAX_LIST_ENTRIES, DEFAULT_MAX_READ_BYTES, DEFAULT_MAX_SHELL_OUTPUT, DEFAULT_MAX_WRITE_BYTES,
+    DEFAULT_SHELL_TIMEOUT_MS, FsPolicy, MAX_SHELL_TIMEOUT_MS, ShellEnv, fs_file_tools, fs_tools, shell_tool,
+};
 pub use gating::with_gated;
 pub use host::{BrowserHost, HostError, SETTLE_JS, TabInfo, settle_with_script};
 pub use page::{PAGE_JS, PageToolsConfig, ScrapePolicy, page_tools, page_tools_with};

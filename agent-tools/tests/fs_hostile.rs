@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use agent_core::untrusted::Provenance;
 use agent_core::{Agent, Role, ScriptedProvider, ScriptedReply, SessionId, Tool, ToolContext, ToolError, ToolOutput};
-use agent_tools::fs::{DEFAULT_MAX_WRITE_BYTES, ShellEnv};
+use agent_tools::{DEFAULT_MAX_WRITE_BYTES, ShellEnv};
 use agent_tools::{FsPolicy, fs_tools};
 use serde_json::{Value, json};
 

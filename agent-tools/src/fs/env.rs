@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// The variables a command inherits from the host by default (the same list stdio MCP servers
 /// get).
-pub use agent_core::SAFE_ENV_VARS;
+pub(crate) use agent_core::SAFE_ENV_VARS;
 
 /// Which of the host's environment variables shell_exec's commands see, and what is added.
 ///
@@ -16,7 +16,7 @@ pub use agent_core::SAFE_ENV_VARS;
 /// [`passthrough`](Self::passthrough) or sets [`inherit_all`](Self::inherit_all).
 ///
 /// ```
-/// use agent_tools::fs::ShellEnv;
+/// use agent_tools::ShellEnv;
 /// let env = ShellEnv {
 ///     passthrough: vec!["CARGO_HOME".into()],
 ///     set: vec![("CI".into(), "1".into())],

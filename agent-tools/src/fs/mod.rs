@@ -12,12 +12,12 @@ use std::sync::Arc;
 
 use agent_core::Tool;
 
-pub use env::{SAFE_ENV_VARS, ShellEnv};
+pub use env::ShellEnv;
 pub use policy::{
     DEFAULT_MAX_LIST_ENTRIES, DEFAULT_MAX_READ_BYTES, DEFAULT_MAX_SHELL_OUTPUT, DEFAULT_MAX_WRITE_BYTES, FsPolicy,
 };
-pub use shell::{DEFAULT_SHELL_TIMEOUT_MS, MAX_SHELL_TIMEOUT_MS, ShellArgs, shell_tool};
-pub use tools::{PathArgs, ReadArgs, WriteArgs, fs_file_tools};
+pub use shell::{DEFAULT_SHELL_TIMEOUT_MS, MAX_SHELL_TIMEOUT_MS, shell_tool};
+pub use tools::fs_file_tools;
 
 /// All six filesystem and shell tools over one policy: fs_read, fs_write, fs_list, fs_mkdir,
 /// fs_delete and shell_exec. fs_write, fs_delete and shell_exec are gated.

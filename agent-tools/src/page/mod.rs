@@ -1,16 +1,16 @@
 //! Page tools over a [`BrowserHost`]: page_read, page_text, page_scrape, page_navigate,
 //! page_click, page_fill, page_select, and the tab tools.
 
-pub mod address;
+pub(crate) mod address;
 mod config;
-pub mod format;
+pub(crate) mod format;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
 mod html_text;
 mod refusal;
 mod scrape;
-pub mod scrape_policy;
+pub(crate) mod scrape_policy;
 mod tools;
 
 use std::sync::Arc;
@@ -19,9 +19,7 @@ use agent_core::Tool;
 
 use crate::host::BrowserHost;
 pub use config::PageToolsConfig;
-pub use html_text::html_to_text;
 pub use scrape_policy::ScrapePolicy;
-pub use tools::{FillArgs, NavigateArgs, NoArgs, OpenTabArgs, ReadArgs, ScrapeArgs, SelectArgs, TabArgs, TargetArgs};
 
 /// The page logic every host runs through [`BrowserHost::evaluate`].
 pub const PAGE_JS: &str = include_str!("page.js");

@@ -9,12 +9,8 @@ mod shared;
 mod tabs;
 mod target;
 
-pub use act::{FillArgs, NavigateArgs, SelectArgs};
 pub(crate) use act::{page_fill, page_navigate, page_select};
 pub(crate) use click::page_click;
-pub use read::{ReadArgs, ScrapeArgs};
 pub(crate) use read::{page_read, page_scrape, page_text};
 pub(crate) use shared::Shared;
-pub use tabs::{NoArgs, OpenTabArgs, TabArgs};
 pub(crate) use tabs::{tab_activate, tab_close, tab_open, tabs_list};
-pub use target::TargetArgs;
