@@ -471,7 +471,7 @@ export interface ProviderOptions {
   callTimeoutMs?: number
 }
 
-/** The environment shell_exec's commands get (`agent_tools::fs::ShellEnv`). */
+/** The environment shell_exec's commands get (`agent_tools::ShellEnv`). */
 export interface ShellEnvOptions {
   /** Inherit the host's whole environment, secrets included. */
   inheritAll?: boolean

@@ -71,7 +71,7 @@ pub struct FsToolsOptions {
     pub shell_env: Option<ShellEnvOptions>,
 }
 
-/// The environment shell_exec's commands get (`agent_tools::fs::ShellEnv`).
+/// The environment shell_exec's commands get (`agent_tools::ShellEnv`).
 #[napi(object)]
 pub struct ShellEnvOptions {
     /// Inherit the host's whole environment, secrets included.
