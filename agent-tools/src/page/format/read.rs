@@ -141,6 +141,7 @@ fn list_lines(ordered: &[&Value], view: &ReadView, in_view: usize, page_url: &st
     let total = ordered.len();
     let mut lines = Lines {
         text: String::new(),
+        chars: 0,
         budget,
         held: None,
     };
@@ -152,7 +153,7 @@ fn list_lines(ordered: &[&Value], view: &ReadView, in_view: usize, page_url: &st
         // The fold is marked only when this page started inside the viewport.
         if !in_viewport(it) && !crossed_fold && idx > 0 && view.offset < in_view {
             lines.flush();
-            lines.text.push_str("-- below/outside the viewport --\n");
+            lines.append("-- below/outside the viewport --\n");
             crossed_fold = true;
         }
         if is_element(it) {
@@ -178,6 +179,9 @@ fn list_lines(ordered: &[&Value], view: &ReadView, in_view: usize, page_url: &st
 /// The listed lines so far, within a character budget.
 struct Lines {
     text: String,
+    /// Characters in `text`, kept as lines are added: counting them again for every line made
+    /// a large page's listing quadratic.
+    chars: usize,
     budget: usize,
     /// The last context line and how many times it repeated, held back until a different line
     /// comes (the same heading in every card collapses into one line).
@@ -187,7 +191,13 @@ struct Lines {
 impl Lines {
     /// Whether `line` and its newline fit in what is left of the budget.
     fn fits(&self, line: &str) -> bool {
-        self.text.chars().count() + line.chars().count() < self.budget
+        self.chars + line.chars().count() < self.budget
+    }
+
+    /// Appends text as it is.
+    fn append(&mut self, text: &str) {
+        self.chars += text.chars().count();
+        self.text.push_str(text);
     }
 
     /// Appends a line if it fits; false when the budget is spent.
@@ -195,8 +205,8 @@ impl Lines {
         if !self.fits(&line) {
             return false;
         }
-        self.text.push_str(&line);
-        self.text.push('\n');
+        self.append(&line);
+        self.append("\n");
         true
     }
 
@@ -220,10 +230,10 @@ impl Lines {
     fn flush(&mut self) {
         if let Some((line, n)) = self.held.take() {
             if n > 1 {
-                self.text.push_str(&format!("{line} (×{n})\n"));
+                self.append(&format!("{line} (×{n})\n"));
             } else {
-                self.text.push_str(&line);
-                self.text.push('\n');
+                self.append(&line);
+                self.append("\n");
             }
         }
     }
