@@ -370,24 +370,20 @@ async fn run() -> Result<bool, Box<dyn std::error::Error>> {
                     reason: Some("the demo only allows page actions and writing files".into()),
                 },
             };
-            let verdict = if matches!(decision, GateDecision::Allow) {
-                "allow"
-            } else {
-                "deny"
-            };
-            println!(
-                "  gate: {verdict} {} {}",
-                req.tool,
-                short(&req.arguments.to_string(), 100)
-            );
+            // The verdict is printed from the event stream (tool_call_started of a gated tool,
+            // or tool_call_denied), so it stays in order with the streamed text.
             async move { decision }
         }));
     let browser: Arc<dyn BrowserHost> = Arc::new(host.clone());
+    let mut gated = std::collections::HashSet::new();
     for tool in page_tools(browser)
         .into_iter()
         .chain(fs_tools(FsPolicy::root(&out_dir)))
     {
         if tool.spec().name != "shell_exec" {
+            if tool.spec().gated {
+                gated.insert(tool.spec().name.clone());
+            }
             builder = builder.tool_arc(tool);
         }
     }
@@ -417,6 +413,13 @@ async fn run() -> Result<bool, Box<dyn std::error::Error>> {
                 streamed = false;
             }
             EventKind::ToolCallStarted { name, arguments, .. } => {
+                if streamed {
+                    println!();
+                    streamed = false;
+                }
+                if gated.contains(name) {
+                    println!("  gate: allow {name}");
+                }
                 println!("  -> {name} {}", short(&arguments.to_string(), 120));
             }
             EventKind::ToolCallSucceeded {
