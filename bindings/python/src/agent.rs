@@ -7,6 +7,7 @@ use agent_core::{
     SessionId, Store, Tool,
 };
 use futures::StreamExt;
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tokio::sync::mpsc;
@@ -80,85 +81,108 @@ impl AgentParts {
     }
 }
 
-/// Reads the agent settings the Python layer passes (see `agent_core.Agent`).
-#[allow(clippy::too_many_arguments)]
-pub fn agent_parts(
-    py: Python<'_>,
-    provider: &NativeProvider,
-    tools: Vec<Bound<'_, PyAny>>,
-    native_tools: Vec<PyRef<'_, NativeTool>>,
-    store: Option<&NativeStore>,
-    gate: Option<Py<PyAny>>,
-    gate_is_async: bool,
-    system_prompt: Option<String>,
-    config: Option<Bound<'_, PyDict>>,
-    on_event: Option<Py<PyAny>>,
-    clarification: bool,
-) -> PyResult<AgentParts> {
-    let loops = Arc::new(Loops::default());
-    loops.remember_current(py);
-    let mut all_tools: Vec<Arc<dyn Tool>> = Vec::new();
-    for tool in &tools {
-        all_tools.push(Arc::new(PyTool::from_py(tool, loops.clone())?));
-    }
-    for tool in &native_tools {
-        all_tools.push(tool.inner.clone());
-    }
-    let on_event: Option<Observer> = match on_event {
-        Some(callback) => Some(Arc::new(event_forwarder(callback, loops.clone()))),
-        None => None,
-    };
-    Ok(AgentParts {
-        provider: provider.inner.clone(),
-        tools: all_tools,
-        store: store.map(|s| s.inner.clone()),
-        gate: gate.map(|g| Arc::new(PyGate::new(g, gate_is_async, loops.clone())) as Arc<dyn Gate>),
-        system_prompt,
-        config: match config {
-            Some(c) => parse_config(&c)?,
+/// The settings an agent is built from, read once from keyword arguments (see `agent_core.Agent`)
+/// and handed to `Agent(parts)` or `TabHub.build(parts, ...)`.
+#[pyclass(module = "agent_core._native", name = "AgentParts", frozen)]
+pub struct NativeAgentParts {
+    pub(crate) parts: AgentParts,
+}
+
+/// The keyword arguments `AgentParts` accepts.
+const PART_NAMES: &[&str] = &[
+    "provider",
+    "tools",
+    "native_tools",
+    "store",
+    "gate",
+    "gate_is_async",
+    "system_prompt",
+    "config",
+    "on_event",
+    "clarification",
+];
+
+#[pymethods]
+impl NativeAgentParts {
+    #[new]
+    #[pyo3(signature = (**parts))]
+    fn new(py: Python<'_>, parts: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        let empty = PyDict::new(py);
+        let parts = parts.unwrap_or(&empty);
+        for key in parts.keys() {
+            let key: String = key.extract()?;
+            if !PART_NAMES.contains(&key.as_str()) {
+                return Err(PyTypeError::new_err(format!(
+                    "AgentParts() got an unexpected keyword argument {key:?} (expected one of {})",
+                    PART_NAMES.join(", ")
+                )));
+            }
+        }
+        let part =
+            |name: &str| -> PyResult<Option<Bound<'_, PyAny>>> { Ok(parts.get_item(name)?.filter(|v| !v.is_none())) };
+        let provider = part("provider")?
+            .ok_or_else(|| PyTypeError::new_err("AgentParts() missing required keyword argument 'provider'"))?;
+        let provider = provider.cast::<NativeProvider>()?.get().inner.clone();
+
+        let loops = Arc::new(Loops::default());
+        loops.remember_current(py);
+        let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
+        if let Some(list) = part("tools")? {
+            for tool in list.try_iter()? {
+                tools.push(Arc::new(PyTool::from_py(&tool?, loops.clone())?));
+            }
+        }
+        if let Some(list) = part("native_tools")? {
+            for tool in list.try_iter()? {
+                tools.push(tool?.extract::<PyRef<'_, NativeTool>>()?.inner.clone());
+            }
+        }
+        let store = match part("store")? {
+            Some(s) => Some(s.extract::<PyRef<'_, NativeStore>>()?.inner.clone()),
+            None => None,
+        };
+        let gate_is_async = match part("gate_is_async")? {
+            Some(v) => v.extract::<bool>()?,
+            None => false,
+        };
+        let gate =
+            part("gate")?.map(|g| Arc::new(PyGate::new(g.unbind(), gate_is_async, loops.clone())) as Arc<dyn Gate>);
+        let system_prompt = part("system_prompt")?.map(|p| p.extract::<String>()).transpose()?;
+        let config = match part("config")? {
+            Some(c) => parse_config(c.cast::<PyDict>()?)?,
             None => AgentConfig::default(),
-        },
-        on_event,
-        clarification,
-        loops,
-    })
+        };
+        let on_event =
+            part("on_event")?.map(|callback| Arc::new(event_forwarder(callback.unbind(), loops.clone())) as Observer);
+        let clarification = match part("clarification")? {
+            Some(v) => v.extract::<bool>()?,
+            None => false,
+        };
+        Ok(NativeAgentParts {
+            parts: AgentParts {
+                provider,
+                tools,
+                store,
+                gate,
+                system_prompt,
+                config,
+                on_event,
+                clarification,
+                loops,
+            },
+        })
+    }
 }
 
 #[pymethods]
 impl NativeAgent {
     #[new]
-    #[pyo3(signature = (provider, tools, native_tools, store=None, gate=None, gate_is_async=false, system_prompt=None, config=None, on_event=None, clarification=false))]
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        py: Python<'_>,
-        provider: &NativeProvider,
-        tools: Vec<Bound<'_, PyAny>>,
-        native_tools: Vec<PyRef<'_, NativeTool>>,
-        store: Option<&NativeStore>,
-        gate: Option<Py<PyAny>>,
-        gate_is_async: bool,
-        system_prompt: Option<String>,
-        config: Option<Bound<'_, PyDict>>,
-        on_event: Option<Py<PyAny>>,
-        clarification: bool,
-    ) -> PyResult<Self> {
-        let parts = agent_parts(
-            py,
-            provider,
-            tools,
-            native_tools,
-            store,
-            gate,
-            gate_is_async,
-            system_prompt,
-            config,
-            on_event,
-            clarification,
-        )?;
+    fn new(parts: &NativeAgentParts) -> PyResult<Self> {
+        let parts = &parts.parts;
         let agent = parts.builder(true).build().map_err(agent_error)?;
         Ok(NativeAgent {
             agent,
-            loops: parts.loops,
+            loops: parts.loops.clone(),
         })
     }
 

@@ -22,6 +22,7 @@ use pyo3::prelude::*;
 /// The native module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<agent::NativeAgentParts>()?;
     m.add_class::<agent::NativeAgent>()?;
     m.add_class::<agent::NativeSession>()?;
     m.add_class::<agent::NativeRun>()?;

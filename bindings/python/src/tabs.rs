@@ -7,10 +7,9 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tokio::sync::broadcast;
 
-use crate::agent::{NativeRun, NativeSession, agent_parts, runtime};
+use crate::agent::{NativeAgentParts, NativeRun, NativeSession, runtime};
 use crate::convert::{Json, json_to_py, py_to_json, to_json};
 use crate::errors::{agent_error, config_error, new_error, store_error};
-use crate::provider::{NativeProvider, NativeStore, NativeTool};
 
 fn tab_error(e: TabError) -> PyErr {
     match e {
@@ -50,37 +49,15 @@ impl NativeTabHub {
     /// Builds a hub whose tabs each get an agent made from these settings (as for `Agent`).
     /// Awaitable (returns the hub).
     #[staticmethod]
-    #[pyo3(signature = (provider, tools, native_tools, store=None, gate=None, gate_is_async=false, system_prompt=None, config=None, on_event=None, default_permissions=None, auto_wake_budget=None, clarification=false, max_held_messages=None))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (parts, default_permissions=None, auto_wake_budget=None, max_held_messages=None))]
     fn build<'py>(
         py: Python<'py>,
-        provider: &NativeProvider,
-        tools: Vec<Bound<'py, PyAny>>,
-        native_tools: Vec<PyRef<'py, NativeTool>>,
-        store: Option<&NativeStore>,
-        gate: Option<Py<PyAny>>,
-        gate_is_async: bool,
-        system_prompt: Option<String>,
-        config: Option<Bound<'py, PyDict>>,
-        on_event: Option<Py<PyAny>>,
+        parts: &NativeAgentParts,
         default_permissions: Option<Bound<'py, PyAny>>,
         auto_wake_budget: Option<u32>,
-        clarification: bool,
         max_held_messages: Option<usize>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let parts = agent_parts(
-            py,
-            provider,
-            tools,
-            native_tools,
-            store,
-            gate,
-            gate_is_async,
-            system_prompt,
-            config,
-            on_event,
-            clarification,
-        )?;
+        let parts = &parts.parts;
         let permissions = permissions(default_permissions.as_ref())?;
         let loops = parts.loops.clone();
         let store = parts.store();

@@ -335,16 +335,18 @@ class Agent:
         conf.update({k: v for k, v in settings.items() if v is not None})
         gate_fn, gate_async = _wrap_gate(gate) if gate is not None else (None, False)
         self._native = _native.Agent(
-            provider._native,
-            python_tools,
-            native_tools,
-            store._native if store is not None else None,
-            gate_fn,
-            gate_async,
-            system_prompt,
-            conf,
-            _wrap_event_callback(on_event) if on_event is not None else None,
-            clarification,
+            _native.AgentParts(
+                provider=provider._native,
+                tools=python_tools,
+                native_tools=native_tools,
+                store=store._native if store is not None else None,
+                gate=gate_fn,
+                gate_is_async=gate_async,
+                system_prompt=system_prompt,
+                config=conf,
+                on_event=_wrap_event_callback(on_event) if on_event is not None else None,
+                clarification=clarification,
+            )
         )
 
     async def create_session(self, id: Optional[str] = None) -> "Session":

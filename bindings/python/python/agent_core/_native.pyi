@@ -6,6 +6,7 @@ from typing import Any, Awaitable, Callable, Dict, List, Optional, Sequence, Tup
 
 __all__ = [
     "Agent",
+    "AgentParts",
     "CORE_VERSION",
     "CdpHost",
     "KeyStore",
@@ -60,20 +61,27 @@ class NativeTool:
     def name(self) -> str: ...
 
 @final
-class Agent:
+class AgentParts:
+    """The settings an agent is built from (keyword arguments only), taken by ``Agent`` and
+    ``TabHub.build``."""
     def __new__(
         cls,
+        *,
         provider: Provider,
-        tools: Sequence[Any],
-        native_tools: Sequence[NativeTool],
-        store: Optional[Store] = None,
-        gate: Optional[Callable[[Dict[str, Any]], Any]] = None,
-        gate_is_async: bool = False,
-        system_prompt: Optional[str] = None,
-        config: Optional[Dict[str, Any]] = None,
-        on_event: Optional[Callable[[Dict[str, Any]], None]] = None,
-        clarification: bool = False,
-    ) -> Agent: ...
+        tools: Sequence[Any] = ...,
+        native_tools: Sequence[NativeTool] = ...,
+        store: Optional[Store] = ...,
+        gate: Optional[Callable[[Dict[str, Any]], Any]] = ...,
+        gate_is_async: bool = ...,
+        system_prompt: Optional[str] = ...,
+        config: Optional[Dict[str, Any]] = ...,
+        on_event: Optional[Callable[[Dict[str, Any]], None]] = ...,
+        clarification: bool = ...,
+    ) -> AgentParts: ...
+
+@final
+class Agent:
+    def __new__(cls, parts: AgentParts) -> Agent: ...
     def create_session(self, id: Optional[str] = None) -> Awaitable[Session]: ...
     def open_session(self, id: str) -> Awaitable[Session]: ...
     def tool_specs(self) -> List[Dict[str, Any]]: ...
@@ -144,18 +152,9 @@ class KeyStore:
 class TabHub:
     @staticmethod
     def build(
-        provider: Provider,
-        tools: Sequence[Any],
-        native_tools: Sequence[NativeTool],
-        store: Optional[Store] = None,
-        gate: Optional[Callable[[Dict[str, Any]], Any]] = None,
-        gate_is_async: bool = False,
-        system_prompt: Optional[str] = None,
-        config: Optional[Dict[str, Any]] = None,
-        on_event: Optional[Callable[[Dict[str, Any]], None]] = None,
+        parts: AgentParts,
         default_permissions: Optional[Dict[str, bool]] = None,
         auto_wake_budget: Optional[int] = None,
-        clarification: bool = False,
         max_held_messages: Optional[int] = None,
     ) -> Awaitable[TabHub]: ...
     def open_tab(self, id: Optional[str] = None, permissions: Optional[Dict[str, bool]] = None) -> Awaitable[str]: ...

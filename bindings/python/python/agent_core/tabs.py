@@ -87,21 +87,19 @@ class TabHub:
         person are never refused."""
         tools = [t if isinstance(t, Tool) or hasattr(t, "_native_tools") else Tool(t) for t in tools]
         gate_fn, gate_async = _wrap_gate(gate) if gate is not None else (None, False)
-        native = await _native.TabHub.build(
-            provider._native,
-            [t for t in tools if isinstance(t, Tool)],
-            [n for t in tools if hasattr(t, "_native_tools") for n in t._native_tools()],
-            store._native if store is not None else None,
-            gate_fn,
-            gate_async,
-            system_prompt,
-            (config or AgentConfig())._to_dict(),
-            _wrap_event_callback(on_event) if on_event is not None else None,
-            _perm(default_permissions),
-            auto_wake_budget,
-            clarification,
-            max_held_messages,
+        parts = _native.AgentParts(
+            provider=provider._native,
+            tools=[t for t in tools if isinstance(t, Tool)],
+            native_tools=[n for t in tools if hasattr(t, "_native_tools") for n in t._native_tools()],
+            store=store._native if store is not None else None,
+            gate=gate_fn,
+            gate_is_async=gate_async,
+            system_prompt=system_prompt,
+            config=(config or AgentConfig())._to_dict(),
+            on_event=_wrap_event_callback(on_event) if on_event is not None else None,
+            clarification=clarification,
         )
+        native = await _native.TabHub.build(parts, _perm(default_permissions), auto_wake_budget, max_held_messages)
         return cls(native)
 
     async def open_tab(
