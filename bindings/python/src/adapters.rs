@@ -44,6 +44,10 @@ fn http_config(http: Option<&Bound<'_, PyDict>>) -> PyResult<HttpConfig> {
             "backoff_max" => c.backoff_max = secs()?,
             "max_retry_after" => c.max_retry_after = secs()?,
             "user_agent" => c.user_agent = value.extract()?,
+            "max_response_bytes" => c.max_response_bytes = value.extract()?,
+            "max_error_body_bytes" => c.max_error_body_bytes = value.extract()?,
+            "max_tool_args_bytes" => c.max_tool_args_bytes = value.extract()?,
+            "max_tool_calls" => c.max_tool_calls = value.extract()?,
             other => return Err(config_error(format!("unknown HTTP setting {other:?}"))),
         }
     }

@@ -42,6 +42,18 @@ async def test_provider_errors_keep_the_rust_text():
         assert "authentication failed (HTTP 401)" in outcome.error and "invalid api key" in outcome.error
 
 
+async def test_a_response_past_a_byte_cap_fails_naming_the_cap():
+    # The mock's tool call carries `{"a": 2, "b": 3}`: more than 4 bytes of arguments.
+    with MockOpenAI() as server:
+        provider = ac.OpenAICompatible(
+            "mock-model", "k", base_url=server.base_url, http={"max_tool_args_bytes": 4, "max_attempts": 1}
+        )
+        session = await ac.Agent(provider, tools=[add]).create_session()
+        outcome = await session.send("What is 2 + 3?")
+        assert outcome.status == "error" and outcome.error_kind == "provider.malformed", outcome
+        assert "max_tool_args_bytes" in outcome.error
+
+
 async def test_fallback_router_moves_on_after_a_retryable_error():
     with MockOpenAI() as server:
         down = ac.OpenAICompatible(

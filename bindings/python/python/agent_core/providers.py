@@ -236,7 +236,9 @@ class OpenAICompatible(_Configured):
 
     ``http`` sets timeouts (seconds) and retries: ``connect_timeout``, ``read_timeout``,
     ``idle_timeout``, ``call_timeout``, ``max_attempts``, ``backoff_base``, ``backoff_max``,
-    ``max_retry_after``, ``user_agent``.
+    ``max_retry_after``, ``user_agent``; and what one response may hold (past a cap the call
+    fails ``provider.malformed`` naming it): ``max_response_bytes`` (64 MiB),
+    ``max_error_body_bytes`` (64 KiB), ``max_tool_args_bytes`` (1 MiB), ``max_tool_calls`` (128).
     """
 
     _kind = "openai-compatible"
