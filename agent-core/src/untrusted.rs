@@ -156,12 +156,6 @@ pub fn one_line(text: &str, max_chars: usize) -> String {
     out
 }
 
-/// Whether `text` contains a complete wrapper (an opening and a closing marker); used to avoid
-/// wrapping text twice.
-pub fn is_wrapped(text: &str) -> bool {
-    text.contains(&format!("<{MARKER_TAG} nonce=\"")) && text.contains(&format!("</{MARKER_TAG} nonce=\""))
-}
-
 fn nonce() -> String {
     // 60 random bits (one of the 16 digits is the UUID version) from the same source as session ids.
     let mut id = uuid::Uuid::new_v4().simple().to_string();

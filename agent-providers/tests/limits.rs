@@ -49,6 +49,17 @@ fn http() -> HttpConfig {
     }
 }
 
+/// The response cap of the endless-response tests: small enough to reach quickly.
+const RESPONSE_CAP: usize = 4 << 20;
+
+/// [`http`] with the response cap at [`RESPONSE_CAP`].
+fn response_capped() -> HttpConfig {
+    HttpConfig {
+        max_response_bytes: RESPONSE_CAP,
+        ..http()
+    }
+}
+
 const PIECE: usize = 8 * 1024;
 
 /// A stream that opens a tool call and then sends argument fragments forever.
@@ -144,47 +155,48 @@ async fn endless_tool_arguments_end_at_the_tool_arguments_cap() {
 
 #[tokio::test]
 async fn an_endless_event_ends_at_the_response_cap() {
-    let cap = 4 << 20;
-    let http = HttpConfig {
-        max_response_bytes: cap,
-        ..http()
-    };
     // Gemini's call arrives in one event: that event is what grows.
     cut_at(
         Wire::Gemini,
         endless_arguments(Wire::Gemini),
-        http,
+        response_capped(),
         true,
         "max_response_bytes",
-        cap,
+        RESPONSE_CAP,
     )
     .await;
 }
 
 #[tokio::test]
 async fn an_endless_stream_ends_at_the_response_cap() {
-    let cap = 4 << 20;
     for wire in common::ALL {
-        let http = HttpConfig {
-            max_response_bytes: cap,
-            ..http()
-        };
-        cut_at(wire, endless_text(wire), http, true, "max_response_bytes", cap).await;
+        cut_at(
+            wire,
+            endless_text(wire),
+            response_capped(),
+            true,
+            "max_response_bytes",
+            RESPONSE_CAP,
+        )
+        .await;
     }
 }
 
 #[tokio::test]
 async fn an_endless_non_streamed_body_ends_at_the_response_cap() {
-    let cap = 4 << 20;
     for wire in common::ALL {
-        let http = HttpConfig {
-            max_response_bytes: cap,
-            ..http()
-        };
         let reply = Reply::new(200, "{\"x\":\"")
             .header("content-type", "application/json")
             .forever("y".repeat(PIECE));
-        cut_at(wire, reply, http, false, "max_response_bytes", cap).await;
+        cut_at(
+            wire,
+            reply,
+            response_capped(),
+            false,
+            "max_response_bytes",
+            RESPONSE_CAP,
+        )
+        .await;
     }
 }
 

@@ -9,44 +9,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_core::untrusted::Provenance;
-use agent_core::{Agent, Role, ScriptedProvider, ScriptedReply, SessionId, Tool, ToolContext, ToolError, ToolOutput};
+use agent_core::{Agent, Role, ScriptedProvider, ScriptedReply, ToolError, ToolOutput};
 use agent_tools::{DEFAULT_MAX_WRITE_BYTES, ShellEnv};
 use agent_tools::{FsPolicy, fs_tools};
 use serde_json::{Value, json};
 
-struct Fx {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-    outside: PathBuf,
-    tools: Vec<Arc<dyn Tool>>,
-}
-
-fn fx_with(adjust: impl FnOnce(&mut FsPolicy)) -> Fx {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("root");
-    let outside = dir.path().join("outside");
-    std::fs::create_dir_all(&root).unwrap();
-    std::fs::create_dir_all(&outside).unwrap();
-    std::fs::write(outside.join("secret.txt"), "TOP SECRET").unwrap();
-    let mut policy = FsPolicy::root(&root);
-    adjust(&mut policy);
-    Fx {
-        _dir: dir,
-        root,
-        outside,
-        tools: fs_tools(policy),
-    }
-}
-
-fn fx() -> Fx {
-    fx_with(|_| {})
-}
-
-async fn call(fx: &Fx, name: &str, args: Value) -> Result<ToolOutput, ToolError> {
-    let tool = fx.tools.iter().find(|t| t.spec().name == name).unwrap();
-    tool.call(args, ToolContext::detached(SessionId::new_random(), "call-1"))
-        .await
-}
+mod fs_support;
+use fs_support::{Fx, call, fx, fx_with, refusal};
 
 /// The call, or a failure (instead of a hung test) when it does not return within 5 s.
 async fn call_quickly(fx: &Fx, name: &str, args: Value, unblock: impl FnOnce()) -> Result<ToolOutput, ToolError> {
@@ -57,14 +26,6 @@ async fn call_quickly(fx: &Fx, name: &str, args: Value, unblock: impl FnOnce()) 
             unblock();
             panic!("{name} {args} hung");
         }
-    }
-}
-
-fn refusal(r: Result<ToolOutput, ToolError>) -> String {
-    match r {
-        Err(ToolError::ForModel { message, .. }) => message,
-        Err(e) => panic!("expected an error for the model, got fatal {e}"),
-        Ok(o) => panic!("expected a refusal, got {:?}", o.text_content()),
     }
 }
 

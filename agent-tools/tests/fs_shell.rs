@@ -6,53 +6,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use agent_core::{SessionId, Tool, ToolContext, ToolError, ToolOutput};
 use agent_tools::{FsPolicy, fs_tools};
 use serde_json::{Value, json};
 
-struct Fx {
-    _dir: tempfile::TempDir,
-    root: std::path::PathBuf,
-    outside: std::path::PathBuf,
-    tools: Vec<Arc<dyn Tool>>,
-}
-
-fn fx() -> Fx {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("root");
-    let outside = dir.path().join("outside");
-    std::fs::create_dir_all(&root).unwrap();
-    std::fs::create_dir_all(&outside).unwrap();
-    std::fs::write(outside.join("secret.txt"), "TOP SECRET").unwrap();
-    let tools = fs_tools(FsPolicy::root(&root));
-    Fx {
-        _dir: dir,
-        root,
-        outside,
-        tools,
-    }
-}
-
-fn cx() -> ToolContext {
-    ToolContext::detached(SessionId::new_random(), "call-1")
-}
-
-async fn call(fx: &Fx, name: &str, args: Value) -> Result<ToolOutput, ToolError> {
-    call_with(fx, name, args, cx()).await
-}
-
-async fn call_with(fx: &Fx, name: &str, args: Value, cx: ToolContext) -> Result<ToolOutput, ToolError> {
-    let tool = fx.tools.iter().find(|t| t.spec().name == name).unwrap();
-    tool.call(args, cx).await
-}
-
-fn refusal(r: Result<ToolOutput, ToolError>) -> String {
-    match r {
-        Err(ToolError::ForModel { message, .. }) => message,
-        Err(e) => panic!("expected an error for the model, got fatal {e}"),
-        Ok(o) => panic!("expected a refusal, got {:?}", o.text_content()),
-    }
-}
+mod fs_support;
+use fs_support::{call, call_with, cx, fx, refusal};
 
 #[tokio::test]
 async fn write_read_list_mkdir_delete_round_trip() {

@@ -1,4 +1,4 @@
-//! An Gemini generateContent response body of arbitrary bytes, cut at arbitrary points, through the SSE
+//! A Gemini generateContent response body of arbitrary bytes, cut at arbitrary points, through the SSE
 //! parser and the wire decoder (see `agent_fuzz::sse_stream`).
 #![no_main]
 

@@ -15,8 +15,25 @@ use super::{DeliveryStatus, Origin, TabId, TabState};
 use crate::agent::{Outcome, OutcomeStatus, Run, RunEvents};
 use crate::event::{AgentEvent, EventKind};
 use crate::message::{ContentPart, Message};
+use crate::untrusted::{Provenance, wrap_untrusted};
 
 impl HubInner {
+    /// Delivers what the agent of tab `sender` wrote (`send_to_tab`, or a host relaying it):
+    /// framed as another tab's words and wrapped as untrusted data from that tab, so the
+    /// receiving model never reads it as its person's, then queued with the sender as origin.
+    pub(crate) async fn deliver_from_tab(
+        self: &Arc<Self>,
+        tab: &TabId,
+        message: Message,
+        sender: &TabId,
+    ) -> Result<Delivery, TabError> {
+        let handle = self.handle(sender);
+        let label = handle.clone().unwrap_or_else(|| sender.to_string());
+        let framed = from_another_tab(message, &label);
+        self.deliver(tab, QueuedMessage::from_tab(framed, sender.clone(), handle))
+            .await
+    }
+
     pub(crate) async fn deliver(self: &Arc<Self>, tab: &TabId, queued: QueuedMessage) -> Result<Delivery, TabError> {
         let origin = queued.origin;
         let slot = self.slot(tab)?;
@@ -261,6 +278,18 @@ async fn watch_run(inner: Arc<HubInner>, slot: Arc<Slot>, run: Arc<Run>, mut eve
     }
     let outcome = run.outcome().await;
     inner.turn_ended(&slot, &run, outcome).await;
+}
+
+/// `message` as the receiving model reads it: a line saying another tab's agent wrote it, then
+/// its text wrapped as untrusted data from tab `label`; images follow as they are.
+fn from_another_tab(message: Message, label: &str) -> Message {
+    let text = message.text();
+    let mut parts = vec![ContentPart::text(format!(
+        "[message from tab {label}: written by that tab's agent, not by your person]\n{}",
+        wrap_untrusted(&Provenance::tab(label), &text)
+    ))];
+    parts.extend(message.content.into_iter().filter(|p| p.as_text().is_none()));
+    Message::user_parts(parts)
 }
 
 /// Takes the messages of the next turn off the queue: every message from the person if there

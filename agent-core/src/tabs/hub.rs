@@ -236,18 +236,16 @@ impl TabHub {
     }
 
     /// Delivers a message written by the agent of tab `sender` (what `send_to_tab` does): as
-    /// [`TabHub::deliver`] with [`Origin::Agent`], and the turn it starts names `sender` as its
-    /// origin in its `run_started` event and in every gate request.
+    /// [`TabHub::deliver`] with [`Origin::Agent`], framed as that tab's words and wrapped as
+    /// untrusted data from it, and the turn it starts names `sender` as its origin in its
+    /// `run_started` event and in every gate request.
     pub async fn deliver_from_tab(
         &self,
         tab: &TabId,
         message: impl Into<DeliveredMessage>,
         sender: &TabId,
     ) -> Result<Delivery, TabError> {
-        let handle = self.inner.handle(sender);
-        self.inner
-            .deliver(tab, QueuedMessage::from_tab(message.into().0, sender.clone(), handle))
-            .await
+        self.inner.deliver_from_tab(tab, message.into().0, sender).await
     }
 
     /// Resolves a handle or any prefix of a tab id against the open tabs.

@@ -6,12 +6,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::hub_inner::HubInner;
-use super::store::QueuedMessage;
 use super::types::TabError;
 use super::{DeliveryStatus, TabId, TabPermissions, TabState};
 use crate::message::Message;
 use crate::tool::{Tool, ToolContext, ToolError, ToolOutput, tool_fn};
-use crate::untrusted::{Provenance, wrap_untrusted};
+use crate::untrusted::Provenance;
 
 /// The name of the tool that messages another tab.
 pub const SEND_TO_TAB: &str = "send_to_tab";
@@ -103,20 +102,12 @@ async fn send_to_tab(hub: Weak<HubInner>, tab: TabId, args: SendArgs) -> Result<
         return Err(ToolError::model("message is empty: write the text to send"));
     }
     let (target, handle) = target(&hub, &args.tab_id)?;
-    let own = hub.handle(&tab).unwrap_or_else(|| tab.to_string());
     if target == tab {
         return Err(ToolError::model(format!(
             "tab {handle} is this tab itself; send_to_tab delivers to other tabs"
         )));
     }
-    // The receiving model reads another agent's words as data: that agent may be repeating a
-    // page it read, and the message carries none of the person's authority.
-    let text = format!(
-        "[message from tab {own}: written by that tab's agent, not by your person]\n{}",
-        wrap_untrusted(&Provenance::tab(&own), &args.message)
-    );
-    let queued = QueuedMessage::from_tab(Message::user(text), tab.clone(), Some(own));
-    let delivery = match hub.deliver(&target, queued).await {
+    let delivery = match hub.deliver_from_tab(&target, Message::user(args.message), &tab).await {
         Ok(d) => d,
         Err(TabError::QueueFull { limit, .. }) => {
             return Err(ToolError::model(format!(

@@ -52,6 +52,11 @@ pub trait Wire: Clone + Debug + Send + Sync + 'static {
 /// A wire whose endpoint does not depend on the model, so switching models cannot fail.
 pub trait FixedUrl: Wire {}
 
+/// The configured base URL (or `default`) without trailing slashes.
+pub(crate) fn base_url<'a>(config: &'a ProviderConfig, default: &'a str) -> &'a str {
+    config.base_url.as_deref().unwrap_or(default).trim_end_matches('/')
+}
+
 /// Serializes a borrowed request view into a buffer sized for it.
 pub(crate) fn to_bytes<T: serde::Serialize>(view: &T, capacity: usize) -> Result<Vec<u8>, ProviderError> {
     let mut buf = Vec::with_capacity(capacity);

@@ -98,11 +98,13 @@ pub(crate) fn requests() -> Vec<ModelRequest> {
     ]
 }
 
-/// Bytes whose keys are in sorted order: what serializing a `serde_json::Value` tree gives.
-pub(crate) fn assert_sorted_keys(bytes: &[u8]) {
-    let tree: serde_json::Value = serde_json::from_slice(bytes).unwrap();
+/// Bytes whose keys are in sorted order (what serializing a `serde_json::Value` tree gives)
+/// and that parse to `tree`: the bytes a tree-built body would have been.
+pub(crate) fn assert_bytes_of_tree(bytes: &[u8], tree: &serde_json::Value) {
+    let parsed: serde_json::Value = serde_json::from_slice(bytes).unwrap();
     assert_eq!(
         String::from_utf8_lossy(bytes),
-        String::from_utf8(serde_json::to_vec(&tree).unwrap()).unwrap()
+        String::from_utf8(serde_json::to_vec(&parsed).unwrap()).unwrap()
     );
+    assert_eq!(&parsed, tree);
 }

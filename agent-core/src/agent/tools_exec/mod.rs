@@ -306,8 +306,8 @@ impl ExecCtx<'_> {
         record.finished_at_ms = Some(now_millis());
         let duration_ms = done.elapsed.as_millis() as u64;
         let (message, stop) = match done.result {
-            Ok(output) => {
-                let provenance = output.provenance.clone();
+            Ok(mut output) => {
+                let provenance = output.provenance.take();
                 let mut capped = cap_output(output, self.agent.config.result_cap_chars);
                 let compression = &self.agent.config.compression;
                 let mut compressed = match capped.structured.take() {

@@ -9,7 +9,7 @@ use reqwest::header::{HeaderMap, HeaderValue};
 use crate::Anthropic;
 use crate::config::ProviderConfig;
 use crate::limits::Limits;
-use crate::wire::{FixedUrl, Wire, secret_header};
+use crate::wire::{FixedUrl, Wire, base_url, secret_header};
 
 mod request;
 mod response;
@@ -56,11 +56,7 @@ mod api {
         type Decoder = AnthropicDecoder;
 
         fn from_config(config: &ProviderConfig) -> Self {
-            let base = config
-                .base_url
-                .as_deref()
-                .unwrap_or(DEFAULT_BASE_URL)
-                .trim_end_matches('/');
+            let base = base_url(config, DEFAULT_BASE_URL);
             let url = if base.ends_with("/v1/messages") {
                 base.to_owned()
             } else if base.ends_with("/v1") {

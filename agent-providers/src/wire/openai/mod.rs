@@ -10,7 +10,7 @@ use reqwest::header::{AUTHORIZATION, HeaderMap};
 
 use crate::config::ProviderConfig;
 use crate::limits::Limits;
-use crate::wire::{FixedUrl, Wire, secret_header};
+use crate::wire::{FixedUrl, Wire, base_url, secret_header};
 
 mod reasoning_details;
 mod request;
@@ -38,11 +38,7 @@ mod api {
         type Decoder = OpenAiDecoder;
 
         fn from_config(config: &ProviderConfig) -> Self {
-            let base = config
-                .base_url
-                .as_deref()
-                .unwrap_or(DEFAULT_BASE_URL)
-                .trim_end_matches('/');
+            let base = base_url(config, DEFAULT_BASE_URL);
             let url = if base.ends_with("/chat/completions") {
                 base.to_owned()
             } else {
