@@ -9,11 +9,13 @@
 //!   characters around `...[+N chars]...`;
 //! - numbers, booleans and null pass through.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// The limits [`compress_json`] applies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct CompressionConfig {
     /// Values nested deeper than this become `"[deep nested]"` (the root is depth 0).
     pub max_depth: usize,

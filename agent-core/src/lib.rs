@@ -39,13 +39,14 @@
 #![deny(missing_docs)]
 
 // One path per item: the everyday API is re-exported at the root and the modules that hold it
-// are private; the two specialised families (`tabs`, `untrusted`) are public modules.
+// are private; the specialised families (`tabs`, `untrusted`, `options`) are public modules.
 mod agent;
 mod compaction;
 mod compress;
 mod event;
 mod gate;
 mod message;
+pub mod options;
 mod provider;
 mod session;
 mod store;
@@ -65,7 +66,8 @@ pub use gate::{AllowAll, FnGate, Gate, GateDecision, GateRequest, TurnOrigin, ga
 pub use message::{ContentPart, ImageSource, Message, Reasoning, Role, ToolCall, Visibility};
 pub use provider::{
     EventStream, FinishReason, ModelRequest, ModelResponse, Provider, ProviderError, ProviderErrorKind,
-    ResponseAssembler, ScriptStep, ScriptedProvider, ScriptedReply, StreamEvent, ToolSchema, Usage, collect_stream,
+    ResponseAssembler, ScriptStep, ScriptStepSpec, ScriptStepSpecError, ScriptedCallSpec, ScriptedErrorSpec,
+    ScriptedProvider, ScriptedReply, StreamEvent, ToolSchema, Usage, collect_stream,
 };
 pub use session::{InvalidSessionId, SessionId};
 pub use store::{

@@ -1,11 +1,12 @@
 use std::time::Duration;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::compress::CompressionConfig;
 
 /// What happens when the gate denies a call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DenialPolicy {
     /// End the turn with status `denied` (the default: the person said no, so stop).
@@ -16,16 +17,30 @@ pub enum DenialPolicy {
 }
 
 /// The loop's limits and defaults. Every field has a default; `docs/defaults.md` lists them.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+///
+/// As data (the bindings, a config file) it takes the [options format](crate::options):
+/// durations in milliseconds under keys ending `_ms`.
+///
+/// ```
+/// use std::time::Duration;
+/// let config: agent_core::AgentConfig =
+///     serde_json::from_value(serde_json::json!({"max_iterations": 20, "tool_timeout_ms": 5000})).unwrap();
+/// assert_eq!(config.tool_timeout, Duration::from_secs(5));
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct AgentConfig {
     /// Model calls per turn before the turn ends `capped` (default 100).
     pub max_iterations: u32,
     /// Tool calls per turn before the turn ends `capped` (default unlimited).
     pub max_tool_calls: Option<u32>,
     /// The whole model call, stream included (default 180 s).
+    #[serde(rename = "model_timeout_ms", with = "crate::options::duration_ms")]
+    #[schemars(schema_with = "crate::options::millis_schema")]
     pub model_timeout: Duration,
     /// A tool call, unless its spec sets its own (default 60 s).
+    #[serde(rename = "tool_timeout_ms", with = "crate::options::duration_ms")]
+    #[schemars(schema_with = "crate::options::millis_schema")]
     pub tool_timeout: Duration,
     /// Parallel-safe tools running at once (default 3).
     pub max_parallel_tools: usize,
@@ -44,6 +59,8 @@ pub struct AgentConfig {
     /// Sampling temperature passed to the provider.
     pub temperature: Option<f32>,
     /// How long a clarification question waits for an answer (default 30 min).
+    #[serde(rename = "clarification_ttl_ms", with = "crate::options::duration_ms")]
+    #[schemars(schema_with = "crate::options::millis_schema")]
     pub clarification_ttl: Duration,
     /// When and how older turns are compacted to fit the model's context window.
     pub compaction: crate::compaction::CompactionConfig,

@@ -14,6 +14,7 @@
 mod summary;
 mod trim;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::message::{ContentPart, Message, Role};
@@ -26,8 +27,8 @@ pub use trim::{TrimReport, trim_to_fit};
 pub const SUMMARY_PREFIX: &str = "[Summary of the earlier conversation, which was compacted to save context]";
 
 /// When and how to compact. Part of [`crate::AgentConfig`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct CompactionConfig {
     /// Whether to compact at all (default true). Without a known `max_input_tokens` (here or
     /// from [`crate::Provider::max_input_tokens`]) nothing is compacted until the provider

@@ -6,6 +6,7 @@
 
 mod assemble;
 mod error;
+mod script_spec;
 mod scripted;
 
 use std::sync::Arc;
@@ -19,6 +20,7 @@ use crate::message::Message;
 
 pub use assemble::{ResponseAssembler, collect_stream};
 pub use error::{ProviderError, ProviderErrorKind};
+pub use script_spec::{ScriptStepSpec, ScriptStepSpecError, ScriptedCallSpec, ScriptedErrorSpec};
 pub use scripted::{ScriptStep, ScriptedProvider, ScriptedReply};
 
 /// A tool as the model sees it: name, description and JSON Schema of the arguments.
@@ -48,7 +50,7 @@ pub struct ModelRequest {
 }
 
 /// Token counts reported by a provider.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Usage {
     /// Tokens of input (prompt), including cached ones.
     pub input_tokens: u64,
