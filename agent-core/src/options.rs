@@ -76,14 +76,15 @@ pub mod string_pairs {
     }
 }
 
-/// The JSON Schema of a millisecond duration, for `#[schemars(schema_with = ...)]`.
+/// The JSON Schema of a millisecond duration, for `#[schemars(schema_with = ...)]` (format
+/// `milliseconds`).
 pub fn millis_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({"type": "number", "minimum": 0, "description": "milliseconds"})
+    schemars::json_schema!({"type": "number", "minimum": 0, "format": "milliseconds"})
 }
 
 /// The JSON Schema of an optional millisecond duration.
 pub fn option_millis_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({"type": ["number", "null"], "minimum": 0, "description": "milliseconds"})
+    schemars::json_schema!({"type": ["number", "null"], "minimum": 0, "format": "milliseconds"})
 }
 
 /// The JSON Schema of name/value pairs written as an object of strings.

@@ -226,12 +226,11 @@ impl McpServerConfig {
         self
     }
 
-    /// Reads one server entry of the `mcpServers` JSON that most MCP hosts use:
+    /// Reads one server entry: the `mcpServers` JSON most MCP hosts use, in the
+    /// [options format](agent_core::options) ([`McpServerEntry`]):
     /// `{"command": "npx", "args": [...], "env": {...}, "cwd": "..."}` for stdio, or
-    /// `{"url": "http://...", "headers": {...}}` (also `"type": "http"` or `"streamable-http"`,
-    /// and AgentSphere's `serverUrl`/`serverType`) for streamable HTTP. Optional extras:
-    /// `callTimeoutMs`, `connectTimeoutMs`, `requestTimeoutMs`, `trustReadOnlyHints`, `roots`,
-    /// `inheritEnv`. The deprecated SSE transport is refused.
+    /// `{"url": "http://...", "headers": {...}}` (also `"type": "http"` or `"streamable-http"`)
+    /// for streamable HTTP. The deprecated SSE transport is refused, and so is an unknown key.
     ///
     /// ```
     /// let config = agent_mcp::McpServerConfig::from_json(
@@ -242,95 +241,9 @@ impl McpServerConfig {
     /// assert_eq!(config.alias, "everything");
     /// ```
     pub fn from_json(alias: &str, entry: &Value) -> Result<Self, McpError> {
-        let bad = |what: &str| McpError::Config(format!("server {alias:?}: {what}"));
-        let obj = entry
-            .as_object()
-            .ok_or_else(|| bad("the entry must be a JSON object"))?;
-        let text = |key: &str| obj.get(key).and_then(Value::as_str);
-        let strings = |key: &str| -> Result<Vec<(String, String)>, McpError> {
-            match obj.get(key) {
-                None | Some(Value::Null) => Ok(Vec::new()),
-                Some(Value::Object(map)) => map
-                    .iter()
-                    .map(|(k, v)| match v {
-                        Value::String(v) => Ok((k.clone(), v.clone())),
-                        other => Ok((k.clone(), other.to_string())),
-                    })
-                    .collect(),
-                Some(_) => Err(bad(&format!("\"{key}\" must be an object of strings"))),
-            }
-        };
-        let kind = text("type")
-            .or_else(|| text("transport"))
-            .or_else(|| text("serverType"))
-            .map(str::to_ascii_lowercase);
-        let url = text("url").or_else(|| text("serverUrl"));
-        let mut config = match (kind.as_deref(), text("command"), url) {
-            (Some("sse"), ..) => {
-                return Err(bad(
-                    "the SSE transport is deprecated and not supported; use streamable HTTP",
-                ));
-            }
-            (Some("stdio") | None, Some(command), _) => {
-                let args = match obj.get("args") {
-                    None | Some(Value::Null) => Vec::new(),
-                    Some(Value::Array(items)) => items
-                        .iter()
-                        .map(|v| {
-                            v.as_str()
-                                .map(str::to_owned)
-                                .ok_or_else(|| bad("\"args\" must be strings"))
-                        })
-                        .collect::<Result<_, _>>()?,
-                    Some(_) => return Err(bad("\"args\" must be an array of strings")),
-                };
-                let mut config = McpServerConfig::stdio(alias, command).args(args);
-                for (k, v) in strings("env")? {
-                    config = config.env(k, v);
-                }
-                if let Some(cwd) = text("cwd") {
-                    config = config.cwd(cwd);
-                }
-                if let Some(inherit) = obj.get("inheritEnv").and_then(Value::as_bool) {
-                    config = config.inherit_env(inherit);
-                }
-                config
-            }
-            (Some("http" | "streamable-http" | "streamable_http" | "streamablehttp") | None, None, Some(url)) => {
-                let mut config = McpServerConfig::http(alias, url);
-                for (k, v) in strings("headers")? {
-                    config = config.header(k, v);
-                }
-                config
-            }
-            (Some(other), ..)
-                if !matches!(
-                    other,
-                    "stdio" | "http" | "streamable-http" | "streamable_http" | "streamablehttp"
-                ) =>
-            {
-                return Err(bad(&format!("unknown transport type {other:?}")));
-            }
-            _ => return Err(bad("give \"command\" (stdio) or \"url\" (streamable HTTP)")),
-        };
-        if let Some(ms) = obj.get("callTimeoutMs").and_then(Value::as_u64) {
-            config = config.call_timeout(Duration::from_millis(ms));
-        }
-        if let Some(ms) = obj.get("connectTimeoutMs").and_then(Value::as_u64) {
-            config = config.connect_timeout(Duration::from_millis(ms));
-        }
-        if let Some(ms) = obj.get("requestTimeoutMs").and_then(Value::as_u64) {
-            config = config.request_timeout(Duration::from_millis(ms));
-        }
-        if let Some(trust) = obj.get("trustReadOnlyHints").and_then(Value::as_bool) {
-            config = config.trust_read_only_hints(trust);
-        }
-        if let Some(Value::Array(roots)) = obj.get("roots") {
-            for root in roots.iter().filter_map(Value::as_str) {
-                config = config.root(root);
-            }
-        }
-        Ok(config)
+        let entry: McpServerEntry =
+            serde_json::from_value(entry.clone()).map_err(|e| McpError::Config(format!("server {alias:?}: {e}")))?;
+        entry.into_config(alias)
     }
 
     /// The wait before the next attempt after `failures` failed attempts in a row.
@@ -361,8 +274,144 @@ impl McpServerConfig {
     }
 }
 
+/// One MCP server as data: an entry of the `mcpServers` JSON that most MCP hosts write, in the
+/// [options format](agent_core::options). Keys are `snake_case`; the `camelCase` spellings
+/// other hosts write (`callTimeoutMs`, `serverUrl`, `inheritEnv`, ...) are read too, and the
+/// keys other hosts add for themselves (`autoApprove`, `alwaysAllow`, `description`) are
+/// accepted and ignored (every remote tool stays gated). See [`McpServerConfig`] for what each
+/// setting means and its default.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct McpServerEntry {
+    /// `stdio` or `http` (also `streamable-http`); inferred from `command` or `url` when absent.
+    #[serde(rename = "type", alias = "transport", alias = "serverType")]
+    pub kind: Option<String>,
+    /// The program of a stdio server.
+    pub command: Option<String>,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Variables set for the child.
+    #[serde(with = "agent_core::options::string_pairs")]
+    #[schemars(schema_with = "agent_core::options::string_pairs_schema")]
+    pub env: Vec<(String, String)>,
+    /// Whether the child inherits the host's whole environment (default `false`).
+    #[serde(alias = "inheritEnv")]
+    pub inherit_env: bool,
+    /// The child's working directory.
+    pub cwd: Option<PathBuf>,
+    /// The endpoint of a streamable HTTP server.
+    #[serde(alias = "serverUrl")]
+    pub url: Option<String>,
+    /// Headers sent with every HTTP request.
+    #[serde(with = "agent_core::options::string_pairs")]
+    #[schemars(schema_with = "agent_core::options::string_pairs_schema")]
+    pub headers: Vec<(String, String)>,
+    /// Longest a tool call may take (default 60 000).
+    #[serde(alias = "callTimeoutMs", with = "agent_core::options::option_duration_ms")]
+    #[schemars(schema_with = "agent_core::options::option_millis_schema")]
+    pub call_timeout_ms: Option<Duration>,
+    /// Longest the start and handshake may take (default 30 000).
+    #[serde(alias = "connectTimeoutMs", with = "agent_core::options::option_duration_ms")]
+    #[schemars(schema_with = "agent_core::options::option_millis_schema")]
+    pub connect_timeout_ms: Option<Duration>,
+    /// Longest a `tools/list`, all pages together, may take (default 30 000).
+    #[serde(alias = "requestTimeoutMs", with = "agent_core::options::option_duration_ms")]
+    #[schemars(schema_with = "agent_core::options::option_millis_schema")]
+    pub request_timeout_ms: Option<Duration>,
+    /// Let tools the server marks read-only run without the gate (default `false`).
+    #[serde(alias = "trustReadOnlyHints")]
+    pub trust_read_only_hints: bool,
+    /// Caps on what a tool returns.
+    pub caps: Option<OutputCaps>,
+    /// First reconnect wait (default 500).
+    #[serde(alias = "backoffInitialMs", with = "agent_core::options::option_duration_ms")]
+    #[schemars(schema_with = "agent_core::options::option_millis_schema")]
+    pub backoff_initial_ms: Option<Duration>,
+    /// Longest reconnect wait (default 30 000).
+    #[serde(alias = "backoffMaxMs", with = "agent_core::options::option_duration_ms")]
+    #[schemars(schema_with = "agent_core::options::option_millis_schema")]
+    pub backoff_max_ms: Option<Duration>,
+    /// Roots (`file://` URIs) offered to the server.
+    pub roots: Vec<String>,
+    /// Leave this server out of [`servers_from_json`].
+    pub disabled: bool,
+    /// Other hosts' auto-approval list; ignored (every remote tool is gated here).
+    #[serde(rename = "autoApprove", alias = "alwaysAllow", skip_serializing)]
+    #[schemars(skip)]
+    pub foreign_auto_approve: Option<Value>,
+    /// Other hosts' description of the server; ignored.
+    #[serde(skip_serializing)]
+    #[schemars(skip)]
+    pub description: Option<Value>,
+}
+
+impl McpServerEntry {
+    /// The server configuration this entry describes, named `alias`.
+    pub fn into_config(self, alias: &str) -> Result<McpServerConfig, McpError> {
+        let bad = |what: &str| McpError::Config(format!("server {alias:?}: {what}"));
+        let kind = self.kind.as_deref().map(str::to_ascii_lowercase);
+        let mut config = match (kind.as_deref(), self.command, self.url) {
+            (Some("sse"), ..) => {
+                return Err(bad(
+                    "the SSE transport is deprecated and not supported; use streamable HTTP",
+                ));
+            }
+            (Some(other), ..)
+                if !matches!(
+                    other,
+                    "stdio" | "http" | "streamable-http" | "streamable_http" | "streamablehttp"
+                ) =>
+            {
+                return Err(bad(&format!("unknown transport type {other:?}")));
+            }
+            (Some("stdio") | None, Some(command), _) => {
+                let mut config = McpServerConfig::stdio(alias, command)
+                    .args(self.args)
+                    .inherit_env(self.inherit_env);
+                for (k, v) in self.env {
+                    config = config.env(k, v);
+                }
+                if let Some(cwd) = self.cwd {
+                    config = config.cwd(cwd);
+                }
+                config
+            }
+            (Some(_) | None, None, Some(url)) if kind.as_deref() != Some("stdio") => {
+                let mut config = McpServerConfig::http(alias, url);
+                for (k, v) in self.headers {
+                    config = config.header(k, v);
+                }
+                config
+            }
+            _ => return Err(bad("give \"command\" (stdio) or \"url\" (streamable HTTP)")),
+        };
+        if let Some(t) = self.call_timeout_ms {
+            config = config.call_timeout(t);
+        }
+        if let Some(t) = self.connect_timeout_ms {
+            config = config.connect_timeout(t);
+        }
+        if let Some(t) = self.request_timeout_ms {
+            config = config.request_timeout(t);
+        }
+        if let Some(caps) = self.caps {
+            config = config.caps(caps);
+        }
+        let initial = self.backoff_initial_ms.unwrap_or(config.backoff_initial);
+        let max = self.backoff_max_ms.unwrap_or(config.backoff_max);
+        config = config
+            .backoff(initial, max)
+            .trust_read_only_hints(self.trust_read_only_hints);
+        for root in self.roots {
+            config = config.root(root);
+        }
+        Ok(config)
+    }
+}
+
 /// Reads every server of an `{"mcpServers": {"alias": {...}, ...}}` document (or of the bare
-/// map); see [`McpServerConfig::from_json`] for one entry.
+/// map); see [`McpServerConfig::from_json`] for one entry. Entries marked `"disabled": true`
+/// are left out.
 pub fn servers_from_json(doc: &Value) -> Result<Vec<McpServerConfig>, McpError> {
     let map = doc
         .get("mcpServers")
@@ -370,6 +419,7 @@ pub fn servers_from_json(doc: &Value) -> Result<Vec<McpServerConfig>, McpError> 
         .as_object()
         .ok_or_else(|| McpError::Config("expected {\"mcpServers\": {\"alias\": {...}}}".into()))?;
     map.iter()
+        .filter(|(_, entry)| entry.get("disabled").and_then(Value::as_bool) != Some(true))
         .map(|(alias, entry)| McpServerConfig::from_json(alias, entry))
         .collect()
 }
@@ -419,6 +469,27 @@ mod tests {
             servers.iter().find(|s| s.alias == "sphere").unwrap().transport,
             Transport::Http { .. }
         ));
+    }
+
+    #[test]
+    fn reads_the_options_format_and_refuses_unknown_keys() {
+        let doc = json!({"mcpServers": {
+            "files": {"command": "srv", "call_timeout_ms": 1500, "caps": {"max_text_chars": 10},
+                      "backoff_initial_ms": 100, "backoff_max_ms": 200, "autoApprove": ["x"], "description": "d"},
+            "off": {"command": "never", "disabled": true}
+        }});
+        let servers = servers_from_json(&doc).unwrap();
+        assert_eq!(servers.len(), 1, "the disabled server is left out");
+        let files = &servers[0];
+        assert_eq!(files.call_timeout, Duration::from_millis(1500));
+        assert_eq!(files.caps.max_text_chars, 10);
+        assert_eq!(
+            (files.backoff_initial, files.backoff_max),
+            (Duration::from_millis(100), Duration::from_millis(200))
+        );
+
+        let err = McpServerConfig::from_json("a", &json!({"command": "srv", "call_timeout": 5})).unwrap_err();
+        assert!(err.to_string().contains("unknown field `call_timeout`"), "{err}");
     }
 
     #[test]

@@ -7,7 +7,8 @@ use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 /// Limits applied to what a remote tool returns before the agent sees it. The agent loop caps
 /// text again (`AgentConfig::result_cap_chars`); these keep a misbehaving server from filling
 /// memory on the way there.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct OutputCaps {
     /// Characters of text kept across all text parts (default 200 000).
     pub max_text_chars: usize,

@@ -58,7 +58,7 @@ mod server;
 mod sync;
 
 pub use client::{McpClient, ServerInfo};
-pub use config::{McpServerConfig, Transport, servers_from_json};
+pub use config::{McpServerConfig, McpServerEntry, Transport, servers_from_json};
 pub use content::{MAX_ERROR_CHARS, OutputCaps};
 pub use error::McpError;
 pub use http_guard::new_bearer_token;

@@ -9,14 +9,18 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::{Anthropic, Gemini, HttpConfig, OpenAiCompatible};
 
-/// Which wire format a provider speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// Which wire format a provider speaks. As data it is its name (`"openai-compatible"`,
+/// `"anthropic"`, `"gemini"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub enum ProviderKind {
     /// OpenAI Chat Completions and every server that copies it (`openai-compatible`).
+    #[serde(rename = "openai-compatible")]
     OpenAiCompatible,
     /// Anthropic Messages (`anthropic`).
+    #[serde(rename = "anthropic")]
     Anthropic,
     /// Google Gemini generateContent (`gemini`).
+    #[serde(rename = "gemini")]
     Gemini,
 }
 
@@ -52,8 +56,10 @@ impl FromStr for ProviderKind {
     }
 }
 
-/// An API key. Its `Debug` and `Display` never show it; [`ApiKey::expose`] does.
-#[derive(Clone, Default, PartialEq, Eq)]
+/// An API key. Its `Debug` and `Display` never show it; [`ApiKey::expose`] does. As data it is
+/// a string; it is never serialized back out.
+#[derive(Clone, Default, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(transparent)]
 pub struct ApiKey(String);
 
 impl ApiKey {
@@ -98,25 +104,48 @@ impl<T: Into<String>> From<T> for ApiKey {
 /// assert_eq!(provider.id(), "anthropic");
 /// assert!(!format!("{config:?}").contains("sk-ant"));
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+///
+/// As data it takes the [options format](agent_core::options); `kind` and `model` are
+/// required, and the API key is never serialized back out:
+///
+/// ```
+/// let config: agent_providers::ProviderConfig = serde_json::from_value(serde_json::json!({
+///     "kind": "openai-compatible", "model": "m", "base_url": "http://127.0.0.1:8080/v1",
+///     "http": {"max_attempts": 1}, "headers": {"HTTP-Referer": "https://example.org"}
+/// })).unwrap();
+/// assert_eq!(config.http.max_attempts, 1);
+/// ```
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ProviderConfig {
     /// The wire format.
     pub kind: ProviderKind,
     /// The model name sent to the provider.
     pub model: String,
     /// The API key (an empty key sends no authentication header; for local servers).
+    #[serde(default, skip_serializing)]
     pub api_key: ApiKey,
     /// Overrides the provider's default base URL (`https://api.openai.com/v1`,
     /// `https://api.anthropic.com`). Gemini ignores it.
+    #[serde(default)]
     pub base_url: Option<String>,
     /// Timeouts and retries.
+    #[serde(default)]
     pub http: HttpConfig,
     /// Stream the answer over SSE (default) or make a plain JSON call.
+    #[serde(default = "streaming_default")]
     pub streaming: bool,
     /// The model's context window in tokens, when known (used by compaction).
+    #[serde(default)]
     pub max_input_tokens: Option<u64>,
     /// Extra request headers (for example OpenRouter's `HTTP-Referer`).
+    #[serde(default, with = "agent_core::options::string_pairs")]
+    #[schemars(schema_with = "agent_core::options::string_pairs_schema")]
     pub headers: Vec<(String, String)>,
+}
+
+fn streaming_default() -> bool {
+    true
 }
 
 impl ProviderConfig {

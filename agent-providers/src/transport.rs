@@ -30,26 +30,44 @@ use crate::sse::{SseEvent, SseParser};
 /// let http = HttpConfig { max_attempts: 5, idle_timeout: Duration::from_secs(30), ..HttpConfig::default() };
 /// assert_eq!(http.connect_timeout, Duration::from_secs(30));
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+///
+/// As data it takes the [options format](agent_core::options): durations in milliseconds
+/// under keys ending `_ms` (`{"max_attempts": 5, "idle_timeout_ms": 30000}`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct HttpConfig {
     /// Establishing the TCP/TLS connection (default 30 s).
+    #[serde(rename = "connect_timeout_ms", with = "agent_core::options::duration_ms")]
+    #[schemars(schema_with = "agent_core::options::millis_schema")]
     pub connect_timeout: Duration,
     /// Waiting for the response headers, and for a whole non-streamed body (default 60 s).
+    #[serde(rename = "read_timeout_ms", with = "agent_core::options::duration_ms")]
+    #[schemars(schema_with = "agent_core::options::millis_schema")]
     pub read_timeout: Duration,
     /// The longest silence between two chunks of a streamed body (default 120 s).
+    #[serde(rename = "idle_timeout_ms", with = "agent_core::options::duration_ms")]
+    #[schemars(schema_with = "agent_core::options::millis_schema")]
     pub idle_timeout: Duration,
     /// The whole model call, retries and stream included (default 180 s). The agent loop
     /// enforces its own model-call timeout as well.
+    #[serde(rename = "call_timeout_ms", with = "agent_core::options::duration_ms")]
+    #[schemars(schema_with = "agent_core::options::millis_schema")]
     pub call_timeout: Duration,
     /// Attempts per call, the first included (default 3). Retries happen on 429, 5xx,
     /// timeouts and transport errors, before any byte of the answer has been read.
     pub max_attempts: u32,
     /// The first backoff delay; each retry doubles it, with full jitter (default 500 ms).
+    #[serde(rename = "backoff_base_ms", with = "agent_core::options::duration_ms")]
+    #[schemars(schema_with = "agent_core::options::millis_schema")]
     pub backoff_base: Duration,
     /// The largest backoff delay (default 8 s).
+    #[serde(rename = "backoff_max_ms", with = "agent_core::options::duration_ms")]
+    #[schemars(schema_with = "agent_core::options::millis_schema")]
     pub backoff_max: Duration,
     /// The longest `Retry-After` honoured; a server asking for more fails the call at once, so
     /// that a fallback route can take over (default 60 s).
+    #[serde(rename = "max_retry_after_ms", with = "agent_core::options::duration_ms")]
+    #[schemars(schema_with = "agent_core::options::millis_schema")]
     pub max_retry_after: Duration,
     /// Sent as `User-Agent`.
     pub user_agent: String,

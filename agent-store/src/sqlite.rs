@@ -16,8 +16,9 @@ use crate::sql_error::backend;
 use crate::writer::{Append, SeqCheck, Writer};
 use crate::writes;
 
-/// How hard SQLite works to make a commit survive.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// How hard SQLite works to make a commit survive. As data: `"normal"` or `"full"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
 pub enum Durability {
     /// `synchronous = NORMAL` (the default): a commit survives the process being killed at any
     /// point; the last commits before a power loss or an OS crash may be lost (the database
@@ -29,12 +30,16 @@ pub enum Durability {
     Full,
 }
 
-/// Options for [`SqliteStore::open_with`].
-#[derive(Debug, Clone)]
+/// Options for [`SqliteStore::open_with`]. As data they take the
+/// [options format](agent_core::options) (`{"durability": "full", "busy_timeout_ms": 10000}`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct SqliteOptions {
     /// Commit durability (default [`Durability::Normal`]).
     pub durability: Durability,
     /// How long a connection waits for another process's write lock (default 5 s).
+    #[serde(rename = "busy_timeout_ms", with = "agent_core::options::duration_ms")]
+    #[schemars(schema_with = "agent_core::options::millis_schema")]
     pub busy_timeout: Duration,
     /// Read connections kept open for reuse (default 4). Reads run in parallel with each
     /// other and with the single writer (WAL mode).
@@ -48,6 +53,8 @@ pub struct SqliteOptions {
     /// caller waits on (default 2 ms). Longer groups cost fewer commits; a crash can lose the
     /// writes of at most this long (plus the time to apply them). Zero commits as soon as
     /// the queue is empty.
+    #[serde(rename = "group_commit_delay_ms", with = "agent_core::options::duration_ms")]
+    #[schemars(schema_with = "agent_core::options::millis_schema")]
     pub group_commit_delay: Duration,
     /// The most the database file may grow to, or `None` (the default) for no limit beyond
     /// the disk's. A write that would pass it fails as a full disk does ("database or disk is

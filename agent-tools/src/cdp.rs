@@ -68,8 +68,10 @@ pub const CLOSED_NETWORK_ARGS: &[&str] = &[
     "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE localhost , EXCLUDE 127.0.0.1",
 ];
 
-/// How [`CdpHost::launch`] starts the browser.
-#[derive(Debug, Clone)]
+/// How [`CdpHost::launch`] starts the browser. As data it takes the
+/// [options format](agent_core::options) (`{"window_size": [1280, 800], "sandbox": "auto"}`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct CdpConfig {
     /// The browser binary (default `/usr/bin/chromium`, Debian's package).
     pub executable: PathBuf,
@@ -78,8 +80,12 @@ pub struct CdpConfig {
     /// Window size (also the viewport).
     pub window_size: (u32, u32),
     /// How long the browser may take to start.
+    #[serde(rename = "launch_timeout_ms", with = "agent_core::options::duration_ms")]
+    #[schemars(schema_with = "agent_core::options::millis_schema")]
     pub launch_timeout: Duration,
     /// The longest any single host call may take.
+    #[serde(rename = "call_timeout_ms", with = "agent_core::options::duration_ms")]
+    #[schemars(schema_with = "agent_core::options::millis_schema")]
     pub call_timeout: Duration,
     /// Kill the browser when this process exits, even without a clean shutdown (a small
     /// watchdog `sh` process polls this process's pid).
@@ -88,8 +94,9 @@ pub struct CdpConfig {
     pub sandbox: Sandbox,
 }
 
-/// Whether Chromium runs in its sandbox.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// Whether Chromium runs in its sandbox. As data: `"auto"`, `"on"` or `"off"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
 pub enum Sandbox {
     /// On, unless this process runs as root or user namespaces are unavailable (Chromium cannot
     /// run its sandbox there); when a sandboxed start fails for lack of a usable sandbox, the

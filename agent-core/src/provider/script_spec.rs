@@ -245,15 +245,23 @@ mod tests {
 
     #[test]
     fn every_shape_reads_as_its_step() {
-        let ScriptStep::Reply(reply) = step(json!("hello")) else { panic!() };
+        let ScriptStep::Reply(reply) = step(json!("hello")) else {
+            panic!()
+        };
         assert_eq!(reply.text, "hello");
 
         let ScriptStep::Reply(reply) = step(json!({"tool_calls": [
             {"name": "a", "arguments": {"x": 1}}, {"name": "b", "arguments": "{broken"}, {"name": "c"}
-        ], "usage": {"input_tokens": 3, "output_tokens": 4}})) else { panic!() };
+        ], "usage": {"input_tokens": 3, "output_tokens": 4}})) else {
+            panic!()
+        };
         assert_eq!(
             reply.tool_calls,
-            vec![("a".into(), r#"{"x":1}"#.into()), ("b".into(), "{broken".into()), ("c".into(), "{}".into())]
+            vec![
+                ("a".into(), r#"{"x":1}"#.into()),
+                ("b".into(), "{broken".into()),
+                ("c".into(), "{}".into())
+            ]
         );
         assert_eq!(reply.usage.unwrap().output_tokens, 4);
 

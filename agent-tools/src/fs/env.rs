@@ -24,8 +24,8 @@ pub(crate) use agent_core::SAFE_ENV_VARS;
 /// };
 /// assert!(!env.inherit_all);
 /// ```
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct ShellEnv {
     /// Inherit the host's whole environment, secrets included (for hosts whose commands need
     /// it and that trust the model with it).
@@ -33,6 +33,8 @@ pub struct ShellEnv {
     /// More variables to inherit, by exact name, on top of [`SAFE_ENV_VARS`].
     pub passthrough: Vec<String>,
     /// Variables set for every command (they win over inherited ones).
+    #[serde(with = "agent_core::options::string_pairs")]
+    #[schemars(schema_with = "agent_core::options::string_pairs_schema")]
     pub set: Vec<(String, String)>,
 }
 

@@ -37,7 +37,19 @@ pub const DEFAULT_MAX_WRITE_BYTES: usize = 10 * 1024 * 1024;
 /// let anywhere = FsPolicy::unrestricted();
 /// assert!(confined.root_dir().is_some() && anywhere.root_dir().is_none());
 /// ```
-#[derive(Debug, Clone)]
+///
+/// As data it takes the [options format](agent_core::options): exactly one of `root` (a
+/// directory) or `"unrestricted": true`, then the caps and `shell_env`, so that confinement is
+/// never lifted by leaving a key out:
+///
+/// ```
+/// let policy: agent_tools::FsPolicy =
+///     serde_json::from_value(serde_json::json!({"root": "/tmp/agent-work", "max_write_bytes": 4096})).unwrap();
+/// assert_eq!(policy.max_write_bytes, 4096);
+/// assert!(serde_json::from_value::<agent_tools::FsPolicy>(serde_json::json!({})).is_err());
+/// ```
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[serde(try_from = "FsPolicyData")]
 pub struct FsPolicy {
     root: Option<PathBuf>,
     /// Cap on the text `fs_read` returns, in bytes.
@@ -50,6 +62,99 @@ pub struct FsPolicy {
     pub max_write_bytes: usize,
     /// The environment shell_exec's commands get (by default only [`SAFE_ENV_VARS`]).
     pub shell_env: ShellEnv,
+}
+
+/// The data form of [`FsPolicy`]: its fields plus the explicit `unrestricted` switch.
+#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "FsPolicy")]
+struct FsPolicyData {
+    /// The directory every path is confined to.
+    #[serde(default)]
+    root: Option<PathBuf>,
+    /// No confinement (instead of `root`): paths are used as given.
+    #[serde(default)]
+    unrestricted: bool,
+    /// Cap on the text `fs_read` returns, in bytes (default 65 536).
+    #[serde(default = "default_read")]
+    max_read_bytes: usize,
+    /// Cap on the entries `fs_list` returns (default 500).
+    #[serde(default = "default_list")]
+    max_list_entries: usize,
+    /// Cap on each of shell_exec's stdout and stderr, in bytes (default 32 768).
+    #[serde(default = "default_shell_output", rename = "max_shell_output_bytes")]
+    max_shell_output: usize,
+    /// Cap on the content one `fs_write` call writes, in bytes (default 10 MiB).
+    #[serde(default = "default_write")]
+    max_write_bytes: usize,
+    /// The environment shell_exec's commands get.
+    #[serde(default)]
+    shell_env: ShellEnv,
+}
+
+fn default_read() -> usize {
+    DEFAULT_MAX_READ_BYTES
+}
+fn default_list() -> usize {
+    DEFAULT_MAX_LIST_ENTRIES
+}
+fn default_shell_output() -> usize {
+    DEFAULT_MAX_SHELL_OUTPUT
+}
+fn default_write() -> usize {
+    DEFAULT_MAX_WRITE_BYTES
+}
+
+impl TryFrom<FsPolicyData> for FsPolicy {
+    type Error = String;
+
+    fn try_from(data: FsPolicyData) -> Result<Self, String> {
+        let root = match (data.root, data.unrestricted) {
+            (Some(root), false) => Some(root),
+            (None, true) => None,
+            (Some(_), true) => return Err("give either `root` or `unrestricted: true`, not both".into()),
+            (None, false) => {
+                return Err(
+                    "give `root` (the directory the tools are confined to), or `unrestricted: true` to lift the \
+                     confinement explicitly"
+                        .into(),
+                );
+            }
+        };
+        Ok(FsPolicy {
+            root,
+            max_read_bytes: data.max_read_bytes,
+            max_list_entries: data.max_list_entries,
+            max_shell_output: data.max_shell_output,
+            max_write_bytes: data.max_write_bytes,
+            shell_env: data.shell_env,
+        })
+    }
+}
+
+impl serde::Serialize for FsPolicy {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        FsPolicyData {
+            root: self.root.clone(),
+            unrestricted: self.root.is_none(),
+            max_read_bytes: self.max_read_bytes,
+            max_list_entries: self.max_list_entries,
+            max_shell_output: self.max_shell_output,
+            max_write_bytes: self.max_write_bytes,
+            shell_env: self.shell_env.clone(),
+        }
+        .serialize(serializer)
+    }
+}
+
+impl schemars::JsonSchema for FsPolicy {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        FsPolicyData::schema_name()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        FsPolicyData::json_schema(generator)
+    }
 }
 
 impl FsPolicy {

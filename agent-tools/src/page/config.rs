@@ -4,12 +4,16 @@ use std::time::Duration;
 
 use super::scrape_policy::ScrapePolicy;
 
-/// Configuration of the page tools.
-#[derive(Debug, Clone)]
+/// Configuration of the page tools. As data it takes the [options format](agent_core::options)
+/// (`{"max_elements": 100, "settle_timeout_ms": 2000, "scrape": {"allow_private": true}}`).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct PageToolsConfig {
     /// Where a search phrase goes; `{}` is replaced by the encoded phrase.
     pub search_template: String,
     /// How long to wait for a page to settle after an action or a navigation.
+    #[serde(rename = "settle_timeout_ms", with = "agent_core::options::duration_ms")]
+    #[schemars(schema_with = "agent_core::options::millis_schema")]
     pub settle_timeout: Duration,
     /// Cap on any result, in characters (default 20 000).
     pub max_chars: usize,

@@ -15,8 +15,9 @@ use reqwest::Url;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
 /// Which addresses page_scrape may reach besides public https ones. The default allows only
-/// public https addresses.
-#[derive(Clone, Default)]
+/// public https addresses. As data: the flags and `extra_roots_pem` (a resolver is set in code).
+#[derive(Clone, Default, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct ScrapePolicy {
     /// Allow loopback addresses (127.0.0.0/8, ::1) over https.
     pub allow_loopback: bool,
@@ -30,6 +31,7 @@ pub struct ScrapePolicy {
     pub extra_roots_pem: Vec<String>,
     /// Name resolution to use instead of the system resolver (its answers are filtered like
     /// the system's).
+    #[serde(skip)]
     pub resolver: Option<Arc<dyn Resolve>>,
 }
 
