@@ -139,21 +139,156 @@ fn table() -> Value {
     Value::Object(out)
 }
 
-#[test]
-fn the_options_table_in_api_is_up_to_date() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../api/options.json");
-    let mut fresh = serde_json::to_string_pretty(&table()).expect("the table serializes");
-    fresh.push('\n');
+/// `snake_case` to the Node binding's `camelCase`.
+fn camel(key: &str) -> String {
+    let mut out = String::with_capacity(key.len());
+    let mut upper = false;
+    for c in key.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Where each top-level options type is taken, in each language.
+const ENTRY_POINTS: &[(&str, &str, &str, &str)] = &[
+    (
+        "AgentConfig",
+        "`AgentBuilder::config`",
+        "`Agent(config=AgentConfig(...))`",
+        "`new Agent({ config })`",
+    ),
+    (
+        "ScriptStepSpec",
+        "`ScriptStep::from_json`",
+        "`ScriptedProvider([...])` steps",
+        "`new ScriptedProvider([...])` steps",
+    ),
+    (
+        "ProviderConfig",
+        "`ProviderConfig::build`",
+        "`OpenAICompatible(...)`, `Anthropic(...)`, `Gemini(...)`",
+        "`new OpenAICompatible({...})`, ...",
+    ),
+    (
+        "SqliteOptions",
+        "`SqliteStore::open_with`",
+        "`SqliteStore(path, ...)`",
+        "`SqliteStore.open(path, {...})`",
+    ),
+    (
+        "McpServerEntry",
+        "`McpServerConfig::from_json`",
+        "`McpClient.connect(alias, ...)`",
+        "`McpClient.connect({...})`",
+    ),
+    (
+        "PageToolsConfig",
+        "`page_tools_with`",
+        "`page_tools(host, ...)`",
+        "`pageTools(host, {...})`",
+    ),
+    (
+        "FsPolicy",
+        "`fs_tools(FsPolicy)`",
+        "`fs_tools(root, ...)`",
+        "`fsTools({...})`",
+    ),
+    (
+        "CdpConfig",
+        "`CdpHost::launch`",
+        "`CdpHost.launch(...)`",
+        "`CdpHost.launch({...})`",
+    ),
+];
+
+fn markdown(table: &Value) -> String {
+    let mut out = String::from(
+        "# Options\n\n\
+         <!-- Written by `AGENT_CORE_BLESS=1 cargo test -p agent-examples --test options_table` from the Rust \
+         types; do not edit by hand. -->\n\n\
+         Every options type has one format, defined once in Rust (serde) and taken as it is by the bindings:\n\n\
+         - keys are `snake_case` in Rust and Python, `camelCase` in Node (converted mechanically);\n\
+         - durations are milliseconds, in keys ending `_ms` (`Ms` in Node); sizes are bytes (`_bytes`);\n\
+         - name/value lists (headers, environment variables) are objects of strings;\n\
+         - a missing key (or `None` / `undefined`) keeps the default; an unknown key is an error naming it.\n\n\
+         `api/options.json` holds the same table as data; the Python and Node suites check against it that \
+         each binding names and accepts every key.\n\n\
+         | options | Rust | Python | Node |\n|---|---|---|---|\n",
+    );
+    for (name, rust, python, node) in ENTRY_POINTS {
+        out.push_str(&format!(
+            "| [{name}](#{}) | {rust} | {python} | {node} |\n",
+            name.to_lowercase()
+        ));
+    }
+    for (name, keys) in table.as_object().into_iter().flatten() {
+        out.push_str(&format!(
+            "\n## {name}\n\n| key | Node | type | default | meaning |\n|---|---|---|---|---|\n"
+        ));
+        for (key, entry) in keys.as_object().into_iter().flatten() {
+            let mut ty = entry["type"].as_str().unwrap_or_default().replace('|', " or ");
+            if let Some(values) = entry.get("enum").and_then(Value::as_array) {
+                ty = values
+                    .iter()
+                    .map(|v| format!("`{}`", v.as_str().unwrap_or_default()))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+            }
+            if let Some(nested) = entry.get("options").and_then(Value::as_str) {
+                ty = format!("[{nested}](#{})", nested.to_lowercase());
+            }
+            if entry.get("unit").is_some() {
+                ty.push_str(" (ms)");
+            }
+            let default = match (entry.get("required"), entry.get("default")) {
+                (Some(_), _) => "required".to_owned(),
+                (_, Some(Value::Object(_))) => "see the type".to_owned(),
+                (_, Some(v)) => format!("`{v}`"),
+                (_, None) => String::new(),
+            };
+            let doc = entry["doc"].as_str().unwrap_or_default().replace('|', "\\|");
+            out.push_str(&format!("| `{key}` | `{}` | {ty} | {default} | {doc} |\n", camel(key)));
+        }
+    }
+    out
+}
+
+/// Compares `fresh` with the committed file at `relative` (or writes it when blessing).
+fn check_fresh(relative: &str, fresh: &str) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join(relative);
     if std::env::var_os("AGENT_CORE_BLESS").is_some() {
-        std::fs::write(&path, &fresh).expect("api/options.json is writable");
+        std::fs::write(&path, fresh).expect("the file is writable");
         return;
     }
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         committed == fresh,
-        "api/options.json is stale: an option changed. Run `AGENT_CORE_BLESS=1 cargo test -p agent-examples \
+        "{relative} is stale: an option changed. Run `AGENT_CORE_BLESS=1 cargo test -p agent-examples \
          --test options_table`, then make both bindings accept the change (their suites check it)."
     );
+}
+
+#[test]
+fn the_options_table_and_its_page_are_up_to_date() {
+    let table = table();
+    let mut json = serde_json::to_string_pretty(&table).expect("the table serializes");
+    json.push('\n');
+    check_fresh("api/options.json", &json);
+    check_fresh("docs/options.md", &markdown(&table));
+}
+
+#[test]
+fn every_top_level_options_type_has_its_entry_points() {
+    let names: Vec<_> = top_level_schemas().into_iter().map(|(name, _)| name).collect();
+    let documented: Vec<_> = ENTRY_POINTS.iter().map(|(name, ..)| *name).collect();
+    assert_eq!(names, documented);
 }
 
 #[test]
