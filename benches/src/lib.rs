@@ -315,3 +315,17 @@ fn stat_cpu_time() -> Duration {
     let total = ticks(11) + ticks(12);
     Duration::from_millis(total * 10) // USER_HZ is 100 on Linux
 }
+
+/// What one client of the side-by-side comparison prints (one JSON line): the measured
+/// sessions' model calls, their wall and CPU time, and the process's peak RSS.
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
+pub struct ClientFigures {
+    /// Model calls made by the measured sessions.
+    pub calls: usize,
+    /// Wall-clock seconds of the measured sessions.
+    pub wall_s: f64,
+    /// CPU seconds of the whole client process over the same span.
+    pub cpu_s: f64,
+    /// Peak resident set size of the client process, KiB.
+    pub peak_rss_kib: u64,
+}

@@ -1,0 +1,351 @@
+//! One client of the side-by-side comparison (`compare`): runs `--sessions` sessions of
+//! `--steps` tool steps plus a final answer against `mock-llm` at `--url`, `--concurrency` at
+//! a time, and prints one JSON line of figures (see `agent_bench::ClientFigures`).
+//!
+//! Variants:
+//! - `reference`: a hand-written loop on a bare hyper connection, the floor any agent loop is
+//!   measured against: it keeps the messages as JSON values, posts them, scans the SSE lines,
+//!   collects the tool call, appends it and the tool's result, and goes again;
+//! - `rust`, `rust-memory`, `rust-sqlite`: agent-core's loop through `OpenAiCompatible` with a
+//!   no-op Rust tool, without a store, with `MemoryStore`, with `SqliteStore` (a fresh file).
+//!
+//! ```text
+//! compare-client --variant rust --url http://127.0.0.1:PORT/v1 --sessions 100 --concurrency 100 --steps 10
+//! ```
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use agent_bench::{ClientFigures, cpu_time, peak_rss_kib};
+use agent_core::{Agent, MemoryStore, OutcomeStatus, ToolContext, ToolError, tool_fn};
+use agent_providers::{OpenAiCompatible, ProviderConfig, ProviderKind};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper_util::rt::TokioIo;
+use serde_json::{Value, json};
+
+struct Opts {
+    variant: String,
+    url: String,
+    sessions: usize,
+    concurrency: usize,
+    steps: u64,
+}
+
+fn parse() -> Result<Opts, String> {
+    let mut o = Opts {
+        variant: "rust".into(),
+        url: String::new(),
+        sessions: 100,
+        concurrency: 1,
+        steps: 10,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(flag) = args.next() {
+        let mut value = || args.next().ok_or(format!("{flag} needs a value"));
+        let num = |v: String| v.parse::<usize>().map_err(|e| format!("{flag}: {e}"));
+        match flag.as_str() {
+            "--variant" => o.variant = value()?,
+            "--url" => o.url = value()?,
+            "--sessions" => o.sessions = num(value()?)?,
+            "--concurrency" => o.concurrency = num(value()?)?.max(1),
+            "--steps" => o.steps = num(value()?)? as u64,
+            other => return Err(format!("unknown option {other}")),
+        }
+    }
+    if o.url.is_empty() {
+        return Err("--url is required (the mock-llm base URL)".into());
+    }
+    Ok(o)
+}
+
+/// The request body, serialized straight from the loop's state.
+#[derive(serde::Serialize)]
+struct RequestBody<'a> {
+    model: &'a str,
+    stream: bool,
+    messages: &'a [Value],
+    tools: &'a Value,
+}
+
+/// The parts of a Chat Completions stream chunk the loop reads (borrowed where unescaped).
+#[derive(serde::Deserialize)]
+struct Chunk<'a> {
+    #[serde(borrow, default)]
+    choices: Vec<Choice<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct Choice<'a> {
+    #[serde(borrow, default)]
+    delta: Delta<'a>,
+}
+
+#[derive(serde::Deserialize, Default)]
+struct Delta<'a> {
+    #[serde(borrow, default)]
+    content: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    tool_calls: Vec<CallDelta<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct CallDelta<'a> {
+    #[serde(borrow, default)]
+    id: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    function: FunctionDelta<'a>,
+}
+
+#[derive(serde::Deserialize, Default)]
+struct FunctionDelta<'a> {
+    #[serde(borrow, default)]
+    name: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    arguments: Option<std::borrow::Cow<'a, str>>,
+}
+
+/// One keep-alive connection of the hand-written loop.
+struct Connection {
+    sender: hyper::client::conn::http1::SendRequest<Full<Bytes>>,
+    authority: String,
+    uri: String,
+}
+
+impl Connection {
+    async fn open(url: &str) -> Result<Connection, String> {
+        let authority = url
+            .trim_start_matches("http://")
+            .split('/')
+            .next()
+            .unwrap_or_default()
+            .to_owned();
+        let stream = tokio::net::TcpStream::connect(&authority)
+            .await
+            .map_err(|e| e.to_string())?;
+        let _ = stream.set_nodelay(true);
+        let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+            .await
+            .map_err(|e| e.to_string())?;
+        tokio::spawn(conn);
+        Ok(Connection {
+            sender,
+            authority,
+            uri: format!("{url}/chat/completions"),
+        })
+    }
+
+    /// One session of the hand-written loop; returns its model calls.
+    async fn session(&mut self, tools: &Value) -> Result<usize, String> {
+        let mut messages = vec![
+            json!({"role": "system", "content": "You are a benchmark."}),
+            json!({"role": "user", "content": "go"}),
+        ];
+        let mut calls = 0;
+        loop {
+            calls += 1;
+            let body = serde_json::to_vec(&RequestBody {
+                model: "mock",
+                stream: true,
+                messages: &messages,
+                tools,
+            })
+            .map_err(|e| e.to_string())?;
+            self.sender.ready().await.map_err(|e| e.to_string())?;
+            let request = hyper::Request::post(&self.uri)
+                .header("host", &self.authority)
+                .header("content-type", "application/json")
+                .body(Full::new(Bytes::from(body)))
+                .map_err(|e| e.to_string())?;
+            let response = self.sender.send_request(request).await.map_err(|e| e.to_string())?;
+            let mut body = response.into_body();
+            let (mut pending, mut text) = (Vec::<u8>::new(), String::new());
+            let (mut call_id, mut call_name, mut call_args) = (String::new(), String::new(), String::new());
+            while let Some(frame) = body.frame().await {
+                let frame = frame.map_err(|e| e.to_string())?;
+                let Some(chunk) = frame.data_ref() else { continue };
+                pending.extend_from_slice(chunk);
+                while let Some(end) = pending.iter().position(|&b| b == b'\n') {
+                    let line: Vec<u8> = pending.drain(..=end).collect();
+                    let Some(data) = line.strip_prefix(b"data: ") else {
+                        continue;
+                    };
+                    let data = data.trim_ascii_end();
+                    if data == b"[DONE]" {
+                        continue;
+                    }
+                    let chunk: Chunk<'_> = serde_json::from_slice(data).map_err(|e| e.to_string())?;
+                    let Some(choice) = chunk.choices.first() else { continue };
+                    if let Some(t) = &choice.delta.content {
+                        text.push_str(t);
+                    }
+                    if let Some(call) = choice.delta.tool_calls.first() {
+                        if let Some(id) = &call.id {
+                            call_id.push_str(id);
+                        }
+                        if let Some(name) = &call.function.name {
+                            call_name.push_str(name);
+                        }
+                        if let Some(args) = &call.function.arguments {
+                            call_args.push_str(args);
+                        }
+                    }
+                }
+            }
+            if call_name.is_empty() {
+                return if text.is_empty() {
+                    Err("an empty answer".into())
+                } else {
+                    Ok(calls)
+                };
+            }
+            serde_json::from_str::<Value>(&call_args).map_err(|e| format!("bad tool arguments: {e}"))?;
+            messages.push(json!({"role": "assistant", "content": null, "tool_calls": [
+                {"id": call_id, "type": "function", "function": {"name": call_name, "arguments": call_args}}
+            ]}));
+            messages.push(json!({"role": "tool", "tool_call_id": call_id, "content": "ok"}));
+        }
+    }
+}
+
+async fn run_reference(o: &Opts, next: Arc<AtomicUsize>) -> Result<usize, String> {
+    let tools = json!([{"type": "function", "function": {
+        "name": "step", "description": "One step.", "parameters": {"type": "object", "properties": {}}
+    }}]);
+    let workers: Vec<_> = (0..o.concurrency)
+        .map(|_| {
+            let (url, tools, next, total) = (o.url.clone(), tools.clone(), next.clone(), o.sessions);
+            tokio::spawn(async move {
+                let mut connection = Connection::open(&url).await?;
+                let mut calls = 0;
+                while next.fetch_add(1, Ordering::Relaxed) < total {
+                    calls += connection.session(&tools).await?;
+                }
+                Ok::<usize, String>(calls)
+            })
+        })
+        .collect();
+    let mut calls = 0;
+    for worker in workers {
+        calls += worker.await.map_err(|e| e.to_string())??;
+    }
+    Ok(calls)
+}
+
+async fn agent_session(agent: &Agent, steps: u64) -> Result<usize, String> {
+    let session = agent.create_session().await.map_err(|e| e.to_string())?;
+    let outcome = session.send("go").await;
+    if outcome.status != OutcomeStatus::Done || u64::from(outcome.tool_calls) != steps {
+        return Err(format!(
+            "a session ended {}: {:?}",
+            outcome.status.as_str(),
+            outcome.error
+        ));
+    }
+    Ok(outcome.iterations as usize)
+}
+
+async fn build_agent(o: &Opts, dir: &std::path::Path) -> Result<Agent, String> {
+    let config = ProviderConfig::new(ProviderKind::OpenAiCompatible, "mock", "").with_base_url(o.url.clone());
+    let provider = OpenAiCompatible::new(&config).map_err(|e| e.to_string())?;
+    let step = tool_fn("step", "One step.", |_: Value, _cx: ToolContext| async move {
+        Ok::<_, ToolError>("ok")
+    });
+    let builder = Agent::builder()
+        .provider(provider)
+        .tool(step)
+        .system_prompt("You are a benchmark.");
+    let builder = match o.variant.as_str() {
+        "rust" => builder,
+        "rust-memory" => builder.store(MemoryStore::new()),
+        "rust-sqlite" => builder.store(
+            agent_store::SqliteStore::open(dir.join("bench.db"))
+                .await
+                .map_err(|e| e.to_string())?,
+        ),
+        other => return Err(format!("unknown variant {other}")),
+    };
+    builder.build().map_err(|e| e.to_string())
+}
+
+async fn run_agent(agent: Arc<Agent>, o: &Opts, next: Arc<AtomicUsize>) -> Result<usize, String> {
+    let workers: Vec<_> = (0..o.concurrency)
+        .map(|_| {
+            let (agent, next, total, steps) = (agent.clone(), next.clone(), o.sessions, o.steps);
+            tokio::spawn(async move {
+                let mut calls = 0;
+                while next.fetch_add(1, Ordering::Relaxed) < total {
+                    calls += agent_session(&agent, steps).await?;
+                }
+                Ok::<usize, String>(calls)
+            })
+        })
+        .collect();
+    let mut calls = 0;
+    for worker in workers {
+        calls += worker.await.map_err(|e| e.to_string())??;
+    }
+    Ok(calls)
+}
+
+async fn run(o: Opts) -> Result<ClientFigures, String> {
+    let dir = std::env::temp_dir().join(format!("agent-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let result = async {
+        let (cpu0, t0);
+        let calls = if o.variant == "reference" {
+            run_reference(
+                &Opts {
+                    sessions: 1,
+                    ..clone_opts(&o)
+                },
+                Arc::new(AtomicUsize::new(0)),
+            )
+            .await?;
+            (cpu0, t0) = (cpu_time(), Instant::now());
+            run_reference(&o, Arc::new(AtomicUsize::new(0))).await?
+        } else {
+            let agent = Arc::new(build_agent(&o, &dir).await?);
+            agent_session(&agent, o.steps).await?; // warm-up
+            (cpu0, t0) = (cpu_time(), Instant::now());
+            run_agent(agent, &o, Arc::new(AtomicUsize::new(0))).await?
+        };
+        Ok::<_, String>(ClientFigures {
+            calls,
+            wall_s: t0.elapsed().as_secs_f64(),
+            cpu_s: cpu_time().saturating_sub(cpu0).as_secs_f64(),
+            peak_rss_kib: peak_rss_kib("self").unwrap_or(0),
+        })
+    }
+    .await;
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+fn clone_opts(o: &Opts) -> Opts {
+    Opts {
+        variant: o.variant.clone(),
+        url: o.url.clone(),
+        sessions: o.sessions,
+        concurrency: 1,
+        steps: o.steps,
+    }
+}
+
+fn main() {
+    let result = parse().and_then(|o| {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?
+            .block_on(run(o))
+    });
+    match result {
+        Ok(figures) => println!("{}", serde_json::to_string(&figures).unwrap_or_default()),
+        Err(e) => {
+            eprintln!("compare-client: {e}");
+            std::process::exit(1);
+        }
+    }
+}
