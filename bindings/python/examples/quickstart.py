@@ -42,7 +42,7 @@ async def main() -> None:
         tools=[add, save_note],
         gate=allow_notes,
         system_prompt="You are a helpful assistant.",
-        config=ac.AgentConfig(max_iterations=10, tool_timeout=30),
+        config=ac.AgentConfig(max_iterations=10, tool_timeout_ms=30_000),
     )
     session = await agent.create_session()
     run = session.send("What is 2 + 3? Save a note of it.")

@@ -3,20 +3,18 @@
 use std::sync::Arc;
 
 use agent_core::{
-    Agent, AgentBuilder, AgentConfig, AgentEvent, DenialPolicy, Gate, Outcome, Provider, Run, RunEvents, Session,
-    SessionId, Store, Tool,
+    Agent, AgentBuilder, AgentConfig, AgentEvent, Gate, Outcome, Provider, Run, RunEvents, Session, SessionId, Store,
+    Tool,
 };
 use futures::StreamExt;
-use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
 use tokio::sync::mpsc;
 
-use crate::convert::{Json, json_to_py, py_to_json, to_json};
+use crate::convert::{Json, json_to_py, options, py_to_json, to_json};
 use crate::errors::{agent_error, config_error, invalid_id};
 use crate::provider::{NativeProvider, NativeStore, NativeTool};
 use crate::pyloop::{Loops, run_blocking};
-use crate::tool::{PyGate, PyTool, seconds};
+use crate::tool::{PyGate, PyTool};
 
 pub fn runtime() -> &'static tokio::runtime::Runtime {
     pyo3_async_runtimes::tokio::get_runtime()
@@ -88,84 +86,57 @@ pub struct NativeAgentParts {
     pub(crate) parts: AgentParts,
 }
 
-/// The keyword arguments `AgentParts` accepts.
-const PART_NAMES: &[&str] = &[
-    "provider",
-    "tools",
-    "native_tools",
-    "store",
-    "gate",
-    "gate_is_async",
-    "system_prompt",
-    "config",
-    "on_event",
-    "clarification",
-];
-
 #[pymethods]
 impl NativeAgentParts {
+    /// Keyword arguments only; pyo3 refuses an unknown or missing one with a `TypeError`
+    /// naming it. `config` is an AgentConfig dict in the options format.
     #[new]
-    #[pyo3(signature = (**parts))]
-    fn new(py: Python<'_>, parts: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
-        let empty = PyDict::new(py);
-        let parts = parts.unwrap_or(&empty);
-        for key in parts.keys() {
-            let key: String = key.extract()?;
-            if !PART_NAMES.contains(&key.as_str()) {
-                return Err(PyTypeError::new_err(format!(
-                    "AgentParts() got an unexpected keyword argument {key:?} (expected one of {})",
-                    PART_NAMES.join(", ")
-                )));
-            }
-        }
-        let part =
-            |name: &str| -> PyResult<Option<Bound<'_, PyAny>>> { Ok(parts.get_item(name)?.filter(|v| !v.is_none())) };
-        let provider = part("provider")?
-            .ok_or_else(|| PyTypeError::new_err("AgentParts() missing required keyword argument 'provider'"))?;
-        let provider = provider.cast::<NativeProvider>()?.get().inner.clone();
-
+    #[pyo3(signature = (
+        *,
+        provider,
+        tools=None,
+        native_tools=None,
+        store=None,
+        gate=None,
+        gate_is_async=false,
+        system_prompt=None,
+        config=None,
+        on_event=None,
+        clarification=false
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        provider: &Bound<'_, NativeProvider>,
+        tools: Option<Vec<Bound<'_, PyAny>>>,
+        native_tools: Option<Vec<PyRef<'_, NativeTool>>>,
+        store: Option<PyRef<'_, NativeStore>>,
+        gate: Option<Py<PyAny>>,
+        gate_is_async: bool,
+        system_prompt: Option<String>,
+        config: Option<&Bound<'_, PyAny>>,
+        on_event: Option<Py<PyAny>>,
+        clarification: bool,
+    ) -> PyResult<Self> {
         let loops = Arc::new(Loops::default());
         loops.remember_current(py);
-        let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
-        if let Some(list) = part("tools")? {
-            for tool in list.try_iter()? {
-                tools.push(Arc::new(PyTool::from_py(&tool?, loops.clone())?));
-            }
+        let mut all: Vec<Arc<dyn Tool>> = Vec::new();
+        for tool in tools.iter().flatten() {
+            all.push(Arc::new(PyTool::from_py(tool, loops.clone())?));
         }
-        if let Some(list) = part("native_tools")? {
-            for tool in list.try_iter()? {
-                tools.push(tool?.extract::<PyRef<'_, NativeTool>>()?.inner.clone());
-            }
+        for tool in native_tools.iter().flatten() {
+            all.push(tool.inner.clone());
         }
-        let store = match part("store")? {
-            Some(s) => Some(s.extract::<PyRef<'_, NativeStore>>()?.inner.clone()),
-            None => None,
-        };
-        let gate_is_async = match part("gate_is_async")? {
-            Some(v) => v.extract::<bool>()?,
-            None => false,
-        };
-        let gate =
-            part("gate")?.map(|g| Arc::new(PyGate::new(g.unbind(), gate_is_async, loops.clone())) as Arc<dyn Gate>);
-        let system_prompt = part("system_prompt")?.map(|p| p.extract::<String>()).transpose()?;
-        let config = match part("config")? {
-            Some(c) => parse_config(c.cast::<PyDict>()?)?,
-            None => AgentConfig::default(),
-        };
-        let on_event =
-            part("on_event")?.map(|callback| Arc::new(event_forwarder(callback.unbind(), loops.clone())) as Observer);
-        let clarification = match part("clarification")? {
-            Some(v) => v.extract::<bool>()?,
-            None => false,
-        };
+        let gate = gate.map(|g| Arc::new(PyGate::new(g, gate_is_async, loops.clone())) as Arc<dyn Gate>);
+        let on_event = on_event.map(|callback| Arc::new(event_forwarder(callback, loops.clone())) as Observer);
         Ok(NativeAgentParts {
             parts: AgentParts {
-                provider,
-                tools,
-                store,
+                provider: provider.get().inner.clone(),
+                tools: all,
+                store: store.map(|s| s.inner.clone()),
                 gate,
                 system_prompt,
-                config,
+                config: options::<AgentConfig>("AgentConfig", config)?,
                 on_event,
                 clarification,
                 loops,
@@ -219,68 +190,11 @@ impl NativeAgent {
         json_to_py(py, &serde_json::Value::Array(specs))
     }
 
-    /// The configuration as a dict (durations in seconds).
+    /// The configuration as a dict in the options format (AgentConfig's keys, durations in
+    /// milliseconds under `_ms` keys).
     fn config<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let c = self.agent.config();
-        let value = serde_json::json!({
-            "max_iterations": c.max_iterations,
-            "max_tool_calls": c.max_tool_calls,
-            "model_timeout": c.model_timeout.as_secs_f64(),
-            "tool_timeout": c.tool_timeout.as_secs_f64(),
-            "max_parallel_tools": c.max_parallel_tools,
-            "result_cap_chars": c.result_cap_chars,
-            "on_denial": c.on_denial,
-            "event_buffer": c.event_buffer,
-            "max_output_tokens": c.max_output_tokens,
-            "temperature": c.temperature,
-            "compression": c.compression,
-            "clarification_ttl": c.clarification_ttl.as_secs_f64(),
-        });
-        json_to_py(py, &value)
+        json_to_py(py, &to_json(self.agent.config()))
     }
-}
-
-fn parse_config(dict: &Bound<'_, PyDict>) -> PyResult<AgentConfig> {
-    let mut c = AgentConfig::default();
-    for (key, value) in dict.iter() {
-        let key: String = key.extract()?;
-        if value.is_none() && key != "max_tool_calls" {
-            continue;
-        }
-        match key.as_str() {
-            "max_iterations" => c.max_iterations = value.extract()?,
-            "max_tool_calls" => c.max_tool_calls = value.extract()?,
-            "model_timeout" => c.model_timeout = seconds(value.extract()?)?,
-            "tool_timeout" => c.tool_timeout = seconds(value.extract()?)?,
-            "clarification_ttl" => c.clarification_ttl = seconds(value.extract()?)?,
-            "max_parallel_tools" => c.max_parallel_tools = value.extract()?,
-            "result_cap_chars" => c.result_cap_chars = value.extract()?,
-            "event_buffer" => c.event_buffer = value.extract()?,
-            "max_output_tokens" => c.max_output_tokens = value.extract()?,
-            "temperature" => c.temperature = value.extract()?,
-            "on_denial" => {
-                c.on_denial = match value.extract::<String>()?.as_str() {
-                    "end_turn" => DenialPolicy::EndTurn,
-                    "tell_model" => DenialPolicy::TellModel,
-                    other => {
-                        return Err(config_error(format!(
-                            "on_denial must be \"end_turn\" or \"tell_model\", not {other:?}"
-                        )));
-                    }
-                }
-            }
-            "compression" => {
-                let mut merged = to_json(&c.compression);
-                if let (Some(base), serde_json::Value::Object(over)) = (merged.as_object_mut(), py_to_json(&value)?) {
-                    base.extend(over);
-                }
-                c.compression = serde_json::from_value(merged)
-                    .map_err(|e| config_error(format!("invalid compression settings: {e}")))?;
-            }
-            other => return Err(config_error(format!("unknown agent config setting {other:?}"))),
-        }
-    }
-    Ok(c)
 }
 
 /// Forwards events to a Python callback in order, without making the loop wait for the GIL:

@@ -1,8 +1,6 @@
 //! The CDP host: headless Chromium driven over the DevTools protocol (`agent_tools::CdpHost`).
 
-use std::path::PathBuf;
-
-use agent_tools::{CdpConfig, CdpHost, HostError, Sandbox};
+use agent_tools::{CdpConfig, CdpHost, HostError};
 use pyo3::prelude::*;
 
 use crate::runtime::spawn_py;
@@ -37,62 +35,26 @@ pub struct NativeCdpHost {
 
 #[pymethods]
 impl NativeCdpHost {
-    /// Launches the browser headless with a fresh profile and the closed-network flags.
-    /// Awaitable; every argument left as None keeps the Rust default.
+    /// Launches the browser headless with a fresh profile and the closed-network flags, as a
+    /// CdpConfig dict says (`executable`, `extra_args`, `window_size`, `launch_timeout_ms`,
+    /// `call_timeout_ms`, `kill_on_parent_exit`, `sandbox`). Awaitable.
     #[staticmethod]
-    #[pyo3(signature = (executable=None, extra_args=None, window_size=None, launch_timeout=None, call_timeout=None, kill_on_parent_exit=true, sandbox=None))]
-    #[allow(clippy::too_many_arguments)]
-    fn launch<'py>(
-        py: Python<'py>,
-        executable: Option<PathBuf>,
-        extra_args: Option<Vec<String>>,
-        window_size: Option<(u32, u32)>,
-        launch_timeout: Option<f64>,
-        call_timeout: Option<f64>,
-        kill_on_parent_exit: bool,
-        sandbox: Option<String>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let mut config = CdpConfig::default();
-        if let Some(mode) = sandbox {
-            config.sandbox = match mode.as_str() {
-                "auto" => Sandbox::Auto,
-                "on" => Sandbox::On,
-                "off" => Sandbox::Off,
-                other => {
-                    return Err(crate::errors::config_error(format!(
-                        "sandbox={other:?}: give \"auto\" (the default), \"on\" or \"off\""
-                    )));
-                }
-            };
-        }
-        if let Some(e) = executable {
-            config.executable = e;
-        }
-        if let Some(a) = extra_args {
-            config.extra_args = a;
-        }
-        if let Some(w) = window_size {
-            config.window_size = w;
-        }
-        if let Some(t) = launch_timeout {
-            config.launch_timeout = crate::tool::seconds(t)?;
-        }
-        if let Some(t) = call_timeout {
-            config.call_timeout = crate::tool::seconds(t)?;
-        }
-        config.kill_on_parent_exit = kill_on_parent_exit;
+    #[pyo3(signature = (config=None))]
+    fn launch<'py>(py: Python<'py>, config: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+        let config = crate::convert::options::<CdpConfig>("CdpConfig", config)?;
         spawn_py(py, async move {
             let inner = CdpHost::launch(config).await.map_err(host_error)?;
             Ok(NativeCdpHost { inner })
         })
     }
 
-    /// Connects to a running browser by its `ws://` address (or `http://host:port`). Awaitable.
+    /// Connects to a running browser by its `ws://` address (or `http://host:port`); each
+    /// call may take `call_timeout_ms` (CdpConfig's default when None). Awaitable.
     #[staticmethod]
-    #[pyo3(signature = (url, call_timeout=None))]
-    fn connect<'py>(py: Python<'py>, url: String, call_timeout: Option<f64>) -> PyResult<Bound<'py, PyAny>> {
-        let call_timeout = match call_timeout {
-            Some(t) => crate::tool::seconds(t)?,
+    #[pyo3(signature = (url, call_timeout_ms=None))]
+    fn connect<'py>(py: Python<'py>, url: String, call_timeout_ms: Option<f64>) -> PyResult<Bound<'py, PyAny>> {
+        let call_timeout = match call_timeout_ms {
+            Some(ms) => crate::tool::millis(ms)?,
             None => CdpConfig::default().call_timeout,
         };
         spawn_py(py, async move {

@@ -163,3 +163,32 @@ impl<'py> IntoPyObject<'py> for Json {
 pub fn to_json<T: serde::Serialize>(value: &T) -> Value {
     serde_json::to_value(value).unwrap_or(Value::Null)
 }
+
+/// Reads an options type (one of `api/options.json`) from a Python dict in the options format:
+/// the dict becomes JSON, its keys whose value is None are dropped (None means "the default"),
+/// and serde reads the rest. A mistake (an unknown key, a value of the wrong type) is a
+/// `ConfigError` carrying serde's message, prefixed with `what`; an unknown key's message names
+/// it and lists the known ones. No dict (None) reads as an empty one.
+pub fn options<T: serde::de::DeserializeOwned>(what: &str, dict: Option<&Bound<'_, PyAny>>) -> PyResult<T> {
+    from_options(what, options_json(dict)?)
+}
+
+/// The JSON of an options dict, without its None-valued keys (see [`options`]).
+pub fn options_json(dict: Option<&Bound<'_, PyAny>>) -> PyResult<Value> {
+    let value = match dict {
+        Some(d) => py_to_json(d)?,
+        None => Value::Object(Map::new()),
+    };
+    Ok(match value {
+        Value::Object(mut map) => {
+            map.retain(|_, v| !v.is_null());
+            Value::Object(map)
+        }
+        other => other,
+    })
+}
+
+/// Reads an options type from JSON already taken from Python (see [`options`]).
+pub fn from_options<T: serde::de::DeserializeOwned>(what: &str, value: Value) -> PyResult<T> {
+    serde_json::from_value(value).map_err(|e| crate::errors::config_error(format!("invalid {what}: {e}")))
+}

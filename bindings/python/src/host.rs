@@ -183,22 +183,16 @@ impl BrowserHost for PyHost {
 
 /// The page and tab tools (page_read, page_text, page_scrape, page_navigate, page_click,
 /// page_fill, page_select, tabs_list, tab_open, tab_activate, tab_close) over a Python host or
-/// a `CdpHost`. The `scrape_*` options are `agent_tools::ScrapePolicy`'s fields.
+/// a `CdpHost`, configured by a PageToolsConfig dict (`search_template`, `settle_timeout_ms`,
+/// `max_chars`, `max_elements`, `scrape_loopback_http`, `scrape`).
 #[pyfunction]
-#[pyo3(signature = (host, settle_timeout=None, max_chars=None, max_elements=None, scrape_loopback_http=false, search_template=None, scrape_allow_loopback=false, scrape_allow_private=false, scrape_extra_roots_pem=None))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (host, config=None))]
 pub fn page_tools(
     py: Python<'_>,
     host: &Bound<'_, PyAny>,
-    settle_timeout: Option<f64>,
-    max_chars: Option<usize>,
-    max_elements: Option<usize>,
-    scrape_loopback_http: bool,
-    search_template: Option<String>,
-    scrape_allow_loopback: bool,
-    scrape_allow_private: bool,
-    scrape_extra_roots_pem: Option<Vec<String>>,
+    config: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Vec<NativeTool>> {
+    let cfg = crate::convert::options::<PageToolsConfig>("PageToolsConfig", config)?;
     let browser_host: Arc<dyn BrowserHost> = if let Ok(cdp) = host.cast::<NativeCdpHost>() {
         Arc::new(cdp.get().inner.clone())
     } else {
@@ -217,23 +211,6 @@ pub fn page_tools(
             loops,
         })
     };
-    let mut cfg = PageToolsConfig::default();
-    if let Some(t) = settle_timeout {
-        cfg.settle_timeout = crate::tool::seconds(t)?;
-    }
-    if let Some(m) = max_chars {
-        cfg.max_chars = m;
-    }
-    if let Some(m) = max_elements {
-        cfg.max_elements = m;
-    }
-    if let Some(t) = search_template {
-        cfg.search_template = t;
-    }
-    cfg.scrape.allow_loopback_http = scrape_loopback_http;
-    cfg.scrape.allow_loopback = scrape_allow_loopback;
-    cfg.scrape.allow_private = scrape_allow_private;
-    cfg.scrape.extra_roots_pem = scrape_extra_roots_pem.unwrap_or_default();
     Ok(page_tools_with(browser_host, cfg)
         .into_iter()
         .map(NativeTool::new)

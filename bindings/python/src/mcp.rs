@@ -2,18 +2,18 @@
 //! streamable HTTP on loopback.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use agent_core::{Gate, Tool};
 use agent_mcp::{HttpServerHandle, McpClient, McpError, McpServerConfig, ToolServer};
 use pyo3::prelude::*;
 
+use crate::convert::options_json;
 use crate::errors::{config_error, new_error};
 use crate::provider::NativeTool;
 use crate::pyloop::Loops;
 use crate::runtime::spawn_py;
-use crate::tool::{PyGate, PyTool, seconds};
+use crate::tool::{PyGate, PyTool};
 
 /// Maps an MCP error: configuration problems are `ConfigError`, anything else `McpError`.
 pub fn mcp_error(e: McpError) -> PyErr {
@@ -37,65 +37,20 @@ pub struct NativeMcpClient {
 
 #[pymethods]
 impl NativeMcpClient {
-    /// Connects: give `command` (stdio) or `url` (streamable HTTP), not both. Awaitable.
+    /// Connects to the server an McpServerEntry dict describes (`command`, `args`, `env`, ...
+    /// for stdio; `url`, `headers` for streamable HTTP; timeouts in `_ms` keys). Awaitable.
     #[staticmethod]
-    #[pyo3(signature = (alias, command=None, args=None, env=None, inherit_env=false, cwd=None, url=None, headers=None, call_timeout=None, connect_timeout=None, trust_read_only_hints=false, request_timeout=None))]
-    #[allow(clippy::too_many_arguments)]
-    fn connect<'py>(
-        py: Python<'py>,
-        alias: String,
-        command: Option<String>,
-        args: Option<Vec<String>>,
-        env: Option<Vec<(String, String)>>,
-        inherit_env: bool,
-        cwd: Option<PathBuf>,
-        url: Option<String>,
-        headers: Option<Vec<(String, String)>>,
-        call_timeout: Option<f64>,
-        connect_timeout: Option<f64>,
-        trust_read_only_hints: bool,
-        request_timeout: Option<f64>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let mut config = match (command, url) {
-            (Some(command), None) => {
-                if headers.is_some() {
-                    return Err(config_error("headers= applies to url= servers, not command= ones"));
-                }
-                let mut c = McpServerConfig::stdio(alias, command)
-                    .args(args.unwrap_or_default())
-                    .inherit_env(inherit_env);
-                for (key, value) in env.unwrap_or_default() {
-                    c = c.env(key, value);
-                }
-                if let Some(dir) = cwd {
-                    c = c.cwd(dir);
-                }
-                c
-            }
-            (None, Some(url)) => {
-                if args.is_some() || env.is_some() || cwd.is_some() || inherit_env {
-                    return Err(config_error(
-                        "args=, env=, cwd= and inherit_env= apply to command= servers, not url= ones",
-                    ));
-                }
-                let mut c = McpServerConfig::http(alias, url);
-                for (name, value) in headers.unwrap_or_default() {
-                    c = c.header(name, value);
-                }
-                c
-            }
-            _ => return Err(config_error("give either command= (stdio) or url= (streamable HTTP)")),
-        };
-        if let Some(t) = call_timeout {
-            config = config.call_timeout(seconds(t)?);
+    #[pyo3(signature = (alias, entry=None))]
+    fn connect<'py>(py: Python<'py>, alias: String, entry: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+        let entry = options_json(entry)?;
+        // agent-mcp takes `command` when both are given; refuse the ambiguity instead of
+        // silently dropping the url.
+        if entry.get("command").is_some() && entry.get("url").is_some() {
+            return Err(config_error(format!(
+                "server {alias:?}: give either \"command\" (stdio) or \"url\" (streamable HTTP), not both"
+            )));
         }
-        if let Some(t) = connect_timeout {
-            config = config.connect_timeout(seconds(t)?);
-        }
-        if let Some(t) = request_timeout {
-            config = config.request_timeout(seconds(t)?);
-        }
-        config = config.trust_read_only_hints(trust_read_only_hints);
+        let config = McpServerConfig::from_json(&alias, &entry).map_err(mcp_error)?;
         spawn_py(py, async move {
             let inner = McpClient::connect(config).await.map_err(mcp_error)?;
             Ok(NativeMcpClient { inner })

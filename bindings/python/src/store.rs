@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use agent_core::SessionId;
-use agent_store::{Crypt, CryptError, Durability, FileKeyCrypt, KeyStore, KeyStoreError, SqliteOptions, SqliteStore};
+use agent_store::{Crypt, CryptError, FileKeyCrypt, KeyStore, KeyStoreError, SqliteOptions, SqliteStore};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -19,49 +19,13 @@ pub struct NativeSqlite {
 
 #[pymethods]
 impl NativeSqlite {
-    /// Opens (creating and migrating) the database file. `durability` is `normal` or `full`;
-    /// `write_behind` (default true) queues the loop's writes and commits them in groups
-    /// (every `group_commit_delay` seconds at most, 0.002 by default; a turn's outcome is
-    /// returned once it is durable); `max_size_bytes` caps the file.
+    /// Opens (creating and migrating) the database file with a SqliteOptions dict
+    /// (`durability`, `busy_timeout_ms`, `max_idle_readers`, `write_behind`,
+    /// `group_commit_delay_ms`, `max_size_bytes`).
     #[new]
-    #[pyo3(signature = (
-        path,
-        durability="normal",
-        busy_timeout=None,
-        write_behind=true,
-        group_commit_delay=None,
-        max_size_bytes=None
-    ))]
-    fn new(
-        py: Python<'_>,
-        path: std::path::PathBuf,
-        durability: &str,
-        busy_timeout: Option<f64>,
-        write_behind: bool,
-        group_commit_delay: Option<f64>,
-        max_size_bytes: Option<u64>,
-    ) -> PyResult<Self> {
-        let durability = match durability {
-            "normal" => Durability::Normal,
-            "full" => Durability::Full,
-            other => {
-                return Err(config_error(format!(
-                    "durability must be \"normal\" or \"full\", not {other:?}"
-                )));
-            }
-        };
-        let mut options = SqliteOptions {
-            durability,
-            write_behind,
-            max_size_bytes,
-            ..SqliteOptions::default()
-        };
-        if let Some(t) = busy_timeout {
-            options.busy_timeout = crate::tool::seconds(t)?;
-        }
-        if let Some(t) = group_commit_delay {
-            options.group_commit_delay = crate::tool::seconds(t)?;
-        }
+    #[pyo3(signature = (path, options=None))]
+    fn new(py: Python<'_>, path: std::path::PathBuf, options: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let options = crate::convert::options::<SqliteOptions>("SqliteOptions", options)?;
         let inner = py
             .detach(|| SqliteStore::open_blocking(&path, options))
             .map_err(|e| store_error(&e))?;

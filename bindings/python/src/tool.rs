@@ -47,6 +47,12 @@ pub fn seconds(secs: f64) -> PyResult<Duration> {
         .map_err(|_| crate::errors::config_error(format!("invalid duration {secs}: expected seconds >= 0")))
 }
 
+/// Milliseconds as a Duration, refusing negative or non-finite values.
+pub fn millis(ms: f64) -> PyResult<Duration> {
+    Duration::try_from_secs_f64(ms / 1000.0)
+        .map_err(|_| crate::errors::config_error(format!("invalid duration {ms}: expected milliseconds >= 0")))
+}
+
 #[async_trait]
 impl Tool for PyTool {
     fn spec(&self) -> &ToolSpec {

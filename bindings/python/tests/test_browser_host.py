@@ -66,7 +66,7 @@ def allow(req):
 async def test_page_tools_run_through_a_python_host():
     host = StubHost()
     assert isinstance(host, ac.BrowserHost)
-    tools = ac.page_tools(host, settle_timeout=2.0)
+    tools = ac.page_tools(host, settle_timeout_ms=2000)
     assert {"page_read", "page_navigate", "page_click", "tabs_list", "tab_open", "tab_close"} <= set(tools.names)
     provider = ac.ScriptedProvider(
         [

@@ -89,7 +89,7 @@ async def test_cancel_during_slow_sync_tool():
     await assert_valid_transcript(session)
 
 
-@pytest.mark.parametrize("step", [ac.Hang("partial answer"), ac.Delay(30, ac.Reply("late"))], ids=["hang", "delay"])
+@pytest.mark.parametrize("step", [ac.Hang("partial answer"), ac.Delay(30_000, ac.Reply("late"))], ids=["hang", "delay"])
 @pytest.mark.parametrize("how", ["run.cancel", "task.cancel"])
 async def test_cancel_during_slow_model(step, how):
     provider = ac.ScriptedProvider([step])

@@ -37,12 +37,12 @@ def test_chromium_is_installed():
 
 
 async def test_agent_reads_and_navigates_a_page_in_chromium(site):
-    async with await ac.CdpHost.launch(call_timeout=20.0) as host:
+    async with await ac.CdpHost.launch(call_timeout_ms=20_000) as host:
         assert host.is_alive()
         assert isinstance(host.pid, int) and host.pid > 0
         assert host.ws_url.startswith("ws://127.0.0.1:")
         assert "CdpHost(" in repr(host)
-        tools = ac.page_tools(host, settle_timeout=5.0)
+        tools = ac.page_tools(host, settle_timeout_ms=5000)
         assert {"page_read", "page_navigate", "tabs_list"} <= set(tools.names)
         provider = ac.ScriptedProvider(
             [
@@ -90,7 +90,7 @@ async def test_connect_to_a_running_browser(site):
         outcome, _ = await run_and_collect((await agent.create_session()).send("go"))
         assert outcome.status == "done", outcome
 
-        second = await ac.CdpHost.connect(first.ws_url, call_timeout=10.0)
+        second = await ac.CdpHost.connect(first.ws_url, call_timeout_ms=10_000)
         assert second.pid is None
         provider = ac.ScriptedProvider([ac.ToolCallStep("tabs_list"), "ok"])
         agent = ac.Agent(provider, tools=[second.page_tools()])
@@ -148,7 +148,7 @@ async def test_a_missing_browser_is_a_host_error(tmp_path):
 
 async def test_connecting_to_nothing_is_a_disconnected_host_error():
     with pytest.raises(ac.HostError) as info:
-        await ac.CdpHost.connect("ws://127.0.0.1:9/devtools/browser/none", call_timeout=5.0)
+        await ac.CdpHost.connect("ws://127.0.0.1:9/devtools/browser/none", call_timeout_ms=5000)
     assert info.value.host_kind in ("disconnected", "timeout")
 
 

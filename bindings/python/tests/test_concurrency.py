@@ -88,7 +88,7 @@ async def test_async_event_callback():
 
 
 async def test_turns_of_one_session_never_interleave():
-    agent = ac.Agent(ac.ScriptedProvider([ac.Delay(0.05, ac.Reply("first")), "second"]))
+    agent = ac.Agent(ac.ScriptedProvider([ac.Delay(50, ac.Reply("first")), "second"]))
     session = await agent.create_session()
     r1 = session.send("a")
     r2 = session.send("b")

@@ -24,7 +24,7 @@ def echo_tool():
 
 
 def test_a_cyclic_dict_is_a_type_error():
-    d = {"kind": "reply", "text": "hi"}
+    d = {"text": "hi"}
     d["self"] = d
     with pytest.raises(TypeError, match="cyclic structure"):
         ac.ScriptedProvider([d])

@@ -30,7 +30,7 @@ def everything_entry() -> str:
 
 async def connect_everything() -> ac.McpClient:
     return await ac.McpClient.connect(
-        "everything", command="node", args=[everything_entry(), "stdio"], connect_timeout=60
+        "everything", command="node", args=[everything_entry(), "stdio"], connect_timeout_ms=60_000
     )
 
 
@@ -81,7 +81,7 @@ async def test_connect_needs_command_or_url():
 
 async def test_a_missing_server_command_is_an_mcp_error():
     with pytest.raises(ac.McpError) as info:
-        await ac.McpClient.connect("gone", command="/nonexistent/mcp-server", connect_timeout=5)
+        await ac.McpClient.connect("gone", command="/nonexistent/mcp-server", connect_timeout_ms=5000)
     assert info.value.kind == "mcp.spawn"
 
 

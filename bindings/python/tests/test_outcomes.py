@@ -109,7 +109,7 @@ async def test_error_from_provider_keeps_rust_text():
 
 
 async def test_status_snapshots():
-    agent = ac.Agent(ac.ScriptedProvider([ac.Delay(0.3, ac.Reply("late answer"))]))
+    agent = ac.Agent(ac.ScriptedProvider([ac.Delay(300, ac.Reply("late answer"))]))
     session = await agent.create_session()
     run = session.send("hi")
     await asyncio.sleep(0.1)

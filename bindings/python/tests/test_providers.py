@@ -15,7 +15,7 @@ def add(a: int, b: int) -> int:
 
 async def test_openai_compatible_against_a_local_server():
     with MockOpenAI() as server:
-        provider = ac.OpenAICompatible("mock-model", "sk-test", base_url=server.base_url)
+        provider = ac.OpenAICompatible("mock-model", api_key="sk-test", base_url=server.base_url)
         assert provider.id == "openai-compatible" and provider.model == "mock-model"
         agent = ac.Agent(provider, tools=[add], system_prompt="Be brief.")
         session = await agent.create_session()
@@ -34,7 +34,7 @@ async def test_openai_compatible_against_a_local_server():
 
 async def test_provider_errors_keep_the_rust_text():
     with MockOpenAI(status=401) as server:
-        provider = ac.OpenAICompatible("mock-model", "bad", base_url=server.base_url, http={"max_attempts": 1})
+        provider = ac.OpenAICompatible("mock-model", api_key="bad", base_url=server.base_url, http={"max_attempts": 1})
         agent = ac.Agent(provider)
         session = await agent.create_session()
         outcome = await session.send("hi")
@@ -46,7 +46,7 @@ async def test_a_response_past_a_byte_cap_fails_naming_the_cap():
     # The mock's tool call carries `{"a": 2, "b": 3}`: more than 4 bytes of arguments.
     with MockOpenAI() as server:
         provider = ac.OpenAICompatible(
-            "mock-model", "k", base_url=server.base_url, http={"max_tool_args_bytes": 4, "max_attempts": 1}
+            "mock-model", api_key="k", base_url=server.base_url, http={"max_tool_args_bytes": 4, "max_attempts": 1}
         )
         session = await ac.Agent(provider, tools=[add]).create_session()
         outcome = await session.send("What is 2 + 3?")
@@ -57,9 +57,9 @@ async def test_a_response_past_a_byte_cap_fails_naming_the_cap():
 async def test_fallback_router_moves_on_after_a_retryable_error():
     with MockOpenAI() as server:
         down = ac.OpenAICompatible(
-            "m", "k", base_url="http://127.0.0.1:9/v1", http={"max_attempts": 1, "connect_timeout": 2}
+            "m", api_key="k", base_url="http://127.0.0.1:9/v1", http={"max_attempts": 1, "connect_timeout_ms": 2000}
         )
-        up = ac.OpenAICompatible("mock-model", "k", base_url=server.base_url)
+        up = ac.OpenAICompatible("mock-model", api_key="k", base_url=server.base_url)
         agent = ac.Agent(ac.FallbackRouter(down, up))
         session = await agent.create_session()
         outcome, events = await run_and_collect(session.send("hi"))
@@ -84,5 +84,5 @@ def test_provider_from_env(monkeypatch):
     provider = ac.provider_from_env()
     assert provider.id == "anthropic" and provider.model == "claude-x"
     assert "sk-ant-secret" not in repr(provider)
-    with pytest.raises(ac.ConfigError, match="Unknown LLM provider: nope"):
-        ac.Provider(ac._native.provider_configured("nope", "m", "k", None, True, None, [], None))
+    with pytest.raises(ac.ConfigError, match="unknown variant `nope`"):
+        ac.Provider(ac._native.provider_configured({"kind": "nope", "model": "m"}))

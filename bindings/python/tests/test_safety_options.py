@@ -73,7 +73,7 @@ async def test_page_scrape_fetches_loopback_http_when_allowed(site):
 
 async def test_page_scrape_allow_loopback_lifts_the_address_check_only():
     # https to a closed loopback port: no longer refused as loopback, fails to connect instead.
-    tools = ac.page_tools(StubHost(), scrape_allow_loopback=True)
+    tools = ac.page_tools(StubHost(), scrape={"allow_loopback": True})
     _, events = await run_one(tools, "page_scrape", {"url": f"https://127.0.0.1:{free_port()}/"})
     [result] = results_of(events)
     assert result.type == "tool_call_failed"
@@ -84,10 +84,10 @@ async def test_page_scrape_allow_loopback_lifts_the_address_check_only():
 
 
 async def test_page_scrape_private_and_extra_roots_options_are_accepted():
-    tools = ac.page_tools(StubHost(), scrape_allow_private=True, scrape_extra_roots_pem=[])
+    tools = ac.page_tools(StubHost(), scrape={"allow_private": True, "extra_roots_pem": []})
     _, events = await run_one(tools, "page_scrape", {"url": f"https://127.0.0.1:{free_port()}/"})
     assert "loopback address" not in results_of(events)[0].error
-    bad_root = ac.page_tools(StubHost(), scrape_allow_loopback=True, scrape_extra_roots_pem=["not a certificate"])
+    bad_root = ac.page_tools(StubHost(), scrape={"allow_loopback": True, "extra_roots_pem": ["not a certificate"]})
     _, events = await run_one(bad_root, "page_scrape", {"url": f"https://127.0.0.1:{free_port()}/"})
     [result] = results_of(events)
     assert result.type == "tool_call_failed"
@@ -95,7 +95,7 @@ async def test_page_scrape_private_and_extra_roots_options_are_accepted():
 
 
 async def test_cdp_host_rejects_an_unknown_sandbox_mode():
-    with pytest.raises(ac.ConfigError, match="sandbox"):
+    with pytest.raises(ac.ConfigError, match="unknown variant `maybe`, expected one of `auto`, `on`, `off`"):
         await ac.CdpHost.launch(sandbox="maybe")  # type: ignore[arg-type]
 
 
@@ -179,9 +179,9 @@ async def test_mcp_server_bearer_token_refuses_clients_without_it():
         assert await loop.run_in_executor(None, post, server.url, {}) == 401
         assert await loop.run_in_executor(None, post, server.url, {"Authorization": "Bearer wrong"}) == 401
         with pytest.raises(ac.McpError):
-            await ac.McpClient.connect("local", url=server.url, connect_timeout=10)
+            await ac.McpClient.connect("local", url=server.url, connect_timeout_ms=10_000)
         headers = {"Authorization": f"Bearer {token}"}
-        async with await ac.McpClient.connect("local", url=server.url, headers=headers, request_timeout=10) as client:
+        async with await ac.McpClient.connect("local", url=server.url, headers=headers, request_timeout_ms=10_000) as client:
             assert client.tool_names == ["local__shout"]
             provider = ac.ScriptedProvider([ac.ToolCallStep("local__shout", {"text": "hi"}), "done"])
             agent = ac.Agent(provider, tools=[client.tools()], gate=allow)

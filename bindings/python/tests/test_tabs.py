@@ -18,7 +18,7 @@ def tab_script():
             _, handle, msg = text.split(" ", 2)
             return ac.Reply(tool_calls=[("send_to_tab", {"tab_id": handle, "message": msg})])
         if text == "slow":
-            return ac.Delay(0.3, ac.Reply("slow done"))
+            return ac.Delay(300, ac.Reply("slow done"))
         return ac.Reply(f"echo: {text}")
 
     return ac.ScriptedProvider.from_fn(choose)

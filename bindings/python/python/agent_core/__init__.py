@@ -21,6 +21,8 @@ from ._agent import (
     Agent,
     AgentConfig,
     Allow,
+    CompactionConfig,
+    CompressionConfig,
     Clarification,
     Deny,
     Event,
@@ -59,6 +61,7 @@ from .providers import (
     FallbackRouter,
     Gemini,
     Hang,
+    HttpConfig,
     OpenAICompatible,
     Provider,
     ProviderFailure,
@@ -67,8 +70,8 @@ from .providers import (
     ToolCallStep,
     provider_from_env,
 )
-from .hosts import BrowserHost, CdpHost, TabInfo, page_tools
-from .mcp import McpClient, McpHttpServer, McpServerInfo, new_bearer_token, serve_mcp_http
+from .hosts import BrowserHost, CdpHost, ScrapePolicy, TabInfo, page_tools
+from .mcp import McpClient, McpHttpServer, McpServerInfo, OutputCaps, new_bearer_token, serve_mcp_http
 from .stores import Crypt, KeyStore, MemoryStore, SqliteStore, Store
 from .tabs import Delivery, TabHub, TabPermissions
 from .tools import NativeTools, ShellEnv, Tool, ToolContext, fs_tools, tool
@@ -79,6 +82,11 @@ __version__: str = _native.CORE_VERSION
 _atexit.register(_native.shutdown)
 
 __all__ = [
+    "CompactionConfig",
+    "CompressionConfig",
+    "HttpConfig",
+    "OutputCaps",
+    "ScrapePolicy",
     "McpClient",
     "McpHttpServer",
     "McpServerInfo",

@@ -14,12 +14,15 @@ from typing import (
     Generator,
     List,
     Mapping,
+    Literal,
     Optional,
     Sequence,
+    TypedDict,
     Union,
 )
 
 from . import _native
+from ._options import plain
 from .errors import RunError
 from .providers import Provider
 from .stores import Store
@@ -28,6 +31,8 @@ from .tools import Tool
 __all__ = [
     "Agent",
     "AgentConfig",
+    "CompactionConfig",
+    "CompressionConfig",
     "Session",
     "Run",
     "RunStatus",
@@ -47,26 +52,61 @@ OUTCOME_STATUSES = ("done", "denied", "capped", "cancelled", "error", "awaiting_
 """Every way a turn can end."""
 
 
+class CompressionConfig(TypedDict, total=False):
+    """Limits of the write-time JSON compression of tool results (``AgentConfig.compression``).
+    A missing key keeps its default (in brackets)."""
+
+    head_chars: int
+    """Characters kept at the start of a shortened string [100]."""
+    keep_array_items: int
+    """How many items a shortened array keeps [3]."""
+    max_array_items: int
+    """Arrays with more items than this are shortened [5]."""
+    max_depth: int
+    """Values nested deeper than this become ``"[deep nested]"`` (the root is depth 0) [5]."""
+    max_value_chars: int
+    """Strings with more characters than this are shortened [500]."""
+    tail_chars: int
+    """Characters kept at the end of a shortened string [50]."""
+
+
+class CompactionConfig(TypedDict, total=False):
+    """When and how older turns are compacted to fit the model's context window
+    (``AgentConfig.compaction``). A missing key keeps its default (in brackets)."""
+
+    chars_per_token: float
+    """Characters per token of the uncalibrated estimate [4.0]."""
+    enabled: bool
+    """Whether to compact at all [True]."""
+    max_attempts: int
+    """Tries at summarising before falling back to the trim [3]."""
+    max_input_tokens: Optional[int]
+    """The model's input window in tokens; None asks the provider [None]."""
+    ratio: float
+    """Compact when the estimated input exceeds ``ratio * max_input_tokens`` [0.7]."""
+    summary_max_tokens: int
+    """Output tokens requested for the summary [1024]."""
+
+
 @dataclass
 class AgentConfig:
-    """The loop's limits and defaults. ``None`` keeps the core's default (shown in brackets).
-
-    Durations are in seconds.
+    """The loop's limits and defaults: the keys of the Rust ``AgentConfig``. ``None`` keeps the
+    core's default (shown in brackets). Durations are milliseconds, in fields ending ``_ms``.
     """
 
     max_iterations: Optional[int] = None
     """Model calls per turn before the turn ends ``capped`` [100]."""
     max_tool_calls: Optional[int] = None
     """Tool calls per turn before the turn ends ``capped`` [unlimited]."""
-    model_timeout: Optional[float] = None
-    """The whole model call, stream included [180]."""
-    tool_timeout: Optional[float] = None
-    """A tool call, unless the tool sets its own [60]."""
+    model_timeout_ms: Optional[float] = None
+    """The whole model call, stream included, in milliseconds [180000]."""
+    tool_timeout_ms: Optional[float] = None
+    """A tool call, unless the tool sets its own timeout, in milliseconds [60000]."""
     max_parallel_tools: Optional[int] = None
     """Parallel-safe tools running at once [3]."""
     result_cap_chars: Optional[int] = None
     """Characters of a tool result sent to the model [20000]."""
-    on_denial: Optional[str] = None
+    on_denial: Optional[Literal["end_turn", "tell_model"]] = None
     """``"end_turn"`` (end the turn ``denied``) or ``"tell_model"`` [end_turn]."""
     event_buffer: Optional[int] = None
     """Events buffered per run for slow subscribers [1024]."""
@@ -74,13 +114,16 @@ class AgentConfig:
     """Upper bound on generated tokens per model call [provider default]."""
     temperature: Optional[float] = None
     """Sampling temperature [provider default]."""
-    compression: Optional[Dict[str, int]] = None
-    """Write-time JSON compression limits (``max_depth``, ``max_array_items``, ...)."""
-    clarification_ttl: Optional[float] = None
-    """How long a clarification question waits for an answer [1800]."""
+    compression: Optional[CompressionConfig] = None
+    """Write-time JSON compression limits (:class:`CompressionConfig`)."""
+    clarification_ttl_ms: Optional[float] = None
+    """How long a clarification question waits for an answer, in milliseconds [1800000]."""
+    compaction: Optional[CompactionConfig] = None
+    """When and how older turns are compacted (:class:`CompactionConfig`)."""
 
     def _to_dict(self) -> Dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
+        result: Dict[str, Any] = plain(self)
+        return result
 
 
 @dataclass
@@ -287,6 +330,16 @@ def _wrap_gate(gate: GateFn) -> "tuple[Callable[[Dict[str, Any]], Any], bool]":
     return sgate, False
 
 
+def _config_dict(config: Union[AgentConfig, Mapping[str, Any], None]) -> Dict[str, Any]:
+    """An AgentConfig (or a dict of its keys) as the options dict the native module reads."""
+    if config is None:
+        return {}
+    result = plain(config)
+    if not isinstance(result, dict):
+        raise TypeError(f"config must be an AgentConfig or a dict of its keys, not {type(config).__name__}")
+    return result
+
+
 def _wrap_event_callback(cb: Callable[[Event], Any]) -> Callable[[Dict[str, Any]], None]:
     def deliver(ev: Dict[str, Any]) -> None:
         result = cb(Event(ev))
@@ -310,6 +363,11 @@ class Agent:
     ``clarification=True`` offers the model the built-in ``ask_clarification`` tool: the turn
     ends ``awaiting_user`` with a ``clarification_pending`` event, and
     :meth:`Session.answer_clarification` continues it.
+
+    ``config`` is an :class:`AgentConfig` (or a dict of its keys); further keyword arguments
+    are :class:`AgentConfig` keys too (``Agent(provider, max_iterations=5,
+    tool_timeout_ms=10_000)``) and win over ``config``'s. An unknown key raises
+    :class:`ConfigError` naming it.
     """
 
     def __init__(
@@ -320,7 +378,7 @@ class Agent:
         store: Optional[Store] = None,
         gate: Optional[GateFn] = None,
         system_prompt: Optional[str] = None,
-        config: Optional[AgentConfig] = None,
+        config: Union[AgentConfig, Mapping[str, Any], None] = None,
         on_event: Optional[Callable[[Event], Any]] = None,
         clarification: bool = False,
         **settings: Any,
@@ -331,8 +389,8 @@ class Agent:
         self.tools: List[Any] = [t if isinstance(t, Tool) or hasattr(t, "_native_tools") else Tool(t) for t in tools]
         python_tools = [t for t in self.tools if isinstance(t, Tool)]
         native_tools = [n for t in self.tools if hasattr(t, "_native_tools") for n in t._native_tools()]
-        conf = dict((config or AgentConfig())._to_dict())
-        conf.update({k: v for k, v in settings.items() if v is not None})
+        conf = _config_dict(config)
+        conf.update({k: plain(v) for k, v in settings.items() if v is not None})
         gate_fn, gate_async = _wrap_gate(gate) if gate is not None else (None, False)
         self._native = _native.Agent(
             _native.AgentParts(
@@ -364,7 +422,8 @@ class Agent:
 
     @property
     def config(self) -> Dict[str, Any]:
-        """The effective configuration (durations in seconds)."""
+        """The effective configuration: every key of :class:`AgentConfig`, durations in
+        milliseconds (``tool_timeout_ms``, ...)."""
         return self._native.config()
 
 

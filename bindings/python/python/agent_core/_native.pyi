@@ -34,11 +34,13 @@ CORE_VERSION: str
 
 _Json = Any
 _Path = Union[str, PathLike[str]]
+# An options dict (a type of api/options.json): its keys, None-valued ones keeping the default.
+_Options = Dict[str, Any]
 
 @final
 class Provider:
     @staticmethod
-    def scripted(steps: Sequence[Any], record_requests: bool) -> Provider: ...
+    def scripted(steps: Sequence[Union[str, _Options]], record_requests: bool) -> Provider: ...
     @staticmethod
     def scripted_fn(choose: Callable[[Dict[str, Any]], Any], record_requests: bool) -> Provider: ...
     @property
@@ -63,20 +65,20 @@ class NativeTool:
 @final
 class AgentParts:
     """The settings an agent is built from (keyword arguments only), taken by ``Agent`` and
-    ``TabHub.build``."""
+    ``TabHub.build``. ``config`` is an AgentConfig options dict."""
     def __new__(
         cls,
         *,
         provider: Provider,
-        tools: Sequence[Any] = ...,
-        native_tools: Sequence[NativeTool] = ...,
-        store: Optional[Store] = ...,
-        gate: Optional[Callable[[Dict[str, Any]], Any]] = ...,
-        gate_is_async: bool = ...,
-        system_prompt: Optional[str] = ...,
-        config: Optional[Dict[str, Any]] = ...,
-        on_event: Optional[Callable[[Dict[str, Any]], None]] = ...,
-        clarification: bool = ...,
+        tools: Optional[Sequence[Any]] = None,
+        native_tools: Optional[Sequence[NativeTool]] = None,
+        store: Optional[Store] = None,
+        gate: Optional[Callable[[Dict[str, Any]], Any]] = None,
+        gate_is_async: bool = False,
+        system_prompt: Optional[str] = None,
+        config: Optional[_Options] = None,
+        on_event: Optional[Callable[[Dict[str, Any]], None]] = None,
+        clarification: bool = False,
     ) -> AgentParts: ...
 
 @final
@@ -116,15 +118,7 @@ class RunEvents:
 
 @final
 class SqliteStore:
-    def __new__(
-        cls,
-        path: _Path,
-        durability: str = "normal",
-        busy_timeout: Optional[float] = None,
-        write_behind: bool = True,
-        group_commit_delay: Optional[float] = None,
-        max_size_bytes: Optional[int] = None,
-    ) -> SqliteStore: ...
+    def __new__(cls, path: _Path, options: Optional[_Options] = None) -> SqliteStore: ...
     def as_store(self) -> Store: ...
     @property
     def path(self) -> str: ...
@@ -183,17 +177,9 @@ class TabEvents:
 @final
 class CdpHost:
     @staticmethod
-    def launch(
-        executable: Optional[_Path] = None,
-        extra_args: Optional[Sequence[str]] = None,
-        window_size: Optional[Tuple[int, int]] = None,
-        launch_timeout: Optional[float] = None,
-        call_timeout: Optional[float] = None,
-        kill_on_parent_exit: bool = True,
-        sandbox: Optional[str] = None,
-    ) -> Awaitable[CdpHost]: ...
+    def launch(config: Optional[_Options] = None) -> Awaitable[CdpHost]: ...
     @staticmethod
-    def connect(url: str, call_timeout: Optional[float] = None) -> Awaitable[CdpHost]: ...
+    def connect(url: str, call_timeout_ms: Optional[float] = None) -> Awaitable[CdpHost]: ...
     def close(self) -> Awaitable[None]: ...
     @property
     def ws_url(self) -> str: ...
@@ -204,20 +190,7 @@ class CdpHost:
 @final
 class McpClient:
     @staticmethod
-    def connect(
-        alias: str,
-        command: Optional[str] = None,
-        args: Optional[Sequence[str]] = None,
-        env: Optional[Sequence[Tuple[str, str]]] = None,
-        inherit_env: bool = False,
-        cwd: Optional[_Path] = None,
-        url: Optional[str] = None,
-        headers: Optional[Sequence[Tuple[str, str]]] = None,
-        call_timeout: Optional[float] = None,
-        connect_timeout: Optional[float] = None,
-        trust_read_only_hints: bool = False,
-        request_timeout: Optional[float] = None,
-    ) -> Awaitable[McpClient]: ...
+    def connect(alias: str, entry: Optional[_Options] = None) -> Awaitable[McpClient]: ...
     def tools(self) -> List[NativeTool]: ...
     def tool_names(self) -> List[str]: ...
     @property
@@ -251,37 +224,10 @@ class McpHttpServer:
     def is_running(self) -> bool: ...
     def shutdown(self) -> Awaitable[None]: ...
 
-def filesystem_tools(
-    root: Optional[_Path] = None,
-    unrestricted: bool = False,
-    gated: Optional[Dict[str, bool]] = None,
-    max_write_bytes: Optional[int] = None,
-    shell_inherit_all: bool = False,
-    shell_passthrough: Optional[Sequence[str]] = None,
-    shell_set: Optional[Sequence[Tuple[str, str]]] = None,
-) -> List[NativeTool]: ...
+def filesystem_tools(policy: _Options, gated: Optional[Dict[str, bool]] = None) -> List[NativeTool]: ...
 def new_bearer_token() -> str: ...
-def provider_configured(
-    kind: str,
-    model: str,
-    api_key: str,
-    base_url: Optional[str] = None,
-    streaming: bool = True,
-    max_input_tokens: Optional[int] = None,
-    headers: Optional[Sequence[Tuple[str, str]]] = None,
-    http: Optional[Dict[str, Any]] = None,
-) -> Provider: ...
+def provider_configured(config: _Options) -> Provider: ...
 def provider_from_env() -> Provider: ...
 def provider_fallback(primary: Provider, fallbacks: Sequence[Provider]) -> Provider: ...
-def page_tools(
-    host: Any,
-    settle_timeout: Optional[float] = None,
-    max_chars: Optional[int] = None,
-    max_elements: Optional[int] = None,
-    scrape_loopback_http: bool = False,
-    search_template: Optional[str] = None,
-    scrape_allow_loopback: bool = False,
-    scrape_allow_private: bool = False,
-    scrape_extra_roots_pem: Optional[Sequence[str]] = None,
-) -> List[NativeTool]: ...
+def page_tools(host: Any, config: Optional[_Options] = None) -> List[NativeTool]: ...
 def shutdown() -> None: ...

@@ -9,6 +9,7 @@ from types import TracebackType
 from typing import Any, Awaitable, List, Literal, Optional, Sequence, Tuple, Type, Union
 
 from . import _native
+from ._options import options
 from .tools import NativeTools
 
 try:
@@ -16,7 +17,24 @@ try:
 except ImportError:  # pragma: no cover
     from typing_extensions import Protocol, TypedDict, runtime_checkable  # type: ignore[assignment]
 
-__all__ = ["BrowserHost", "CdpHost", "TabInfo", "page_tools"]
+__all__ = ["BrowserHost", "CdpHost", "ScrapePolicy", "TabInfo", "page_tools"]
+
+
+class ScrapePolicy(TypedDict, total=False):
+    """Which addresses page_scrape may reach besides public https ones (``page_tools(scrape=
+    ...)``; ScrapePolicy in ``api/options.json``). Every switch is off by default."""
+
+    allow_loopback: bool
+    """Allow loopback addresses (127.0.0.0/8, ::1) over https."""
+    allow_loopback_http: bool
+    """Allow ``http://`` to loopback addresses too (tests, local development); implies
+    ``allow_loopback``."""
+    allow_private: bool
+    """Allow private, link-local and other non-public addresses (and loopback) over https,
+    for pages on a private network."""
+    extra_roots_pem: List[str]
+    """Extra trusted root certificates, PEM text each (a private CA, or a test server's
+    certificate)."""
 
 
 class TabInfo(TypedDict):
@@ -93,15 +111,16 @@ class CdpHost:
     async def launch(
         cls,
         *,
-        executable: Optional[Union[str, "os.PathLike[str]"]] = None,
+        executable: "Union[str, os.PathLike[str], None]" = None,
         extra_args: Optional[Sequence[str]] = None,
         window_size: Optional[Tuple[int, int]] = None,
-        launch_timeout: Optional[float] = None,
-        call_timeout: Optional[float] = None,
-        kill_on_parent_exit: bool = True,
-        sandbox: Literal["auto", "on", "off"] = "auto",
+        launch_timeout_ms: Optional[float] = None,
+        call_timeout_ms: Optional[float] = None,
+        kill_on_parent_exit: Optional[bool] = None,
+        sandbox: Optional[Literal["auto", "on", "off"]] = None,
     ) -> "CdpHost":
-        """Launches the browser headless and opens one blank tab.
+        """Launches the browser headless and opens one blank tab. The options are the keys
+        of CdpConfig (``api/options.json``); None keeps the default.
 
         Args:
             executable: The browser binary (default ``/usr/bin/chromium``).
@@ -109,8 +128,9 @@ class CdpHost:
                 example ``--lang=en-US``; a later ``--user-data-dir=...`` overrides the fresh
                 profile, which is still created and removed).
             window_size: Window (and viewport) size, default ``(1280, 800)``.
-            launch_timeout: Seconds the browser may take to start (default 30).
-            call_timeout: The longest any single browser call may take, seconds (default 30).
+            launch_timeout_ms: Milliseconds the browser may take to start (default 30000).
+            call_timeout_ms: The longest any single browser call may take, in milliseconds
+                (default 30000).
             kill_on_parent_exit: Kill the browser when this process exits even without a clean
                 shutdown (default True).
             sandbox: Chromium's sandbox: ``"auto"`` (default: on, unless this process runs as
@@ -118,25 +138,29 @@ class CdpHost:
                 ``"on"`` (the launch fails where the sandbox cannot run) or ``"off"``
                 (``--no-sandbox``).
 
-        Raises :class:`HostError` when the browser is missing or does not start.
+        Raises :class:`ConfigError` for an invalid option and :class:`HostError` when the
+        browser is missing or does not start.
         """
         native = await _native.CdpHost.launch(
-            None if executable is None else os.fspath(executable),
-            None if extra_args is None else [str(a) for a in extra_args],
-            None if window_size is None else (int(window_size[0]), int(window_size[1])),
-            launch_timeout,
-            call_timeout,
-            kill_on_parent_exit,
-            sandbox,
+            options(
+                executable=executable,
+                extra_args=extra_args,
+                window_size=window_size,
+                launch_timeout_ms=launch_timeout_ms,
+                call_timeout_ms=call_timeout_ms,
+                kill_on_parent_exit=kill_on_parent_exit,
+                sandbox=sandbox,
+            )
         )
         return cls(native)
 
     @classmethod
-    async def connect(cls, url: str, *, call_timeout: Optional[float] = None) -> "CdpHost":
+    async def connect(cls, url: str, *, call_timeout_ms: Optional[float] = None) -> "CdpHost":
         """Connects to a running browser by its ``ws://`` DevTools address (or
         ``http://host:port``, looked up at ``/json/version``); its pages become the tabs.
+        ``call_timeout_ms`` is the longest any single browser call may take (default 30000).
         Closing this host does not stop a browser it did not launch."""
-        return cls(await _native.CdpHost.connect(url, call_timeout))
+        return cls(await _native.CdpHost.connect(url, call_timeout_ms))
 
     async def close(self) -> None:
         """Closes the browser (when this host launched it) and removes its profile directory.
@@ -160,26 +184,22 @@ class CdpHost:
     def page_tools(
         self,
         *,
-        settle_timeout: Optional[float] = None,
+        search_template: Optional[str] = None,
+        settle_timeout_ms: Optional[float] = None,
         max_chars: Optional[int] = None,
         max_elements: Optional[int] = None,
-        scrape_loopback_http: bool = False,
-        search_template: Optional[str] = None,
-        scrape_allow_loopback: bool = False,
-        scrape_allow_private: bool = False,
-        scrape_extra_roots_pem: Optional[Sequence[str]] = None,
+        scrape_loopback_http: Optional[bool] = None,
+        scrape: Optional[ScrapePolicy] = None,
     ) -> NativeTools:
         """The page and tab tools over this browser: ``page_tools(self, ...)``."""
         return page_tools(
             self,
-            settle_timeout=settle_timeout,
+            search_template=search_template,
+            settle_timeout_ms=settle_timeout_ms,
             max_chars=max_chars,
             max_elements=max_elements,
             scrape_loopback_http=scrape_loopback_http,
-            search_template=search_template,
-            scrape_allow_loopback=scrape_allow_loopback,
-            scrape_allow_private=scrape_allow_private,
-            scrape_extra_roots_pem=scrape_extra_roots_pem,
+            scrape=scrape,
         )
 
     async def __aenter__(self) -> "CdpHost":
@@ -200,14 +220,12 @@ class CdpHost:
 def page_tools(
     host: Union[BrowserHost, CdpHost],
     *,
-    settle_timeout: Optional[float] = None,
+    search_template: Optional[str] = None,
+    settle_timeout_ms: Optional[float] = None,
     max_chars: Optional[int] = None,
     max_elements: Optional[int] = None,
-    scrape_loopback_http: bool = False,
-    search_template: Optional[str] = None,
-    scrape_allow_loopback: bool = False,
-    scrape_allow_private: bool = False,
-    scrape_extra_roots_pem: Optional[Sequence[str]] = None,
+    scrape_loopback_http: Optional[bool] = None,
+    scrape: Optional[ScrapePolicy] = None,
 ) -> NativeTools:
     """The Rust page and tab tools over ``host`` (a Python :class:`BrowserHost` or a
     :class:`CdpHost`): page_read, page_text, page_scrape, page_navigate, page_click,
@@ -217,28 +235,29 @@ def page_tools(
     host's async methods.
 
     page_scrape is gated (the gate must allow each call) and by default fetches public
-    ``https://`` addresses only, checked on every redirect and resolved address:
+    ``https://`` addresses only, checked on every redirect and resolved address.
+
+    The options are the keys of PageToolsConfig (``api/options.json``); None keeps the default:
 
     Args:
+        search_template: Where a search phrase goes; ``{}`` is replaced by the encoded phrase
+            (default ``https://duckduckgo.com/?q={}``).
+        settle_timeout_ms: How long to wait for a page to settle after an action or a
+            navigation, in milliseconds (default 5000).
+        max_chars: Cap on any result, in characters (default 20000).
+        max_elements: Most element lines per page_read page (default 200).
         scrape_loopback_http: Let page_scrape fetch loopback addresses over ``http://`` too
-            (tests, local development); implies ``scrape_allow_loopback``.
-        scrape_allow_loopback: Let it fetch loopback addresses (127.0.0.0/8, ::1) over https.
-        scrape_allow_private: Let it fetch private, link-local and other non-public addresses
-            (and loopback) over https, for pages on a private network.
-        scrape_extra_roots_pem: Extra trusted root certificates, PEM text each (a private CA,
-            or a test server's certificate).
+            (tests, local development); the same as ``scrape={"allow_loopback_http": True}``.
+        scrape: Which other addresses page_scrape may reach and which extra root certificates
+            it trusts (:class:`ScrapePolicy`).
     """
     target: Any = host._native if isinstance(host, CdpHost) else host
-    return NativeTools(
-        _native.page_tools(
-            target,
-            settle_timeout,
-            max_chars,
-            max_elements,
-            scrape_loopback_http,
-            search_template,
-            scrape_allow_loopback,
-            scrape_allow_private,
-            None if scrape_extra_roots_pem is None else [str(p) for p in scrape_extra_roots_pem],
-        )
+    config = options(
+        search_template=search_template,
+        settle_timeout_ms=settle_timeout_ms,
+        max_chars=max_chars,
+        max_elements=max_elements,
+        scrape_loopback_http=scrape_loopback_http,
+        scrape=scrape,
     )
+    return NativeTools(_native.page_tools(target, config))

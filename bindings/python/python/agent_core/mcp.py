@@ -6,13 +6,24 @@ from __future__ import annotations
 
 import os
 from types import TracebackType
-from typing import Any, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Type, Union
+from typing import Any, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Type, TypedDict, Union
 
 from . import _native
+from ._options import options
 from ._agent import GateFn, _wrap_gate
 from .tools import NativeTools, Tool
 
-__all__ = ["McpClient", "McpServerInfo", "McpHttpServer", "serve_mcp_http", "new_bearer_token"]
+__all__ = ["McpClient", "McpServerInfo", "OutputCaps", "McpHttpServer", "serve_mcp_http", "new_bearer_token"]
+
+
+class OutputCaps(TypedDict, total=False):
+    """Caps on what one MCP tool call returns (``McpClient.connect(caps=...)``; OutputCaps in
+    ``api/options.json``). A missing key keeps its default (in brackets)."""
+
+    max_image_base64: int
+    """Base64 characters kept per image (larger images become a note) [8388608]."""
+    max_text_chars: int
+    """Characters of text kept across all text parts [200000]."""
 
 
 class McpServerInfo(NamedTuple):
@@ -48,23 +59,35 @@ class McpClient:
         cls,
         alias: str,
         *,
+        type: Optional[str] = None,
         command: Optional[str] = None,
         args: Optional[Sequence[str]] = None,
         env: Optional[Mapping[str, str]] = None,
         cwd: "Optional[Union[str, os.PathLike[str]]]" = None,
-        inherit_env: bool = False,
+        inherit_env: Optional[bool] = None,
         url: Optional[str] = None,
         headers: Optional[Mapping[str, str]] = None,
-        call_timeout: Optional[float] = None,
-        connect_timeout: Optional[float] = None,
-        trust_read_only_hints: bool = False,
-        request_timeout: Optional[float] = None,
+        call_timeout_ms: Optional[float] = None,
+        connect_timeout_ms: Optional[float] = None,
+        request_timeout_ms: Optional[float] = None,
+        trust_read_only_hints: Optional[bool] = None,
+        caps: Optional[OutputCaps] = None,
+        backoff_initial_ms: Optional[float] = None,
+        backoff_max_ms: Optional[float] = None,
+        roots: Optional[Sequence[str]] = None,
+        disabled: Optional[bool] = None,
     ) -> "McpClient":
         """Starts (stdio) or reaches (HTTP) the server and completes the MCP handshake.
+
+        The options are the keys of McpServerEntry (``api/options.json``: an entry of the
+        ``mcpServers`` JSON most MCP hosts write, so ``McpClient.connect(alias, **entry)``
+        works); None keeps the default. Durations are milliseconds.
 
         Args:
             alias: Prefix of every tool name (``alias__tool``): 1 to 32 of ``[a-zA-Z0-9_-]``,
                 without ``__``.
+            type: ``"stdio"`` or ``"http"`` (also ``"streamable-http"``); inferred from
+                ``command`` or ``url`` when None.
             command: The program of a stdio server (looked up on ``PATH``).
             args: Its arguments.
             env: Variables set for the child. It inherits only harmless variables (PATH,
@@ -75,30 +98,43 @@ class McpClient:
             headers: Headers sent with every HTTP request, such as
                 ``{"Authorization": f"Bearer {server.bearer_token}"}`` for a server that
                 requires a token.
-            call_timeout: The longest a tool call may take, seconds (default 60).
-            connect_timeout: The longest the start and handshake may take, seconds (default 30).
+            call_timeout_ms: The longest a tool call may take (default 60000).
+            connect_timeout_ms: The longest the start and handshake may take (default 30000).
+            request_timeout_ms: The longest a ``tools/list`` (all its pages together) may take
+                (default 30000): at connect, after the list changed and after a reconnect.
             trust_read_only_hints: Let tools the server marks read-only run without the gate.
-            request_timeout: The longest a ``tools/list`` (all its pages together) may take,
-                seconds (default 30): at connect, after the list changed and after a reconnect.
+            caps: Caps on what a tool returns (:class:`OutputCaps`).
+            backoff_initial_ms: The first wait before reconnecting a crashed server (default
+                500).
+            backoff_max_ms: The longest wait between reconnect attempts (default 30000).
+            roots: Roots (``file://`` URIs) offered to the server.
+            disabled: Read for compatibility with ``mcpServers`` files, where it leaves an
+                entry out; ``connect`` itself does not look at it.
 
-        Raises :class:`ConfigError` for a bad configuration and :class:`McpError` when the
-        server does not start or the handshake fails.
+        Raises :class:`ConfigError` for a bad configuration (an unknown key, both or neither
+        of ``command`` and ``url``) and :class:`McpError` when the server does not start or
+        the handshake fails.
         """
-        native = await _native.McpClient.connect(
-            alias,
-            command,
-            None if args is None else [str(a) for a in args],
-            None if env is None else [(str(k), str(v)) for k, v in env.items()],
-            inherit_env,
-            None if cwd is None else os.fspath(cwd),
-            url,
-            None if headers is None else [(str(k), str(v)) for k, v in headers.items()],
-            call_timeout,
-            connect_timeout,
-            trust_read_only_hints,
-            request_timeout,
+        entry = options(
+            type=type,
+            command=command,
+            args=args,
+            env=env,
+            cwd=cwd,
+            inherit_env=inherit_env,
+            url=url,
+            headers=headers,
+            call_timeout_ms=call_timeout_ms,
+            connect_timeout_ms=connect_timeout_ms,
+            request_timeout_ms=request_timeout_ms,
+            trust_read_only_hints=trust_read_only_hints,
+            caps=caps,
+            backoff_initial_ms=backoff_initial_ms,
+            backoff_max_ms=backoff_max_ms,
+            roots=roots,
+            disabled=disabled,
         )
-        return cls(native)
+        return cls(await _native.McpClient.connect(alias, entry))
 
     @property
     def alias(self) -> str:

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, TypedDict, Union
 
 from . import _native
+from ._options import options, plain
 
 __all__ = [
     "Provider",
@@ -19,6 +20,7 @@ __all__ = [
     "Delay",
     "Hang",
     "Step",
+    "HttpConfig",
     "OpenAICompatible",
     "Anthropic",
     "Gemini",
@@ -47,27 +49,42 @@ class Provider:
         return f"{type(self).__name__}(id={self.id!r}, model={self.model!r})"
 
 
+def _drop_none(d: Dict[str, Any]) -> Dict[str, Any]:
+    return {k: v for k, v in d.items() if v is not None}
+
+
 @dataclass
 class Reply:
-    """A scripted model answer: text, optional reasoning, and tool calls.
+    """A scripted model answer: text, optional reasoning, and tool calls (the ScriptStepSpec
+    reply shape ``{"text", "reasoning", "tool_calls": [{"name", "arguments"}], "usage"}``).
 
-    ``tool_calls`` items are ``(name, arguments)`` pairs; arguments are a dict, or a string sent
-    verbatim (so a script can send malformed JSON on purpose).
+    ``tool_calls`` items are ``(name, arguments)`` pairs (or ``{"name", "arguments"}`` dicts);
+    arguments are a dict, or a string sent verbatim (so a script can send malformed JSON on
+    purpose). ``usage`` takes the keys of :class:`Usage` (``input_tokens`` and
+    ``output_tokens`` required).
     """
 
     text: str = ""
-    tool_calls: Sequence[Tuple[str, Union[Mapping[str, Any], str]]] = ()
+    tool_calls: Sequence[Union[Tuple[str, Union[Mapping[str, Any], str]], Mapping[str, Any]]] = ()
     reasoning: Optional[str] = None
     usage: Optional[Mapping[str, int]] = None
 
     def _to_dict(self) -> Dict[str, Any]:
-        return {
-            "kind": "reply",
-            "text": self.text,
-            "reasoning": self.reasoning,
-            "tool_calls": [{"name": n, "arguments": a} for n, a in self.tool_calls],
-            "usage": dict(self.usage) if self.usage else None,
-        }
+        return _drop_none(
+            {
+                "text": self.text,
+                "reasoning": self.reasoning,
+                "tool_calls": [_call(c) for c in self.tool_calls],
+                "usage": plain(self.usage),
+            }
+        )
+
+
+def _call(call: Any) -> Dict[str, Any]:
+    if isinstance(call, Mapping):
+        return dict(call)
+    name, arguments = call
+    return {"name": name, "arguments": arguments}
 
 
 def ToolCallStep(name: str, arguments: Union[Mapping[str, Any], str, None] = None, text: str = "") -> Reply:
@@ -77,23 +94,24 @@ def ToolCallStep(name: str, arguments: Union[Mapping[str, Any], str, None] = Non
 
 @dataclass
 class ProviderFailure:
-    """A model call that fails before streaming. ``error`` is the kind: ``rate_limited``,
-    ``timeout``, ``transport``, ``server``, ``auth``, ``bad_request``, ``context_overflow``,
-    ``malformed``, ``config`` or ``cancelled``."""
+    """A model call that fails before streaming (the ScriptStepSpec ``error`` object).
+    ``kind``: ``rate_limited``, ``timeout``, ``transport``, ``server`` (the default),
+    ``auth``, ``bad_request``, ``context_overflow``, ``malformed``, ``config`` or
+    ``cancelled``. ``status`` is the HTTP status of ``server`` (500) and ``auth`` (401);
+    ``retry_after_ms`` the ``Retry-After`` of ``rate_limited``, in milliseconds."""
 
-    error: str = "server"
-    message: str = ""
+    kind: str = "server"
+    message: Optional[str] = None
     status: Optional[int] = None
-    retry_after: Optional[float] = None
+    retry_after_ms: Optional[float] = None
+
+    def _error(self) -> Dict[str, Any]:
+        return _drop_none(
+            {"kind": self.kind, "message": self.message, "status": self.status, "retry_after_ms": self.retry_after_ms}
+        )
 
     def _to_dict(self) -> Dict[str, Any]:
-        return {
-            "kind": "error",
-            "error": self.error,
-            "message": self.message,
-            "status": self.status,
-            "retry_after": self.retry_after,
-        }
+        return {"error": self._error()}
 
 
 @dataclass
@@ -104,18 +122,19 @@ class FailAfter:
     error: ProviderFailure
 
     def _to_dict(self) -> Dict[str, Any]:
-        return {"kind": "fail_after", "reply": self.reply._to_dict(), "error": self.error._to_dict()}
+        return {**self.reply._to_dict(), "error": self.error._error()}
 
 
 @dataclass
 class Delay:
-    """Waits ``seconds`` inside the model call (a slow model), then does ``then``."""
+    """Waits ``delay_ms`` milliseconds inside the model call (a slow model), then does
+    ``then``."""
 
-    seconds: float
+    delay_ms: float
     then: "Step" = field(default_factory=Reply)
 
     def _to_dict(self) -> Dict[str, Any]:
-        return {"kind": "delay", "seconds": self.seconds, "then": _step(self.then)}
+        return {"delay_ms": self.delay_ms, "then": _step(self.then)}
 
 
 @dataclass
@@ -125,22 +144,24 @@ class Hang:
     text: str = ""
 
     def _to_dict(self) -> Dict[str, Any]:
-        return {"kind": "hang", "text": self.text}
+        return {"hang": self.text}
 
 
-Step = Union[Reply, ProviderFailure, FailAfter, Delay, Hang, str]
+Step = Union[Reply, ProviderFailure, FailAfter, Delay, Hang, str, Mapping[str, Any]]
+"""One step of a script: a helper object, a string (a text reply), or a dict in the
+ScriptStepSpec format (``{"text", "reasoning", "tool_calls", "usage", "error"}``,
+``{"delay_ms", "then"}`` or ``{"hang"}``)."""
 
 
-def _step(step: Any) -> Dict[str, Any]:
-    if isinstance(step, str):
-        return Reply(step)._to_dict()
-    if isinstance(step, dict):
+def _step(step: Any) -> Any:
+    if isinstance(step, (str, dict)):
         return step
+    if isinstance(step, Mapping):
+        return dict(step)
     to_dict = getattr(step, "_to_dict", None)
     if to_dict is None:
         raise TypeError(f"not a script step: {step!r}")
-    result: Dict[str, Any] = to_dict()
-    return result
+    return to_dict()
 
 
 class ScriptedProvider(Provider):
@@ -148,7 +169,9 @@ class ScriptedProvider(Provider):
     same streaming path real adapters use: for tests, benchmarks and offline demos.
 
     Steps: :class:`Reply` (or a plain string), :class:`ProviderFailure`, :class:`FailAfter`,
-    :class:`Delay`, :class:`Hang`. When the script runs out, the call fails saying so.
+    :class:`Delay`, :class:`Hang`, or dicts in the same format (ScriptStepSpec in
+    ``api/options.json``); an unknown key raises :class:`ConfigError`. When the script runs
+    out, the call fails saying so.
     :meth:`from_fn` chooses each step from the request instead.
     """
 
@@ -201,43 +224,93 @@ def tool_results(request: Mapping[str, Any]) -> List[Dict[str, Any]]:
 
 
 
+class HttpConfig(TypedDict, total=False):
+    """Timeouts, retries and response caps of a real provider (``http=``; HttpConfig in
+    ``api/options.json``). Durations are milliseconds. A missing key keeps its default (in
+    brackets). Past a cap the call fails ``provider.malformed`` naming it."""
+
+    connect_timeout_ms: float
+    """Establishing the TCP/TLS connection [30000]."""
+    read_timeout_ms: float
+    """Waiting for the response headers, and for a whole non-streamed body [60000]."""
+    idle_timeout_ms: float
+    """The longest silence between two chunks of a streamed body [120000]."""
+    call_timeout_ms: float
+    """The whole model call, retries and stream included [180000]."""
+    max_attempts: int
+    """Attempts per call, the first included [3]."""
+    backoff_base_ms: float
+    """The first backoff delay; each retry doubles it, with full jitter [500]."""
+    backoff_max_ms: float
+    """The largest backoff delay [8000]."""
+    max_retry_after_ms: float
+    """The longest ``Retry-After`` honoured; a server asking for more fails the call [60000]."""
+    user_agent: str
+    """Sent as ``User-Agent`` [agent-providers/<version>]."""
+    proxy: Optional[str]
+    """An HTTP(S) proxy URL for every request [None: no proxy; the environment is not read]."""
+    max_response_bytes: int
+    """The most bytes of one response body [64 MiB]."""
+    max_error_body_bytes: int
+    """The most bytes of an error body read [64 KiB]."""
+    max_tool_args_bytes: int
+    """The most bytes of one tool call's arguments [1 MiB]."""
+    max_tool_calls: int
+    """The most tool calls in one response [128]."""
+
+
 class _Configured(Provider):
     _kind = ""
 
     def __init__(
         self,
         model: str,
-        api_key: str = "",
         *,
+        api_key: Optional[str] = None,
         base_url: Optional[str] = None,
-        streaming: bool = True,
+        http: Optional[HttpConfig] = None,
+        streaming: Optional[bool] = None,
         max_input_tokens: Optional[int] = None,
         headers: Optional[Mapping[str, str]] = None,
-        http: Optional[Mapping[str, Any]] = None,
     ) -> None:
+        """A provider (ProviderConfig in ``api/options.json``; ``kind`` is the class).
+
+        Args:
+            model: The model name sent to the provider.
+            api_key: The API key; none (or empty) sends no authentication header (local
+                servers).
+            base_url: Overrides the provider's default base URL.
+            http: Timeouts, retries and response caps (:class:`HttpConfig`).
+            streaming: Stream the answer over SSE (default True) or make a plain JSON call.
+            max_input_tokens: The model's context window in tokens, when known (compaction).
+            headers: Extra request headers (for example OpenRouter's ``HTTP-Referer``).
+        """
         super().__init__(
             _native.provider_configured(
-                self._kind,
-                model,
-                api_key,
-                base_url,
-                streaming,
-                max_input_tokens,
-                list((headers or {}).items()),
-                dict(http) if http else None,
+                options(
+                    kind=self._kind,
+                    model=model,
+                    api_key=api_key,
+                    base_url=base_url,
+                    http=http,
+                    streaming=streaming,
+                    max_input_tokens=max_input_tokens,
+                    headers=headers,
+                )
             )
         )
 
 
 class OpenAICompatible(_Configured):
     """OpenAI Chat Completions and servers that copy it (OpenAI, OpenRouter, Ollama, LM Studio,
-    Groq, DeepSeek, LiteLLM, vLLM). ``base_url`` defaults to ``https://api.openai.com/v1``; an
-    empty ``api_key`` sends no authentication header (local servers).
+    Groq, DeepSeek, LiteLLM, vLLM). ``base_url`` defaults to ``https://api.openai.com/v1``;
+    without an ``api_key`` no authentication header is sent (local servers).
 
-    ``http`` sets timeouts (seconds) and retries: ``connect_timeout``, ``read_timeout``,
-    ``idle_timeout``, ``call_timeout``, ``max_attempts``, ``backoff_base``, ``backoff_max``,
-    ``max_retry_after``, ``user_agent``; and what one response may hold (past a cap the call
-    fails ``provider.malformed`` naming it): ``max_response_bytes`` (64 MiB),
+    ``http`` (:class:`HttpConfig`) sets timeouts in milliseconds (``connect_timeout_ms``,
+    ``read_timeout_ms``, ``idle_timeout_ms``, ``call_timeout_ms``), retries (``max_attempts``,
+    ``backoff_base_ms``, ``backoff_max_ms``, ``max_retry_after_ms``), ``user_agent``,
+    ``proxy``, and what one response may hold (past a cap the call fails
+    ``provider.malformed`` naming it): ``max_response_bytes`` (64 MiB),
     ``max_error_body_bytes`` (64 KiB), ``max_tool_args_bytes`` (1 MiB), ``max_tool_calls`` (128).
     """
 

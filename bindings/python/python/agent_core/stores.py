@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Literal, Optional, Sequence, Union
 
 from . import _native
+from ._options import options
 
 try:
     from typing import Protocol, runtime_checkable
@@ -34,28 +35,44 @@ class SqliteStore(Store):
     records, compactions, parked runs and key-value pairs. Every message is written as it is
     produced; a turn interrupted by a crash is repaired when its session is reopened.
 
-    ``durability``: ``"normal"`` (survives the process being killed) or ``"full"`` (also a
-    power loss, one fsync per commit).
+    The options are the keys of SqliteOptions (``api/options.json``); None keeps the default:
 
-    ``write_behind`` (default ``True``): the loop's writes are queued to a writer thread and
-    committed in groups, at most ``group_commit_delay`` seconds apart (default 0.002); a turn's
-    outcome is returned only once everything it wrote is durable. ``False`` makes every write
-    wait for its own commit (much slower turns). ``max_size_bytes`` caps the file: a write past
-    it fails like a full disk, and the turn ends with a store error.
+    Args:
+        durability: ``"normal"`` (the default: survives the process being killed) or
+            ``"full"`` (also a power loss, one fsync per commit).
+        busy_timeout_ms: How long a connection waits for another process's write lock, in
+            milliseconds (default 5000).
+        max_idle_readers: Read connections kept open for reuse (default 4).
+        write_behind: Queue the loop's writes to a writer thread and commit them in groups
+            (default True); a turn's outcome is returned only once everything it wrote is
+            durable. False makes every write wait for its own commit (much slower turns).
+        group_commit_delay_ms: The longest the writer waits for more writes before committing
+            a group, in milliseconds (default 2).
+        max_size_bytes: Caps the file: a write past it fails like a full disk, and the turn
+            ends with a store error (default: no cap).
     """
 
     def __init__(
         self,
         path: "Union[str, os.PathLike[str]]",
         *,
-        durability: str = "normal",
-        busy_timeout: Optional[float] = None,
-        write_behind: bool = True,
-        group_commit_delay: Optional[float] = None,
+        durability: Optional[Literal["normal", "full"]] = None,
+        busy_timeout_ms: Optional[float] = None,
+        max_idle_readers: Optional[int] = None,
+        write_behind: Optional[bool] = None,
+        group_commit_delay_ms: Optional[float] = None,
         max_size_bytes: Optional[int] = None,
     ) -> None:
         self._sqlite = _native.SqliteStore(
-            os.fspath(path), durability, busy_timeout, write_behind, group_commit_delay, max_size_bytes
+            os.fspath(path),
+            options(
+                durability=durability,
+                busy_timeout_ms=busy_timeout_ms,
+                max_idle_readers=max_idle_readers,
+                write_behind=write_behind,
+                group_commit_delay_ms=group_commit_delay_ms,
+                max_size_bytes=max_size_bytes,
+            ),
         )
         super().__init__(self._sqlite.as_store())
 

@@ -4,10 +4,10 @@ queue), ``send_to_tab`` / ``read_tab`` permissions and the auto-wake budget."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, AsyncIterator, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _native
-from ._agent import AgentConfig, Event, GateFn, Run, Session, _wrap_event_callback, _wrap_gate
+from ._agent import AgentConfig, Event, GateFn, Run, Session, _config_dict, _wrap_event_callback, _wrap_gate
 from .providers import Provider
 from .stores import Store
 from .tools import Tool
@@ -72,7 +72,7 @@ class TabHub:
         store: Optional[Store] = None,
         gate: Optional[GateFn] = None,
         system_prompt: Optional[str] = None,
-        config: Optional[AgentConfig] = None,
+        config: "Union[AgentConfig, Mapping[str, Any], None]" = None,
         on_event: Optional[Callable[[Event], Any]] = None,
         default_permissions: "Union[TabPermissions, Dict[str, bool], None]" = None,
         auto_wake_budget: Optional[int] = None,
@@ -95,7 +95,7 @@ class TabHub:
             gate=gate_fn,
             gate_is_async=gate_async,
             system_prompt=system_prompt,
-            config=(config or AgentConfig())._to_dict(),
+            config=_config_dict(config),
             on_event=_wrap_event_callback(on_event) if on_event is not None else None,
             clarification=clarification,
         )

@@ -9,6 +9,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, TypeVar, Union, overload
 
+from ._options import options
 from ._schema import converter, function_schema, to_jsonable
 
 __all__ = ["Tool", "ToolContext", "tool", "NativeTools", "fs_tools", "ShellEnv"]
@@ -211,7 +212,8 @@ class NativeTools:
 
 @dataclass(frozen=True)
 class ShellEnv:
-    """The environment shell_exec's commands get (``fs_tools(shell_env=...)``). By default
+    """The environment shell_exec's commands get (``fs_tools(shell_env=...)``; ShellEnv in
+    ``api/options.json``, so a dict with these keys works too). By default
     only a safe list of variables is inherited (``PATH``, ``HOME``, ``LANG``, ...), never the
     host's API keys or other secrets.
 
@@ -231,32 +233,40 @@ def fs_tools(
     root: "Optional[Union[str, os.PathLike[str]]]" = None,
     *,
     unrestricted: bool = False,
-    gated: Optional[Dict[str, bool]] = None,
+    max_read_bytes: Optional[int] = None,
+    max_list_entries: Optional[int] = None,
+    max_shell_output_bytes: Optional[int] = None,
     max_write_bytes: Optional[int] = None,
-    shell_env: Optional[ShellEnv] = None,
+    shell_env: "Union[ShellEnv, Mapping[str, Any], None]" = None,
+    gated: Optional[Dict[str, bool]] = None,
 ) -> NativeTools:
     """fs_read, fs_write, fs_list, fs_mkdir, fs_delete and shell_exec (Rust), confined to
     ``root``: paths that resolve outside it (``..``, absolute paths, symlinks) are refused.
     ``unrestricted=True`` (and no root) lifts the confinement explicitly. fs_write, fs_delete
     and shell_exec are gated by default; ``gated={"shell_exec": False}`` overrides per tool.
 
+    The other options are the keys of FsPolicy (``api/options.json``); None keeps the default:
+
     Args:
+        max_read_bytes: Cap on the text one fs_read returns, in bytes (default 65536).
+        max_list_entries: Cap on the entries one fs_list returns (default 500).
+        max_shell_output_bytes: Cap on each of shell_exec's stdout and stderr, in bytes
+            (default 32768).
         max_write_bytes: Cap on the content one fs_write call writes, in bytes (default
             10 MiB); a larger write is refused for the model.
-        shell_env: What shell_exec's commands inherit and get set (:class:`ShellEnv`);
-            by default only a safe list of variables, never the host's secrets.
+        shell_env: What shell_exec's commands inherit and get set (:class:`ShellEnv`, or a
+            dict of its keys); by default only a safe list of variables, never the host's
+            secrets.
     """
     from . import _native
 
-    env = shell_env if shell_env is not None else ShellEnv()
-    return NativeTools(
-        _native.filesystem_tools(
-            os.fspath(root) if root is not None else None,
-            unrestricted,
-            gated,
-            max_write_bytes,
-            env.inherit_all,
-            [str(name) for name in env.passthrough],
-            [(str(k), str(v)) for k, v in env.set.items()],
-        )
+    policy = options(
+        root=root,
+        unrestricted=unrestricted,
+        max_read_bytes=max_read_bytes,
+        max_list_entries=max_list_entries,
+        max_shell_output_bytes=max_shell_output_bytes,
+        max_write_bytes=max_write_bytes,
+        shell_env=shell_env,
     )
+    return NativeTools(_native.filesystem_tools(policy, gated))
