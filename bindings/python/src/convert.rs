@@ -165,27 +165,32 @@ pub fn to_json<T: serde::Serialize>(value: &T) -> Value {
 }
 
 /// Reads an options type (one of `api/options.json`) from a Python dict in the options format:
-/// the dict becomes JSON, its keys whose value is None are dropped (None means "the default"),
-/// and serde reads the rest. A mistake (an unknown key, a value of the wrong type) is a
-/// `ConfigError` carrying serde's message, prefixed with `what`; an unknown key's message names
-/// it and lists the known ones. No dict (None) reads as an empty one.
+/// the dict becomes JSON, its keys whose value is None are dropped, in nested objects too (None
+/// means "the default"; arrays, such as a step's tool calls and their arguments, are kept as
+/// they are), and serde reads the rest. A mistake (an unknown key, a value of the wrong type) is
+/// a `ConfigError` carrying serde's message, prefixed with `what`; an unknown key's message
+/// names it and lists the known ones. No dict (None) reads as an empty one.
 pub fn options<T: serde::de::DeserializeOwned>(what: &str, dict: Option<&Bound<'_, PyAny>>) -> PyResult<T> {
     from_options(what, options_json(dict)?)
 }
 
 /// The JSON of an options dict, without its None-valued keys (see [`options`]).
 pub fn options_json(dict: Option<&Bound<'_, PyAny>>) -> PyResult<Value> {
-    let value = match dict {
+    let mut value = match dict {
         Some(d) => py_to_json(d)?,
         None => Value::Object(Map::new()),
     };
-    Ok(match value {
-        Value::Object(mut map) => {
-            map.retain(|_, v| !v.is_null());
-            Value::Object(map)
-        }
-        other => other,
-    })
+    drop_null_keys(&mut value);
+    Ok(value)
+}
+
+/// Removes the null-valued keys of an object and of the objects in it (not inside arrays).
+/// The depth is bounded by [`MAX_DEPTH`], as the value came from [`py_to_json`].
+fn drop_null_keys(value: &mut Value) {
+    if let Value::Object(map) = value {
+        map.retain(|_, v| !v.is_null());
+        map.values_mut().for_each(drop_null_keys);
+    }
 }
 
 /// Reads an options type from JSON already taken from Python (see [`options`]).

@@ -157,6 +157,25 @@ def test_agent_config_reads_back_every_key():
     assert ac.Agent(provider, config=changed).config == changed
 
 
+async def test_none_keeps_the_default_at_every_level_but_not_in_tool_arguments():
+    nested_none = {"compaction": {"enabled": None, "ratio": 0.5}, "compression": {"max_depth": None}}
+    config = ac.Agent(ac.ScriptedProvider([]), config=nested_none).config
+    assert config["compaction"] == dict(defaults("CompactionConfig"), ratio=0.5)
+    assert config["compression"] == defaults("CompressionConfig")
+    seen = []
+
+    @ac.tool(parameters={"type": "object"})
+    def echo(**kwargs: Any) -> str:
+        """Records its arguments."""
+        seen.append(kwargs)
+        return "ok"
+
+    step = {"tool_calls": [{"name": "echo", "arguments": {"x": None, "y": [None]}}], "reasoning": None}
+    session = await ac.Agent(ac.ScriptedProvider([step, "done"]), tools=[echo]).create_session()
+    assert (await session.send("go")).status == "done"
+    assert seen == [{"x": None, "y": [None]}]
+
+
 async def test_every_script_step_key_is_accepted():
     @ac.tool
     def echo(text: str = "") -> str:

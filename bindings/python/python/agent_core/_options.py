@@ -2,9 +2,10 @@
 ProviderConfig, SqliteOptions, McpServerEntry, PageToolsConfig, FsPolicy, CdpConfig and the
 scripted steps) is defined once in Rust; an entry point of this package names that type's keys
 as its keyword arguments (or dataclass / TypedDict fields), unchanged, and hands them to the
-native module as one dict built here. The native module drops the keys whose value is None
-(None keeps the Rust default) and reads the rest with the Rust type's own deserializer, so an
-unknown key or a value of the wrong type raises :class:`ConfigError` with a message naming it."""
+native module as one dict built here. The native module drops the keys whose value is None,
+in nested dicts too (None keeps the Rust default), and reads the rest with the Rust type's own
+deserializer, so an unknown key or a value of the wrong type raises :class:`ConfigError` with a
+message naming it."""
 
 from __future__ import annotations
 
