@@ -108,6 +108,9 @@ check_python_wheel() {
     # and pip config (a find-links directory there would be an index in disguise).
     "$py" -m pip --isolated --python "$dir/venv/bin/python" install -q --no-index "$wheel" ||
         package_fail "pip install --no-index $(basename "$wheel") into an empty virtualenv ($dir/venv) failed"
+    # The package must come from the new virtualenv (nothing else is on its path).
+    (cd "$dir" && "$dir/venv/bin/python" -I -c 'import sys, agent_core; assert agent_core.__file__.startswith(sys.prefix), agent_core.__file__') ||
+        package_fail "agent_core does not import from the empty virtualenv's copy (in $dir)"
     cp bindings/python/examples/quickstart.py "$dir/"
     # -I: neither the script's directory nor PYTHON* variables nor user site-packages.
     (cd "$dir" && "$dir/venv/bin/python" -I quickstart.py) ||
@@ -135,6 +138,9 @@ check_node_package() {
         npm install --offline --no-audit --no-fund --loglevel=error "$tarball") ||
         package_fail "npm install --offline $(basename "$tarball") into an empty project ($dir) failed"
     [ ! -e "$dir/node_modules/zod" ] || package_fail "installing the package pulled in zod (an optional peer)"
+    # The package must resolve to the project's node_modules copy.
+    (cd "$dir" && node -e 'const p = require.resolve("agent-core"); if (!p.startsWith(process.cwd() + "/node_modules/agent-core/")) throw new Error(p)') ||
+        package_fail "agent-core does not resolve to the installed copy (in $dir)"
     cp bindings/node/examples/quickstart.mjs "$dir/"
     (cd "$dir" && node quickstart.mjs) ||
         package_fail "the README's Node quickstart failed when run from the installed package (in $dir)"
