@@ -107,7 +107,7 @@ async def whole_process(mock: str, steps: int, sessions: int, rounds: int = 5) -
     (and best) round's ms per model call."""
     proc, base_url = start_mock(mock, steps)
     try:
-        agent = ac.Agent(ac.OpenAICompatible("mock", "", base_url=base_url), tools=[noop], max_iterations=steps + 10)
+        agent = ac.Agent(ac.OpenAICompatible("mock", api_key="", base_url=base_url), tools=[noop], max_iterations=steps + 10)
         walls, cpus, calls = [], [], 0
         for _ in range(rounds):
             calls = 0

@@ -43,13 +43,6 @@ impl NativeMcpClient {
     #[pyo3(signature = (alias, entry=None))]
     fn connect<'py>(py: Python<'py>, alias: String, entry: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
         let entry = options_json(entry)?;
-        // agent-mcp takes `command` when both are given; refuse the ambiguity instead of
-        // silently dropping the url.
-        if entry.get("command").is_some() && entry.get("url").is_some() {
-            return Err(config_error(format!(
-                "server {alias:?}: give either \"command\" (stdio) or \"url\" (streamable HTTP), not both"
-            )));
-        }
         let config = McpServerConfig::from_json(&alias, &entry).map_err(mcp_error)?;
         spawn_py(py, async move {
             let inner = McpClient::connect(config).await.map_err(mcp_error)?;

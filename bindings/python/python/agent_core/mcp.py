@@ -109,10 +109,11 @@ class McpClient:
             backoff_max_ms: The longest wait between reconnect attempts (default 30000).
             roots: Roots (``file://`` URIs) offered to the server.
             disabled: Read for compatibility with ``mcpServers`` files, where it leaves an
-                entry out; ``connect`` itself does not look at it.
+                entry out; ``connect`` refuses an entry marked ``disabled=True``.
 
         Raises :class:`ConfigError` for a bad configuration (an unknown key, both or neither
-        of ``command`` and ``url``) and :class:`McpError` when the server does not start or
+        of ``command`` and ``url``, a setting of the other transport, a disabled entry) and
+        :class:`McpError` when the server does not start or
         the handshake fails.
         """
         entry = options(
