@@ -11,6 +11,7 @@
 //!
 //! ```text
 //! compare-client --variant rust --url http://127.0.0.1:PORT/v1 --sessions 100 --concurrency 100 --steps 10
+//!     [--sqlite-options '{"group_commit_delay_ms": 0}']
 //! ```
 
 use std::sync::Arc;
@@ -31,6 +32,8 @@ struct Opts {
     sessions: usize,
     concurrency: usize,
     steps: u64,
+    /// `SqliteOptions` as JSON, for `rust-sqlite` (tuning experiments).
+    sqlite_options: Option<String>,
 }
 
 fn parse() -> Result<Opts, String> {
@@ -40,6 +43,7 @@ fn parse() -> Result<Opts, String> {
         sessions: 100,
         concurrency: 1,
         steps: 10,
+        sqlite_options: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -51,6 +55,7 @@ fn parse() -> Result<Opts, String> {
             "--sessions" => o.sessions = num(value()?)?,
             "--concurrency" => o.concurrency = num(value()?)?.max(1),
             "--steps" => o.steps = num(value()?)? as u64,
+            "--sqlite-options" => o.sqlite_options = Some(value()?),
             other => return Err(format!("unknown option {other}")),
         }
     }
@@ -259,11 +264,17 @@ async fn build_agent(o: &Opts, dir: &std::path::Path) -> Result<Agent, String> {
     let builder = match o.variant.as_str() {
         "rust" => builder,
         "rust-memory" => builder.store(MemoryStore::new()),
-        "rust-sqlite" => builder.store(
-            agent_store::SqliteStore::open(dir.join("bench.db"))
-                .await
-                .map_err(|e| e.to_string())?,
-        ),
+        "rust-sqlite" => {
+            let options: agent_store::SqliteOptions = match &o.sqlite_options {
+                Some(json) => serde_json::from_str(json).map_err(|e| format!("--sqlite-options: {e}"))?,
+                None => agent_store::SqliteOptions::default(),
+            };
+            builder.store(
+                agent_store::SqliteStore::open_with(dir.join("bench.db"), options)
+                    .await
+                    .map_err(|e| e.to_string())?,
+            )
+        }
         other => return Err(format!("unknown variant {other}")),
     };
     builder.build().map_err(|e| e.to_string())
@@ -330,6 +341,7 @@ fn clone_opts(o: &Opts) -> Opts {
         sessions: o.sessions,
         concurrency: 1,
         steps: o.steps,
+        sqlite_options: o.sqlite_options.clone(),
     }
 }
 

@@ -7,7 +7,7 @@
 //!
 //! ```text
 //! cargo build --release -p agent-bench --bins
-//! target/release/compare [--reps 5] [--steps 10] [--sequential 30] [--concurrent 100] [--rounds 3]
+//! target/release/compare [--reps 5] [--steps 10] [--sequential 30] [--concurrent 100] [--rounds 10]
 //!     [--variants reference,rust,...] [--python PATH] [--node PATH] [--no-pin]
 //! ```
 //!
@@ -52,7 +52,7 @@ fn parse() -> Result<Opts, String> {
         steps: 10,
         sequential: 30,
         concurrent: 100,
-        rounds: 3,
+        rounds: 10,
         variants: ALL_VARIANTS.iter().map(|v| (*v).to_owned()).collect(),
         python: format!("{home}/.cache/agent-core/py-venv/bin/python"),
         node: "node".into(),
