@@ -281,6 +281,13 @@ pub fn peak_rss_kib(pid: &str) -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// The current resident set size of this process (`VmRSS`), KiB.
+pub fn rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
 /// CPU time this process has used: the sum of its threads' on-CPU nanoseconds from
 /// `/proc/self/task/*/schedstat` (precise), or `/proc/self/stat` ticks (10 ms steps) when
 /// schedstat is unavailable. Threads that already exited are not counted by schedstat.
