@@ -24,20 +24,36 @@ pub struct Loops {
 struct LoopsInner {
     by_session: HashMap<SessionId, Arc<Py<PyAny>>>,
     latest: Option<Arc<Py<PyAny>>>,
+    /// How many sessions the map held after its last sweep of closed loops.
+    swept_at: usize,
 }
 
 impl Loops {
     /// Records the running loop (if any) as the one the session's callbacks run on.
+    ///
+    /// Called at every turn's start, so it stays O(1): the usual case (the same loop as the
+    /// last turn's) shares that loop's handle, and closed loops are swept only when the map
+    /// has doubled since the last sweep, asking each distinct loop once.
     pub fn remember(&self, py: Python<'_>, session: &SessionId) {
         let Ok(event_loop) = pyo3_async_runtimes::get_running_loop(py) else {
             return;
         };
-        if let Ok(mut inner) = self.inner.lock() {
-            inner.by_session.retain(|_, l| !is_closed(py, l));
-            let event_loop = Arc::new(event_loop.unbind());
-            inner.by_session.insert(session.clone(), event_loop.clone());
-            inner.latest = Some(event_loop);
+        let Ok(mut inner) = self.inner.lock() else {
+            return;
+        };
+        let event_loop = match &inner.latest {
+            Some(latest) if latest.bind(py).is(&event_loop) => latest.clone(),
+            _ => Arc::new(event_loop.unbind()),
+        };
+        if inner.by_session.len() >= 2 * inner.swept_at.max(64) {
+            let mut closed: HashMap<*const Py<PyAny>, bool> = HashMap::new();
+            inner
+                .by_session
+                .retain(|_, l| !*closed.entry(Arc::as_ptr(l)).or_insert_with(|| is_closed(py, l)));
+            inner.swept_at = inner.by_session.len();
         }
+        inner.by_session.insert(session.clone(), event_loop.clone());
+        inner.latest = Some(event_loop);
     }
 
     /// Records a loop as the fallback.
@@ -121,22 +137,25 @@ impl Callback {
             })
             .await;
         };
+        // The result is finished (`finish`) by the done callback itself, on the asyncio
+        // thread that already holds the GIL, instead of by one more hop through the blocking
+        // pool.
         let (tx, rx) = oneshot::channel();
+        let deliver: Deliver = Box::new(move |py, result| {
+            let _ = tx.send(finish(py, result));
+        });
+        let deliver = Arc::new(Mutex::new(Some(deliver)));
         // The guard exists before the coroutine is scheduled, so that dropping this future at
         // any point (even while the scheduling thread still runs) cancels the Python task.
         let slot = Arc::new(Mutex::new(Slot::Pending));
         let guard = CancelOnDrop(slot.clone());
+        let on_done = deliver.clone();
         let scheduled = blocking(move |py| -> PyResult<()> {
             let args = make_args(py)?;
             let coro = func.bind(py).call1(args)?;
             let asyncio = py.import("asyncio")?;
             let cfut = asyncio.call_method1("run_coroutine_threadsafe", (coro, event_loop.bind(py)))?;
-            cfut.call_method1(
-                "add_done_callback",
-                (Done {
-                    tx: Mutex::new(Some(tx)),
-                },),
-            )?;
+            cfut.call_method1("add_done_callback", (Done { deliver: on_done },))?;
             let mut slot = slot.lock().map_err(|_| PyRuntimeError::new_err("poisoned lock"))?;
             if matches!(*slot, Slot::Dropped) {
                 cfut.call_method0("cancel")?;
@@ -146,16 +165,23 @@ impl Callback {
             Ok(())
         })
         .await;
-        let result = match scheduled {
-            Ok(()) => rx
-                .await
-                .unwrap_or_else(|_| Err(PyRuntimeError::new_err("the async callback was dropped"))),
-            Err(e) => Err(e),
-        };
+        if let Err(e) = scheduled {
+            let unused = deliver.lock().ok().and_then(|mut d| d.take());
+            if let Some(deliver) = unused {
+                run_blocking(move |py| deliver(py, Err(e))).await?;
+            }
+        }
+        let result = rx
+            .await
+            .map_err(|_| "the async callback was dropped before it finished (its asyncio loop closed?)".to_owned());
         guard.disarm();
-        run_blocking(move |py| finish(py, result.map(|v| v.into_bound(py)))).await
+        result
     }
 }
+
+/// What the done callback does with the coroutine's result (or exception): finish it and send
+/// it to the waiting Rust future.
+type Deliver = Box<dyn for<'py> FnOnce(Python<'py>, PyResult<Bound<'py, PyAny>>) + Send>;
 
 /// Runs `f` with the GIL on tokio's blocking pool. `Err` only if the thread panicked.
 pub async fn run_blocking<T, F>(f: F) -> Result<T, String>
@@ -227,10 +253,10 @@ impl Drop for CancelOnDrop {
     }
 }
 
-/// `add_done_callback` target: forwards a finished future's result to Rust.
+/// `add_done_callback` target: finishes a completed future's result and hands it to Rust.
 #[pyclass(module = "agent_core._native")]
 struct Done {
-    tx: Mutex<Option<oneshot::Sender<PyResult<Py<PyAny>>>>>,
+    deliver: Arc<Mutex<Option<Deliver>>>,
 }
 
 #[pymethods]
@@ -238,10 +264,10 @@ impl Done {
     fn __call__(&self, fut: &Bound<'_, PyAny>) {
         let result = match fut.call_method0("cancelled").and_then(|c| c.extract::<bool>()) {
             Ok(true) => Err(PyRuntimeError::new_err("the async callback was cancelled")),
-            _ => fut.call_method0("result").map(Bound::unbind),
+            _ => fut.call_method0("result"),
         };
-        if let Some(tx) = self.tx.lock().ok().and_then(|mut t| t.take()) {
-            let _ = tx.send(result);
+        if let Some(deliver) = self.deliver.lock().ok().and_then(|mut d| d.take()) {
+            deliver(fut.py(), result);
         }
     }
 }
