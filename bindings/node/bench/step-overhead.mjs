@@ -3,7 +3,8 @@
 //   node bench/step-overhead.mjs            (after `npm run build`: release build)
 //
 // 1. In-process: the scripted provider asks for the no-op tool N times in one turn; per step =
-//    one model call + one JS tool call through the binding.
+//    one model call + one JS tool call through the binding. Then the same with ~1 KB of JSON
+//    arguments and result per call and the events read in JS (the values crossing napi).
 // 2. Whole process: the OpenAI-compatible adapter against a local mock server running in a
 //    separate Node process (HTTP + SSE over loopback); per model call = wall time / model calls.
 import { spawn } from 'node:child_process'
@@ -32,6 +33,33 @@ async function inProcess(turns, steps, repeats) {
     for (let t = 0; t < turns; t++) {
       const o = await (await agent.createSession()).send('go').outcome
       if (o.status !== 'done') throw new Error(`run ended ${o.status}: ${o.error}`)
+    }
+    per.push((performance.now() - t0) / (turns * (steps + 1)))
+    agent.close()
+  }
+  return median(per)
+}
+
+// The same with values that cross the binding: ~1 KB of arguments in, the same back as the
+// result, and every event read through the async iterator.
+const items = Array.from({ length: 12 }, (_, i) => ({ id: i, name: `item ${i}`, price: i * 1.25, tags: ['a', 'b'], ok: i % 2 === 0 }))
+const shape = tool({ name: 'shape', parameters: { type: 'object' }, execute: (args) => ({ count: args.items.length, items: args.items }) })
+async function inProcessJson(turns, steps, repeats) {
+  const per = []
+  for (let r = 0; r < repeats; r++) {
+    const script = []
+    for (let t = 0; t < turns; t++) {
+      for (let i = 0; i < steps; i++) script.push({ toolCalls: [{ name: 'shape', arguments: { step: i, items } }] })
+      script.push({ text: 'done' })
+    }
+    const agent = new Agent({ provider: new ScriptedProvider(script, { recordRequests: false }), tools: [shape] })
+    const t0 = performance.now()
+    for (let t = 0; t < turns; t++) {
+      const run = (await agent.createSession()).send('go')
+      let events = 0
+      for await (const _ of run.events()) events++
+      const o = await run.outcome
+      if (o.status !== 'done' || events === 0) throw new Error(`run ended ${o.status}: ${o.error}`)
     }
     per.push((performance.now() - t0) / (turns * (steps + 1)))
     agent.close()
@@ -97,6 +125,9 @@ async function wholeProcess(calls, repeats, rust = false) {
 await inProcess(20, 10, 2) // warm up
 const a = await inProcess(100, 10, 7)
 console.log(`in-process, scripted provider + JS no-op tool: ${(a * 1000).toFixed(1)} µs per step (median of 7 runs of 100 turns x 11 model calls)`)
+await inProcessJson(20, 10, 2) // warm up
+const j = await inProcessJson(100, 10, 7)
+console.log(`in-process, ~1 KB JSON arguments and result, events iterated: ${(j * 1000).toFixed(1)} µs per step (median of 7 runs of 100 turns x 11 model calls)`)
 await wholeProcess(11, 3) // warm up
 const b = await wholeProcess(11, 30)
 console.log(`whole process, OpenAI-compatible adapter vs local mock server (SSE): ${b.toFixed(3)} ms per model call (median of 30 turns of 11 calls)`)

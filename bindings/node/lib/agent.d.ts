@@ -6,36 +6,70 @@ import type { Session } from './session.js'
 import type { Store } from './stores.js'
 import type { Tool, ToolSet } from './tools.js'
 
-/** The loop's limits. Every field has a default. */
+/**
+ * The loop's limits: the `AgentConfig` of the options format (api/options.json), in camelCase.
+ * Every key has a default (`undefined` and `null` keep it); an unknown key is refused with a
+ * `ConfigError` naming it. Durations are milliseconds (`...Ms`).
+ */
 export interface AgentConfig {
   /** Model calls per turn before the turn ends `capped` (default 100). */
   maxIterations?: number
   /** Tool calls per turn before the turn ends `capped` (default unlimited). */
-  maxToolCalls?: number
-  /** The whole model call, in ms (default 180 000). */
+  maxToolCalls?: number | null
+  /** The whole model call, stream included, in ms (default 180 000). */
   modelTimeoutMs?: number
   /** A tool call, in ms, unless the tool sets its own (default 60 000). */
   toolTimeoutMs?: number
   /** Parallel-safe tools running at once (default 3). */
   maxParallelTools?: number
-  /** Characters of a tool result sent to the model (default 20 000). */
+  /** Characters of a tool result sent to the model (default 20 000); longer results are cut and flagged. */
   resultCapChars?: number
   /** What a gate denial does: end the turn `denied` (default) or tell the model and go on. */
   onDenial?: 'end_turn' | 'tell_model'
   /** Events buffered per run for slow iterators (default 1024). */
   eventBuffer?: number
   /** Upper bound on generated tokens per model call. */
-  maxOutputTokens?: number
+  maxOutputTokens?: number | null
   /** Sampling temperature. */
-  temperature?: number
+  temperature?: number | null
   /** How long a clarification question waits for an answer, in ms (default 1 800 000). */
   clarificationTtlMs?: number
-  /** Whether older turns are compacted when the context fills up (default true). */
-  compaction?: boolean
-  /** Compact when the estimated input exceeds this share of the window (default 0.7). */
-  compactionRatio?: number
+  /** When and how older turns are compacted to fit the model's context window. */
+  compaction?: CompactionConfig
+  /** Limits of the write-time JSON compression of tool results. */
+  compression?: CompressionConfig
+}
+
+/** When and how older turns are compacted (`AgentConfig.compaction`). */
+export interface CompactionConfig {
+  /** Whether to compact at all (default true). */
+  enabled?: boolean
+  /** Compact when the estimated input exceeds `ratio × maxInputTokens` (default 0.7). */
+  ratio?: number
   /** The model's input window in tokens (default: ask the provider). */
-  maxInputTokens?: number
+  maxInputTokens?: number | null
+  /** Characters per token of the uncalibrated estimate (default 4). */
+  charsPerToken?: number
+  /** Tries at summarising before falling back to the trim (default 3). */
+  maxAttempts?: number
+  /** Output tokens requested for the summary (default 1024). */
+  summaryMaxTokens?: number
+}
+
+/** Limits of the write-time JSON compression of tool results (`AgentConfig.compression`). */
+export interface CompressionConfig {
+  /** Strings with more characters than this are shortened (default 500). */
+  maxValueChars?: number
+  /** Characters kept at the start of a shortened string (default 100). */
+  headChars?: number
+  /** Characters kept at the end of a shortened string (default 50). */
+  tailChars?: number
+  /** Arrays with more items than this are shortened (default 5). */
+  maxArrayItems?: number
+  /** How many items a shortened array keeps (default 3). */
+  keepArrayItems?: number
+  /** Values nested deeper than this become `"[deep nested]"` (default 5). */
+  maxDepth?: number
 }
 
 /** Everything an agent is made of. Only `provider` is required. */

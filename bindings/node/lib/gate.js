@@ -4,7 +4,7 @@
  * @module agent-core/gate
  */
 const { wrap, AgentCoreError, ConfigError, ToolDefinitionError } = require('./errors.js')
-const { ToolSet, invoker } = require('./tools.js')
+const { ToolSet, invoker, toJsonValue } = require('./tools.js')
 
 /** The gate's view of who started a turn, without absent fields. */
 function turnOrigin(origin) {
@@ -56,7 +56,7 @@ function addToolsAndGate(b, tools, gate, controllers, errors, nextId) {
         {
           name: t.name,
           description: t.description,
-          parametersJson: JSON.stringify(t.parameters),
+          parameters: toJsonValue(t.parameters),
           gated: t.gated,
           parallelSafe: t.parallelSafe,
           timeoutMs: t.timeoutMs,
@@ -72,7 +72,7 @@ function addToolsAndGate(b, tools, gate, controllers, errors, nextId) {
         sessionId: input.sessionId,
         callId: input.callId,
         tool: input.tool,
-        arguments: JSON.parse(input.argumentsJson),
+        arguments: input.arguments,
         origin: turnOrigin(input.origin),
       }
       let answer

@@ -28,29 +28,39 @@ export interface BrowserHost {
   resolveAddress?(input: string): string | null | Promise<string | null>
 }
 
-/** Options of the page tools. */
+/**
+ * Options of the page tools: the `PageToolsConfig` of the options format, in camelCase. Every key
+ * has a default; an unknown key is refused with a `ConfigError`.
+ */
 export interface PageToolsOptions {
   /** Where a search phrase goes; `{}` is replaced by the encoded phrase. */
   searchTemplate?: string
-  /** How long to wait for a page to settle after an action, in ms (default 5000). */
+  /** How long to wait for a page to settle after an action or a navigation, in ms (default 5000). */
   settleTimeoutMs?: number
   /** Cap on any result, in characters (default 20 000). */
   maxChars?: number
   /** Most element lines per page_read page (default 200). */
   maxElements?: number
-  /** Let page_scrape fetch loopback addresses over `http://` too (tests, local development). */
+  /** Let page_scrape fetch loopback addresses over `http://` too (tests, local development); the same as `scrape.allowLoopbackHttp`. */
   scrapeLoopbackHttp?: boolean
-  /** Let page_scrape fetch loopback addresses (127.0.0.0/8, ::1) over https. */
-  scrapeAllowLoopback?: boolean
-  /** Let page_scrape fetch private, link-local and other non-public addresses over https. */
-  scrapeAllowPrivate?: boolean
-  /** Extra root certificates page_scrape trusts, PEM text each (a private CA, a test server's). */
-  scrapeExtraRootsPem?: string[]
+  /** Which addresses page_scrape may reach (by default public https addresses only) and which extra root certificates it trusts. */
+  scrape?: ScrapePolicy
+}
+/** Where page_scrape may connect besides public https addresses (`PageToolsOptions.scrape`). */
+export interface ScrapePolicy {
+  /** Allow loopback addresses (127.0.0.0/8, ::1) over https. */
+  allowLoopback?: boolean
+  /** Allow `http://` to loopback addresses too (tests, local development). Implies `allowLoopback`. */
+  allowLoopbackHttp?: boolean
+  /** Allow private, link-local and other non-public addresses (and loopback) over https. */
+  allowPrivate?: boolean
+  /** Extra trusted root certificates, PEM text each (a private CA, a test server's). */
+  extraRootsPem?: string[]
 }
 /**
  * page_read, page_text, page_scrape, page_navigate, page_click, page_fill, page_select,
  * tabs_list, tab_open, tab_activate, tab_close over a JS BrowserHost (actions are gated).
- * page_scrape is gated too and fetches public https addresses only unless the `scrape*`
+ * page_scrape is gated too and fetches public https addresses only unless the `scrape`
  * options allow more.
  */
 export declare function pageTools(host: BrowserHost, options?: PageToolsOptions): ToolSet

@@ -5,7 +5,7 @@
  */
 const native = require('../index.js')
 const { wrap, ConfigError, HostError } = require('./errors.js')
-const { ToolSet } = require('./tools.js')
+const { ToolSet, toJsonValue } = require('./tools.js')
 
 const HOST_CODES = new Set(['disconnected', 'timeout', 'script', 'navigation', 'no_such_tab'])
 
@@ -13,10 +13,11 @@ const HOST_CODES = new Set(['disconnected', 'timeout', 'script', 'navigation', '
  * The page and tab tools over a BrowserHost written in JS (puppeteer, playwright, Electron...).
  * @param {any} host an object with evaluate, navigate, tabs, openTab, closeTab, activateTab
  *   (and optionally waitSettled, resolveAddress)
- * page_scrape is gated and fetches public https addresses only unless `scrapeAllowLoopback`,
- * `scrapeLoopbackHttp` (loopback over http too) or `scrapeAllowPrivate` allow more;
- * `scrapeExtraRootsPem` adds trusted root certificates.
- * @param {{ searchTemplate?: string, settleTimeoutMs?: number, maxChars?: number, maxElements?: number, scrapeLoopbackHttp?: boolean, scrapeAllowLoopback?: boolean, scrapeAllowPrivate?: boolean, scrapeExtraRootsPem?: string[] }} [options]
+ * page_scrape is gated and fetches public https addresses only unless `scrape: { allowLoopback,
+ * allowLoopbackHttp, allowPrivate }` (or `scrapeLoopbackHttp`) allow more; `scrape.extraRootsPem`
+ * adds trusted root certificates. The options are the `PageToolsConfig` of the options format,
+ * read by the native module.
+ * @param {import('./hosts').PageToolsOptions} [options]
  */
 function pageTools(host, options = {}) {
   for (const m of ['evaluate', 'navigate', 'tabs', 'openTab', 'closeTab', 'activateTab']) {
@@ -24,14 +25,13 @@ function pageTools(host, options = {}) {
       throw new ConfigError(`pageTools(host): the host has no ${m}() method`, 'invalid_argument')
     }
   }
-  const ok = (/** @type {unknown} */ value) => JSON.stringify({ ok: value === undefined ? null : value })
-  const fail = (/** @type {any} */ e) =>
-    JSON.stringify({
-      error: {
-        code: e && HOST_CODES.has(e.code) ? e.code : 'other',
-        message: e instanceof Error ? e.message : String(e),
-      },
-    })
+  const ok = (/** @type {unknown} */ value) => ({ ok: toJsonValue(value) })
+  const fail = (/** @type {any} */ e) => ({
+    error: {
+      code: e && HOST_CODES.has(e.code) ? e.code : 'other',
+      message: e instanceof Error ? e.message : String(e),
+    },
+  })
   const dispatch = (/** @type {any} */ r) => {
     const tab = r.tab ?? undefined
     switch (r.op) {
@@ -55,38 +55,15 @@ function pageTools(host, options = {}) {
         throw new HostError(`unknown host operation ${r.op}`)
     }
   }
+  // Always a promise: the native side awaits the reply.
   const call = (/** @type {any} */ request) => {
     try {
       return Promise.resolve(dispatch(request)).then(ok, fail)
     } catch (e) {
-      return fail(e)
+      return Promise.resolve(fail(e))
     }
   }
-  const {
-    searchTemplate,
-    settleTimeoutMs,
-    maxChars,
-    maxElements,
-    scrapeLoopbackHttp,
-    scrapeAllowLoopback,
-    scrapeAllowPrivate,
-    scrapeExtraRootsPem,
-  } = options
-  return new ToolSet(
-    wrap(() =>
-      native.pageTools(call, {
-        searchTemplate,
-        settleTimeoutMs,
-        maxChars,
-        maxElements,
-        scrapeLoopbackHttp,
-        scrapeAllowLoopback,
-        scrapeAllowPrivate,
-        scrapeExtraRootsPem: scrapeExtraRootsPem === undefined ? undefined : Array.from(scrapeExtraRootsPem, String),
-        hostWaits: typeof host.waitSettled === 'function',
-      }),
-    ),
-  )
+  return new ToolSet(wrap(() => native.pageTools(call, options, typeof host.waitSettled === 'function')))
 }
 
 module.exports = { pageTools }

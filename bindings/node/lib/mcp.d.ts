@@ -2,41 +2,62 @@
 import type { Gate } from './gate.js'
 import type { Tool, ToolSet } from './tools.js'
 
-/** How to reach an MCP server: `command` (stdio child process) or `url` (streamable HTTP). */
-export interface McpConnectOptionsBase {
-  /** Prefix of the tool names (`alias__tool`): 1 to 32 of `[a-zA-Z0-9_-]`, without `__`. */
-  alias: string
-  /** Longest a tool call may take, in ms (default 60 000); on expiry the server is told to cancel. */
-  callTimeoutMs?: number
-  /** Longest the start and handshake may take, in ms (default 30 000). */
-  connectTimeoutMs?: number
-  /**
-   * Longest a `tools/list` (all its pages together) may take, in ms (default 30 000): at
-   * connect, after the list changed and after a reconnect.
-   */
-  requestTimeoutMs?: number
-  /** Let tools the server marks `readOnlyHint` run without the gate (default false: all gated). */
-  trustReadOnlyHints?: boolean
-}
-/** A server started as a child process speaking MCP over stdio. */
-export interface McpStdioOptions extends McpConnectOptionsBase {
-  command: string
+/**
+ * One MCP server: the `McpServerEntry` of the options format (an entry of the `mcpServers`
+ * JSON most MCP hosts write), in camelCase. `command` (a child process over stdio) or `url`
+ * (streamable HTTP); an unknown key is refused with a `ConfigError`.
+ */
+export interface McpServerEntry {
+  /** `stdio` or `http` (also `streamable-http`); inferred from `command` or `url` when absent. */
+  type?: string | null
+  /** The program of a stdio server. */
+  command?: string | null
+  /** Its arguments. */
   args?: string[]
   /** Variables for the child, on top of the safe ones it inherits (PATH, HOME, ...). */
   env?: Record<string, string>
   /** Inherit the host's whole environment (default false: API keys do not leak). */
   inheritEnv?: boolean
-  cwd?: string
-  url?: never
-}
-/** A server reached over MCP's streamable HTTP. */
-export interface McpHttpOptions extends McpConnectOptionsBase {
-  url: string
-  /** Headers sent with every request, e.g. `{ Authorization: \`Bearer ${server.bearerToken}\` }`. */
+  /** The child's working directory. */
+  cwd?: string | null
+  /** The endpoint of a streamable HTTP server, such as `http://127.0.0.1:3001/mcp`. */
+  url?: string | null
+  /** Headers sent with every HTTP request, e.g. `{ Authorization: \`Bearer ${server.bearerToken}\` }`. */
   headers?: Record<string, string>
-  command?: never
+  /** Longest a tool call may take, in ms (default 60 000); on expiry the server is told to cancel. */
+  callTimeoutMs?: number | null
+  /** Longest the start and handshake may take, in ms (default 30 000). */
+  connectTimeoutMs?: number | null
+  /**
+   * Longest a `tools/list` (all its pages together) may take, in ms (default 30 000): at
+   * connect, after the list changed and after a reconnect.
+   */
+  requestTimeoutMs?: number | null
+  /** Let tools the server marks `readOnlyHint` run without the gate (default false: all gated). */
+  trustReadOnlyHints?: boolean
+  /** Caps on what a tool returns. */
+  caps?: OutputCaps | null
+  /** First reconnect wait, in ms (default 500). */
+  backoffInitialMs?: number | null
+  /** Longest reconnect wait, in ms (default 30 000). */
+  backoffMaxMs?: number | null
+  /** Roots (`file://` URIs) offered to the server. */
+  roots?: string[]
+  /** Marks an entry of an `mcpServers` file as left out; `McpClient.connect` accepts it and connects regardless. */
+  disabled?: boolean
 }
-export type McpConnectOptions = McpStdioOptions | McpHttpOptions
+/** Caps on what an MCP tool returns (`McpServerEntry.caps`). */
+export interface OutputCaps {
+  /** Base64 characters kept per image (default 8 MiB); larger images become a note. */
+  maxImageBase64?: number
+  /** Characters of text kept across all text parts (default 200 000). */
+  maxTextChars?: number
+}
+/** How to reach an MCP server: an `McpServerEntry` and the alias its tools are named by. */
+export interface McpConnectOptions extends McpServerEntry {
+  /** Prefix of the tool names (`alias__tool`): 1 to 32 of `[a-zA-Z0-9_-]`, without `__`. */
+  alias: string
+}
 
 /** A connection to an MCP server; its tools are a `ToolSet` for an agent's `tools`. */
 export declare class McpClient {

@@ -20,48 +20,17 @@ class McpClient {
     this.native = n
   }
   /**
-   * Starts (or connects to) the server, completes the handshake and lists its tools.
+   * Starts (or connects to) the server, completes the handshake and lists its tools. Besides
+   * `alias`, the options are the `McpServerEntry` of the options format (an `mcpServers` entry
+   * in camelCase), read by the native module.
    * @param {any} options
    */
   static async connect(options) {
     if (!options || typeof options !== 'object' || typeof options.alias !== 'string') {
       throw new ConfigError('McpClient.connect(options): `alias` (a string) is required', 'invalid_argument')
     }
-    const {
-      alias,
-      command,
-      args,
-      env,
-      inheritEnv,
-      cwd,
-      url,
-      headers,
-      callTimeoutMs,
-      connectTimeoutMs,
-      requestTimeoutMs,
-      trustReadOnlyHints,
-    } = options
-    const strings = (/** @type {any} */ o, /** @type {string} */ what) => {
-      if (o === undefined) return undefined
-      if (o === null || typeof o !== 'object') throw new ConfigError(`McpClient.connect: \`${what}\` must be an object of strings`, 'invalid_argument')
-      return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, String(v)]))
-    }
-    const n = await wrap(() =>
-      native.mcpConnect({
-        alias,
-        command,
-        args: args === undefined ? undefined : Array.from(args, String),
-        env: strings(env, 'env'),
-        inheritEnv,
-        cwd,
-        url,
-        headers: strings(headers, 'headers'),
-        callTimeoutMs,
-        connectTimeoutMs,
-        requestTimeoutMs,
-        trustReadOnlyHints,
-      }),
-    )
+    const { alias, ...entry } = options
+    const n = await wrap(() => native.mcpConnect(alias, entry))
     return new McpClient(n)
   }
   /** The server's alias (the prefix of its tool names). */

@@ -1,9 +1,51 @@
 /** Model providers: the scripted one (not a model) and the adapters of real model services. */
-import type { Json, JsonSchema, Message, Usage } from './events.js'
+import type { Json, JsonSchema, Message } from './events.js'
 
-/** An error a scripted step fails with. */
-export interface ScriptedError {
-  kind:
+/**
+ * What a `ScriptedProvider` does for one model call: the `ScriptStepSpec` of the options format,
+ * in camelCase. Its shape says what it does:
+ * - `{ text, reasoning, toolCalls, usage }` streams a reply (every key optional);
+ * - the same with `error` streams the reply's text and then fails (at once without text,
+ *   reasoning or tool calls);
+ * - `{ delayMs, then }` waits (cancellably), then does `then`;
+ * - `{ hang: text }` streams the text and never finishes (until cancelled).
+ *
+ * A bare string is a text reply. Unknown keys are refused with a `ConfigError`.
+ */
+export interface ScriptStepSpec {
+  /** Answer text, streamed word by word. */
+  text?: string | null
+  /** Reasoning text, streamed before the answer. */
+  reasoning?: string | null
+  /** Tool calls to make. */
+  toolCalls?: ScriptedCallSpec[]
+  /** Usage to report (an estimate when absent). */
+  usage?: ScriptedUsage | null
+  /** Fail the call with this error (after streaming the text, when there is some). */
+  error?: ScriptedErrorSpec | null
+  /** Wait this long, in ms, before doing `then`. */
+  delayMs?: number | null
+  /** The step a `delayMs` step does after its wait. */
+  then?: ScriptStep | null
+  /** Stream this text, then never finish (until the call is cancelled). */
+  hang?: string | null
+}
+
+/** One step of a `ScriptedProvider`: a text reply, or a `ScriptStepSpec`. */
+export type ScriptStep = string | ScriptStepSpec
+
+/** One tool call of a scripted reply. */
+export interface ScriptedCallSpec {
+  /** The tool's name. */
+  name: string
+  /** The arguments: a JSON value, or a string sent verbatim (absent: `{}`). */
+  arguments?: Json
+}
+
+/** The error a scripted step fails with. */
+export interface ScriptedErrorSpec {
+  /** The kind of failure (default `server`). */
+  kind?:
     | 'rate_limited'
     | 'timeout'
     | 'transport'
@@ -13,30 +55,22 @@ export interface ScriptedError {
     | 'context_overflow'
     | 'malformed'
     | 'config'
-  message?: string
-  /** HTTP status, for `server` and `auth`. */
-  status?: number
-  /** For `rate_limited`. */
-  retryAfterMs?: number
+    | 'cancelled'
+  /** The provider's message. */
+  message?: string | null
+  /** HTTP status, for `server` (default 500) and `auth` (default 401). */
+  status?: number | null
+  /** For `rate_limited`: the `Retry-After` the server sent, in ms. */
+  retryAfterMs?: number | null
 }
 
-/** A scripted answer: text, reasoning and tool calls (arguments as an object, or raw text). */
-export interface ScriptedReply {
-  text?: string
-  reasoning?: string
-  toolCalls?: { name: string; arguments?: Json }[]
-  usage?: Partial<Usage>
+/** The usage a scripted step reports. */
+export interface ScriptedUsage {
+  inputTokens: number
+  outputTokens: number
+  cachedInputTokens?: number
+  reasoningTokens?: number
 }
-
-/** What a `ScriptedProvider` does for one model call. */
-export type ScriptStep =
-  | ScriptedReply
-  /** Fail the call (after streaming the reply's text, when it has some). */
-  | (ScriptedReply & { error: ScriptedError })
-  /** Wait (cancellable), then do `then`. */
-  | { delayMs: number; then: ScriptStep }
-  /** Stream the text, then never finish (until cancelled). */
-  | { hang: string }
 
 /** A model provider an `Agent` can use. */
 export interface Provider {
@@ -72,24 +106,57 @@ export declare class ScriptedProvider implements Provider {
   requests(): ModelRequest[]
 }
 
-/** How to reach a real model service. */
+/**
+ * How to reach a real model service: the `ProviderConfig` of the options format in camelCase,
+ * without `kind` (the class says it). Unknown keys are refused with a `ConfigError`.
+ */
 export interface ProviderOptions {
   /** The model name sent to the provider. */
   model: string
   /** The API key (omit or leave empty for local servers that need none). */
   apiKey?: string
-  /** Overrides the default base URL (for example `http://127.0.0.1:8080/v1`). */
-  baseUrl?: string
+  /** Overrides the default base URL (for example `http://127.0.0.1:8080/v1`); Gemini ignores it. */
+  baseUrl?: string | null
+  /** Timeouts, retries and caps of the HTTP calls. */
+  http?: HttpConfig
   /** Stream over SSE (default true). */
   streaming?: boolean
   /** The model's context window in tokens, when known (used by compaction). */
-  maxInputTokens?: number
+  maxInputTokens?: number | null
   /** Extra request headers. */
   headers?: Record<string, string>
-  /** Attempts per call, retries included. */
-  maxAttempts?: number
-  /** The whole call's timeout, in ms. */
+}
+
+/** Timeouts, retries and caps of a provider's HTTP calls (`ProviderOptions.http`). */
+export interface HttpConfig {
+  /** Establishing the TCP/TLS connection, in ms (default 30 000). */
+  connectTimeoutMs?: number
+  /** Waiting for the response headers, and for a whole non-streamed body, in ms (default 60 000). */
+  readTimeoutMs?: number
+  /** The longest silence between two chunks of a streamed body, in ms (default 120 000). */
+  idleTimeoutMs?: number
+  /** The whole model call, retries and stream included, in ms (default 180 000). */
   callTimeoutMs?: number
+  /** Attempts per call, the first included (default 3): retries on 429, 5xx, timeouts and transport errors before any byte of the answer. */
+  maxAttempts?: number
+  /** The first backoff delay, in ms; each retry doubles it, with full jitter (default 500). */
+  backoffBaseMs?: number
+  /** The largest backoff delay, in ms (default 8000). */
+  backoffMaxMs?: number
+  /** The longest `Retry-After` honoured, in ms (default 60 000); a server asking for more fails the call at once. */
+  maxRetryAfterMs?: number
+  /** An HTTP(S) proxy URL for every request (`HTTP_PROXY` and `HTTPS_PROXY` are not read). */
+  proxy?: string | null
+  /** Sent as `User-Agent`. */
+  userAgent?: string
+  /** The most bytes of one response body, streamed or not; past it the call fails as malformed (default 64 MiB). */
+  maxResponseBytes?: number
+  /** The most bytes of an error body read (default 64 KiB). */
+  maxErrorBodyBytes?: number
+  /** The most bytes of one tool call's arguments; past it the call fails as malformed (default 1 MiB). */
+  maxToolArgsBytes?: number
+  /** The most tool calls in one response; past it the call fails as malformed (default 128). */
+  maxToolCalls?: number
 }
 
 /** OpenAI Chat Completions and every server that copies it (OpenRouter, vLLM, llama.cpp, ...). */

@@ -5,6 +5,7 @@
  */
 const native = require('../index.js')
 const { wrap, ConfigError } = require('./errors.js')
+const { toJsonValue } = require('./tools.js')
 
 /**
  * A provider that replays a fixed script, one step per model call. **Not a language model**:
@@ -12,13 +13,14 @@ const { wrap, ConfigError } = require('./errors.js')
  */
 class ScriptedProvider {
   /**
-   * @param {any[]} steps
+   * @param {any[]} steps `ScriptStepSpec`s of the options format (camelCase keys), or strings
    * @param {{ recordRequests?: boolean }} [options] keep every request for `requests()` (default true)
    */
   constructor(steps, options = {}) {
     if (!Array.isArray(steps)) throw new ConfigError('ScriptedProvider(steps): steps must be an array', 'invalid_argument')
+    const data = toJsonValue(steps)
     /** @internal */
-    this.native = wrap(() => native.NativeProvider.scripted(JSON.stringify(steps), options.recordRequests !== false))
+    this.native = wrap(() => native.NativeProvider.scripted(data, options.recordRequests !== false))
   }
   /**
    * A scripted provider whose steps come from `choose(request)`, a synchronous function called
@@ -31,14 +33,14 @@ class ScriptedProvider {
       throw new ConfigError('ScriptedProvider.fromFn(choose): choose must be a function', 'invalid_argument')
     }
     const p = Object.create(ScriptedProvider.prototype)
+    const failure = (/** @type {string} */ message) => ({ error: { kind: 'bad_request', message } })
     p.native = wrap(() =>
-      native.NativeProvider.scriptedFn((/** @type {string} */ json) => {
+      native.NativeProvider.scriptedFn((/** @type {any} */ request) => {
         try {
-          return JSON.stringify(choose(JSON.parse(json)))
+          const step = toJsonValue(choose(request))
+          return step === undefined ? failure('the script function returned no step') : step
         } catch (e) {
-          return JSON.stringify({
-            error: { kind: 'bad_request', message: `the script function threw: ${e instanceof Error ? e.message : String(e)}` },
-          })
+          return failure(`the script function threw: ${e instanceof Error ? e.message : String(e)}`)
         }
       }),
     )
@@ -55,14 +57,19 @@ class ScriptedProvider {
   }
   /** The requests received so far (system prompt, messages, tools), oldest first. */
   requests() {
-    return JSON.parse(this.native.requestsJson())
+    return this.native.requests()
   }
 }
 
-/** Options shared by the real provider adapters. */
+/**
+ * A real provider adapter: `options` are the `ProviderConfig` of the options format (camelCase
+ * keys), read by the native module; `kind` comes from the class.
+ * @param {string} kind
+ * @param {any} options
+ */
 function connect(kind, options) {
-  if (!options || typeof options.model !== 'string') {
-    throw new ConfigError(`${kind}: options.model is required`, 'config')
+  if (options === null || typeof options !== 'object') {
+    throw new ConfigError(`${kind}: options must be an object with at least \`model\``, 'invalid_argument')
   }
   return wrap(() => native.NativeProvider.connect({ ...options, kind }))
 }
@@ -84,7 +91,7 @@ class NativeProvider {
 
 /** A provider speaking OpenAI Chat Completions (OpenAI, OpenRouter, vLLM, llama.cpp, ...). */
 class OpenAICompatible extends NativeProvider {
-  /** @param {any} options `{ model, apiKey?, baseUrl?, streaming?, headers?, maxAttempts?, callTimeoutMs?, maxInputTokens? }` */
+  /** @param {any} options `{ model, apiKey?, baseUrl?, http?, streaming?, maxInputTokens?, headers? }` */
   constructor(options) {
     super(connect('openai-compatible', options))
   }

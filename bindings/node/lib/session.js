@@ -4,6 +4,7 @@
  * @module agent-core/session
  */
 const { wrap } = require('./errors.js')
+const { toJsonValue } = require('./tools.js')
 const { Run, cancelOnAbort } = require('./run.js')
 
 /** A conversation with the agent. Turns of one session run one after another. */
@@ -30,7 +31,7 @@ class Session {
     const n =
       typeof input === 'string'
         ? wrap(() => this.#native.send(input, aborted))
-        : wrap(() => this.#native.sendMessage(JSON.stringify({ role: 'user', ...input }), aborted))
+        : wrap(() => this.#native.sendMessage(toJsonValue({ role: 'user', ...input }), aborted))
     const run = new Run(n, this.#agent)
     // An already aborted signal went to the native send: the run starts cancelled.
     if (!aborted) cancelOnAbort(signal, n, run)
@@ -58,12 +59,12 @@ class Session {
 
   /** Every stored message of the session, with sequence numbers. */
   async messages() {
-    return JSON.parse(await wrap(() => this.#native.messagesJson()))
+    return wrap(() => this.#native.messages())
   }
 
   /** The messages the model would see on the next turn. */
   async modelHistory() {
-    return JSON.parse(await wrap(() => this.#native.modelHistoryJson()))
+    return wrap(() => this.#native.modelHistory())
   }
 }
 

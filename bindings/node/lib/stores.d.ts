@@ -3,16 +3,23 @@
 /** Where sessions are persisted. */
 export interface Store {}
 
-/** How a SqliteStore writes. */
+/**
+ * How a SqliteStore writes: the `SqliteOptions` of the options format, in camelCase. Every key
+ * has a default; an unknown key is refused with a `ConfigError`.
+ */
 export interface SqliteStoreOptions {
-  /** `normal` (default: survives the process being killed) or `full` (also a power loss). */
+  /** `normal` (default: survives the process being killed) or `full` (also a power loss, one fsync per commit). */
   durability?: 'normal' | 'full'
-  /** Queue the loop's writes and commit them in groups (default true). */
+  /** Queue the loop's writes and commit them in groups (default true); false makes every write wait for its commit. */
   writeBehind?: boolean
   /** The longest wait for more writes before a group is committed, in ms (default 2). */
   groupCommitDelayMs?: number
-  /** Caps the database file; a write past it fails like a full disk and ends the turn. */
-  maxSizeBytes?: number
+  /** Caps the database file, in bytes; a write past it fails like a full disk and ends the turn (default: no cap). */
+  maxSizeBytes?: number | null
+  /** How long a connection waits for another process's write lock, in ms (default 5000). */
+  busyTimeoutMs?: number
+  /** Read connections kept open for reuse (default 4). */
+  maxIdleReaders?: number
 }
 
 /** A store keeping sessions in a SQLite file (WAL; survives restarts; an interrupted turn is repaired on open). */

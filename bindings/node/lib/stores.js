@@ -29,12 +29,13 @@ class SqliteStore {
   }
   /**
    * Opens (or creates) the database at `path`. The loop's writes are queued and committed in
-   * groups (a turn's outcome is returned once it is durable); `options` tune that.
+   * groups (a turn's outcome is returned once it is durable); `options` (the `SqliteOptions`
+   * of the options format, read by the native module) tune that.
    * @param {string} path
-   * @param {{ durability?: 'normal' | 'full', writeBehind?: boolean, groupCommitDelayMs?: number, maxSizeBytes?: number }} [options]
+   * @param {import('./stores').SqliteStoreOptions} [options]
    */
   static async open(path, options) {
-    return new SqliteStore(await wrap(() => native.openSqliteStore(String(path), options ?? undefined)), String(path))
+    return new SqliteStore(await wrap(() => native.openSqliteStore(String(path), options)), String(path))
   }
   /** The ids of the stored sessions. */
   sessionIds() {
@@ -69,10 +70,10 @@ class KeyStore {
         if (r.op === 'available') ok = Boolean(crypt.isEncryptionAvailable())
         else if (r.op === 'encrypt') ok = Buffer.from(crypt.encryptString(r.data)).toString('base64')
         else ok = String(crypt.decryptString(Buffer.from(r.data, 'base64')))
-        return JSON.stringify({ ok })
+        return { ok }
       } catch (e) {
         const err = /** @type {any} */ (e)
-        return JSON.stringify({ error: err instanceof Error ? err.message : String(err), unavailable: err?.code === 'unavailable' })
+        return { error: err instanceof Error ? err.message : String(err), unavailable: err?.code === 'unavailable' }
       }
     }
     return new KeyStore(wrap(() => native.NativeKeyStore.create(store.native, call, options.providers)))

@@ -91,15 +91,21 @@ export declare class ToolSet {
   withGated(names: string[], gated: boolean): ToolSet
 }
 
-/** Options of the filesystem and shell tools. */
+/**
+ * Options of the filesystem and shell tools: the `FsPolicy` of the options format, in camelCase.
+ * Exactly one of `root` or `unrestricted: true`; an unknown key is refused with a `ConfigError`.
+ */
 export interface FsToolsOptions {
   /** Confine every path to this directory (relative paths only, no `..`, no symlinks). */
-  root?: string
+  root?: string | null
   /** No confinement at all: must be chosen explicitly when `root` is absent. */
   unrestricted?: boolean
+  /** Cap on the text `fs_read` returns, in bytes (default 65 536). */
   maxReadBytes?: number
+  /** Cap on the entries `fs_list` returns (default 500). */
   maxListEntries?: number
-  maxShellOutput?: number
+  /** Cap on each of shell_exec's stdout and stderr, in bytes (default 32 768). */
+  maxShellOutputBytes?: number
   /** Cap on the content one fs_write call writes, in bytes (default 10 MiB); larger writes are refused. */
   maxWriteBytes?: number
   /** What shell_exec's commands inherit and get set (default: only a safe list of variables). */

@@ -137,6 +137,62 @@ function toJsonText(value) {
   })
 }
 
+/** Nodes `isPlainJson` looks at before leaving a value to `JSON.stringify` (a huge or cyclic value). */
+const PLAIN_BUDGET = 100_000
+
+/**
+ * Whether `value` is already plain JSON data that the native module can read as it is:
+ * strings, finite numbers, booleans, null, arrays without holes and objects with the plain
+ * prototype (or none) and no `toJSON`, at most `MAX_DEPTH` levels and `PLAIN_BUDGET` nodes.
+ * @param {unknown} value
+ */
+function isPlainJson(value) {
+  let budget = PLAIN_BUDGET
+  /** @param {unknown} v @param {number} depth @returns {boolean} */
+  const plain = (v, depth) => {
+    if (--budget < 0) return false
+    switch (typeof v) {
+      case 'string':
+      case 'boolean':
+        return true
+      case 'number':
+        return Number.isFinite(v)
+      case 'object': {
+        if (v === null) return true
+        if (depth >= MAX_DEPTH) return false
+        if (Array.isArray(v)) {
+          for (let i = 0; i < v.length; i++) if (!plain(v[i], depth + 1)) return false
+          return true
+        }
+        const proto = Object.getPrototypeOf(v)
+        if ((proto !== Object.prototype && proto !== null) || typeof (/** @type {any} */ (v).toJSON) === 'function') return false
+        for (const k in v) {
+          if (!Object.hasOwn(v, k) || !plain(/** @type {any} */ (v)[k], depth + 1)) return false
+        }
+        return true
+      }
+      default:
+        return false
+    }
+  }
+  return plain(value, 0)
+}
+
+/**
+ * `value` as plain JSON data for the native module, which reads it as an object (no JSON text
+ * in between): the value itself when it already is plain data, otherwise what
+ * `JSON.stringify` would write of it, read back (`toJSON` applied, `undefined` and functions
+ * left out, `NaN` as null...). A structure containing itself or nested deeper than
+ * `MAX_DEPTH` levels is a TypeError, as with `toJsonText`. `undefined` stays `undefined`.
+ * @param {unknown} value
+ * @returns {any}
+ */
+function toJsonValue(value) {
+  if (isPlainJson(value)) return value
+  const text = toJsonText(value)
+  return text === undefined ? undefined : JSON.parse(text)
+}
+
 /**
  * What the native module receives back from a tool call. A value that cannot become JSON is
  * an error result for the model, naming the problem.
@@ -146,6 +202,8 @@ function okReply(value) {
   if (value === undefined || value === null) return { kind: 'text', text: 'ok' }
   if (typeof value === 'string') return { kind: 'text', text: value }
   try {
+    // JSON text: the one value that does not cross as an object (see ToolReply in
+    // src/callbacks.rs: text is the faster way from JS to Rust, and this is the hot path).
     return { kind: 'json', json: toJsonText(value) }
   } catch (e) {
     return { kind: 'error', text: e instanceof Error ? `${e.name}: ${e.message}` : String(e) }
@@ -177,7 +235,7 @@ function errorReply(error, errors, nextId) {
  */
 function invoker(t, controllers, errors, nextId) {
   return (/** @type {any} */ input) => {
-    let args = JSON.parse(input.argsJson)
+    let args = input.args
     if (t.schema) {
       const parsed = t.schema.safeParse(args)
       if (!parsed.success) return { kind: 'error', text: describeZodError(parsed.error) }
@@ -221,7 +279,7 @@ class ToolSet {
   }
   /** The tools' specs. */
   get specs() {
-    return JSON.parse(this.native.specsJson())
+    return this.native.specs()
   }
   /** The tools' names. */
   get names() {
@@ -241,11 +299,12 @@ class ToolSet {
  * fs_read, fs_write, fs_list, fs_mkdir, fs_delete and shell_exec. Writes, deletes and the shell
  * are gated. Pass `root` to confine every path to a directory, or `unrestricted: true`.
  * `maxWriteBytes` caps one fs_write (default 10 MiB); `shellEnv: { inheritAll, passthrough, set }`
- * says what shell_exec's commands inherit (by default only a safe list of variables).
- * @param {{ root?: string, unrestricted?: boolean, maxReadBytes?: number, maxListEntries?: number, maxShellOutput?: number, maxWriteBytes?: number, shellEnv?: { inheritAll?: boolean, passthrough?: string[], set?: Record<string, string> } }} options
+ * says what shell_exec's commands inherit (by default only a safe list of variables). The
+ * options are the `FsPolicy` of the options format, read by the native module.
+ * @param {import('./tools').FsToolsOptions} options
  */
 function fsTools(options) {
   return new ToolSet(wrap(() => native.fsTools(options ?? {})))
 }
 
-module.exports = { tool, invoker, isZod, ToolSet, fsTools }
+module.exports = { tool, invoker, isZod, toJsonValue, ToolSet, fsTools }

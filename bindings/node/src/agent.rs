@@ -2,108 +2,19 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::time::Duration;
 
 use agent_core::{
-    Agent, AgentBuilder, AgentConfig, CancellationToken, DenialPolicy, MemoryStore, Message, Session, SessionId, Store,
+    Agent, AgentBuilder, AgentConfig, CancellationToken, MemoryStore, Message, Session, SessionId, Store,
 };
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi_derive::napi;
-use serde_json::Value;
 
 use crate::callbacks::{AbortFn, Callback, GateFn, JsGate, JsTool, ToolDefinition, ToolFn};
+use crate::convert::{Json, js};
 use crate::error::{agent_error, coded};
 use crate::provider::NativeProvider;
 use crate::run::NativeRun;
-
-/// The loop's limits, from JS. Unset fields keep the defaults.
-#[napi(object)]
-#[derive(Default)]
-pub struct AgentConfigInput {
-    /// Model calls per turn before the turn ends `capped` (default 100).
-    pub max_iterations: Option<u32>,
-    /// Tool calls per turn before the turn ends `capped` (default unlimited).
-    pub max_tool_calls: Option<u32>,
-    /// The whole model call, in ms (default 180 000).
-    pub model_timeout_ms: Option<f64>,
-    /// A tool call, in ms, unless the tool sets its own (default 60 000).
-    pub tool_timeout_ms: Option<f64>,
-    /// Parallel-safe tools running at once (default 3).
-    pub max_parallel_tools: Option<u32>,
-    /// Characters of a tool result sent to the model (default 20 000).
-    pub result_cap_chars: Option<u32>,
-    /// `end_turn` (default) or `tell_model`.
-    pub on_denial: Option<String>,
-    /// Events buffered per run for slow iterators (default 1024).
-    pub event_buffer: Option<u32>,
-    /// Upper bound on generated tokens per model call.
-    pub max_output_tokens: Option<u32>,
-    /// Sampling temperature.
-    pub temperature: Option<f64>,
-    /// How long a clarification question waits for an answer, in ms (default 1 800 000).
-    pub clarification_ttl_ms: Option<f64>,
-    /// Whether older turns are compacted when the context fills up (default true).
-    pub compaction: Option<bool>,
-    /// Compact when the estimated input exceeds this share of the window (default 0.7).
-    pub compaction_ratio: Option<f64>,
-    /// The model's input window in tokens (default: ask the provider).
-    pub max_input_tokens: Option<f64>,
-}
-
-fn millis(ms: f64) -> Duration {
-    Duration::from_secs_f64(ms.max(0.0) / 1000.0)
-}
-
-fn to_config(input: AgentConfigInput) -> Result<AgentConfig> {
-    let mut c = AgentConfig::default();
-    if let Some(v) = input.max_iterations {
-        c.max_iterations = v;
-    }
-    c.max_tool_calls = input.max_tool_calls;
-    if let Some(v) = input.model_timeout_ms {
-        c.model_timeout = millis(v);
-    }
-    if let Some(v) = input.tool_timeout_ms {
-        c.tool_timeout = millis(v);
-    }
-    if let Some(v) = input.max_parallel_tools {
-        c.max_parallel_tools = v as usize;
-    }
-    if let Some(v) = input.result_cap_chars {
-        c.result_cap_chars = v as usize;
-    }
-    if let Some(v) = input.on_denial {
-        c.on_denial = match v.as_str() {
-            "end_turn" | "endTurn" => DenialPolicy::EndTurn,
-            "tell_model" | "tellModel" => DenialPolicy::TellModel,
-            other => {
-                return Err(coded(
-                    "invalid_argument",
-                    format!("onDenial must be 'end_turn' or 'tell_model', got {other:?}"),
-                ));
-            }
-        };
-    }
-    if let Some(v) = input.event_buffer {
-        c.event_buffer = v as usize;
-    }
-    c.max_output_tokens = input.max_output_tokens;
-    c.temperature = input.temperature.map(|t| t as f32);
-    if let Some(v) = input.clarification_ttl_ms {
-        c.clarification_ttl = millis(v);
-    }
-    if let Some(v) = input.compaction {
-        c.compaction.enabled = v;
-    }
-    if let Some(v) = input.compaction_ratio {
-        c.compaction.ratio = v;
-    }
-    if let Some(v) = input.max_input_tokens {
-        c.compaction.max_input_tokens = Some(v as u64);
-    }
-    Ok(c)
-}
 
 /// A session store shared by agents.
 #[napi]
@@ -269,8 +180,8 @@ impl NativeAgentBuilder {
 
     /// Adds an observer that sees every event of every run.
     #[napi(ts_args_type = "observer: (event: any) => void")]
-    pub fn on_event(&mut self, observer: Function<'_, Value, ()>) -> Result<()> {
-        let tsfn: Callback<Value, ()> = observer.build_threadsafe_function().weak::<true>().build()?;
+    pub fn on_event(&mut self, observer: Function<'_, Json, ()>) -> Result<()> {
+        let tsfn: Callback<Json, ()> = observer.build_threadsafe_function().weak::<true>().build()?;
         self.recipe.observers.push(Arc::new(move |ev| {
             tsfn.call(crate::convert::event(ev), ThreadsafeFunctionCallMode::NonBlocking);
         }));
@@ -290,10 +201,13 @@ impl NativeAgentBuilder {
         self.recipe.system_prompt = Some(prompt);
     }
 
-    /// Sets the loop's limits.
-    #[napi]
-    pub fn config(&mut self, config: AgentConfigInput) -> Result<()> {
-        self.recipe.config = Some(to_config(config)?);
+    /// Sets the loop's limits: an `AgentConfig` options object (camelCase keys of the options
+    /// format; unset keys keep their defaults, unknown ones are refused).
+    #[napi(ts_args_type = "config: object")]
+    pub fn config(&mut self, config: Unknown<'_>) -> Result<()> {
+        const WHAT: &str = "Agent config";
+        let value = crate::options::value_of(WHAT, config)?;
+        self.recipe.config = Some(crate::options::parse::<AgentConfig>(WHAT, value)?);
         Ok(())
     }
 
@@ -419,11 +333,11 @@ impl NativeSession {
         self.start(Message::user(text), cancelled.unwrap_or(false))
     }
 
-    /// Starts a turn with a whole user message given as JSON (`{role, content: [...]}`).
-    #[napi]
-    pub fn send_message(&self, message_json: String, cancelled: Option<bool>) -> Result<NativeRun> {
-        let value: Value =
-            serde_json::from_str(&message_json).map_err(|e| coded("invalid_argument", format!("message: {e}")))?;
+    /// Starts a turn with a whole user message (`{role, content: [...]}`, plain JSON data).
+    #[napi(ts_args_type = "message: object, cancelled?: boolean | undefined | null")]
+    pub fn send_message(&self, message: Unknown<'_>, cancelled: Option<bool>) -> Result<NativeRun> {
+        let mut value = crate::options::value_of("message", message)?;
+        crate::options::integral_numbers(&mut value);
         let message: Message = serde_json::from_value(crate::convert::snake_keys(value))
             .map_err(|e| coded("invalid_argument", format!("message: {e}")))?;
         self.start(message, cancelled.unwrap_or(false))
@@ -443,10 +357,8 @@ impl NativeSession {
 
     /// The question a turn of this session is parked on, if any.
     #[napi(ts_return_type = "any")]
-    pub fn pending_clarification(&self) -> Option<Value> {
-        self.inner
-            .pending_clarification()
-            .map(|q| crate::convert::camel_keys(serde_json::to_value(q).unwrap_or(Value::Null)))
+    pub fn pending_clarification(&self) -> Option<Json> {
+        self.inner.pending_clarification().map(|q| js(&q))
     }
 
     /// Answers the pending question; the parked turn goes on in a new run.
@@ -470,19 +382,16 @@ impl NativeSession {
             })
     }
 
-    /// Every stored message of the session, as JSON text.
-    #[napi]
-    pub async fn messages_json(&self) -> Result<String> {
+    /// Every stored message of the session, with sequence numbers.
+    #[napi(ts_return_type = "Promise<any[]>")]
+    pub async fn messages(&self) -> Result<Json> {
         let messages = self.inner.messages().await.map_err(agent_error)?;
-        let value = crate::convert::camel_keys(serde_json::to_value(messages).unwrap_or(Value::Null));
-        Ok(value.to_string())
+        Ok(js(&messages))
     }
 
-    /// The messages the model would see on the next turn, as JSON text.
-    #[napi]
-    pub async fn model_history_json(&self) -> Result<String> {
-        let messages = self.inner.model_history().await;
-        let value = crate::convert::camel_keys(serde_json::to_value(messages).unwrap_or(Value::Null));
-        Ok(value.to_string())
+    /// The messages the model would see on the next turn.
+    #[napi(ts_return_type = "Promise<any[]>")]
+    pub async fn model_history(&self) -> Result<Json> {
+        Ok(js(&self.inner.model_history().await))
     }
 }

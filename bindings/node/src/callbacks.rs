@@ -18,16 +18,18 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 use serde_json::Value;
 
+use crate::convert::Json;
 use crate::error::JsErrorRef;
 
 /// A weak, non-callee-handled threadsafe function with one argument.
 pub type Callback<In, Out> = ThreadsafeFunction<In, Out, In, Status, false, true>;
 
 /// What a JS tool receives for one call.
-#[napi(object)]
+#[napi(object, object_from_js = false)]
 pub struct ToolCallInput {
-    /// The validated arguments, as JSON text.
-    pub args_json: String,
+    /// The validated arguments.
+    #[napi(ts_type = "any")]
+    pub args: Json,
     /// The session.
     pub session_id: String,
     /// The call's id, as the model gave it.
@@ -41,9 +43,14 @@ pub struct ToolCallInput {
 pub struct ToolReply {
     /// `text`, `json`, `error` (for the model) or `fatal` (ends the turn).
     pub kind: String,
-    /// The text result, or the error message.
+    /// The text result, or the error message (kind `image`: the media type).
     pub text: Option<String>,
-    /// The JSON result, as JSON text (kind `json`).
+    /// The JSON result as JSON text (kind `json`), or the base64 data (kind `image`).
+    ///
+    /// Text on purpose, unlike the other values crossing the binding: from JS to Rust,
+    /// `JSON.stringify` plus serde_json reads a value 1.7 to 2.6 times faster than napi's
+    /// property-by-property object conversion (measured: 0.4 vs 0.7 µs for `{n: 1}`, 10 vs
+    /// 26 µs for 800 bytes), and a tool's result is on the per-step hot path.
     pub json: Option<String>,
     /// Whether an `error` may succeed when retried.
     pub retryable: Option<bool>,
@@ -58,8 +65,8 @@ pub struct ToolDefinition {
     pub name: String,
     /// What it does, for the model.
     pub description: String,
-    /// JSON Schema of the arguments, as JSON text.
-    pub parameters_json: String,
+    /// JSON Schema of the arguments (plain JSON data).
+    pub parameters: Value,
     /// Whether the gate must allow each call.
     pub gated: Option<bool>,
     /// Whether it may run alongside other parallel-safe tools.
@@ -84,12 +91,8 @@ pub struct JsTool {
 impl JsTool {
     /// Wraps a JS tool function.
     pub fn new(def: ToolDefinition, func: ToolFn, abort: Option<Arc<AbortFn>>, next: Arc<AtomicU32>) -> Result<Self> {
-        let parameters: Value = serde_json::from_str(&def.parameters_json).map_err(|e| {
-            crate::error::coded(
-                "tool_invalid_schema",
-                format!("tool {:?}: the parameters are not JSON: {e}", def.name),
-            )
-        })?;
+        let mut parameters = def.parameters;
+        crate::options::integral_numbers(&mut parameters);
         let mut spec = ToolSpec::new(def.name, def.description, parameters)
             .gated(def.gated.unwrap_or(false))
             .parallel_safe(def.parallel_safe.unwrap_or(false));
@@ -137,7 +140,7 @@ impl Tool for JsTool {
             armed: true,
         };
         let input = ToolCallInput {
-            args_json: args.to_string(),
+            args: Json(args),
             session_id: cx.session_id.to_string(),
             call_id: cx.call_id.clone(),
             invocation,
@@ -204,7 +207,7 @@ fn reply_to_output(reply: ToolReply) -> std::result::Result<ToolOutput, ToolErro
 }
 
 /// What the JS gate receives.
-#[napi(object)]
+#[napi(object, object_from_js = false)]
 pub struct GateInput {
     /// The session asking.
     pub session_id: String,
@@ -212,8 +215,9 @@ pub struct GateInput {
     pub call_id: String,
     /// The tool's name.
     pub tool: String,
-    /// The validated arguments, as JSON text.
-    pub arguments_json: String,
+    /// The validated arguments.
+    #[napi(ts_type = "any")]
+    pub arguments: Json,
     /// Who started the turn.
     pub origin: GateOrigin,
 }
@@ -268,7 +272,7 @@ impl Gate for JsGate {
             session_id: request.session_id.to_string(),
             call_id: request.call_id.clone(),
             tool: request.tool.clone(),
-            arguments_json: request.arguments.to_string(),
+            arguments: Json(request.arguments.clone()),
             origin: (&request.origin).into(),
         };
         match call_either(&self.0, input).await {

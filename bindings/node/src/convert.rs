@@ -4,9 +4,132 @@
 //! snake_case wire names. User data (tool arguments, questions) is passed through unchanged.
 
 use agent_core::{AgentEvent, Outcome, RunStatus};
+use napi::bindgen_prelude::*;
+use napi::sys;
 use serde_json::{Map, Value};
 
 use crate::error::JsErrorRef;
+
+/// A JSON value handed to JavaScript as plain objects, arrays and primitives, made the way
+/// `JSON.parse` makes them: object keys are defined as own data properties (a `"__proto__"`
+/// key from a model's tool arguments is an ordinary key, never the object's prototype), and
+/// every number is a JS number (an integer past 2^53 loses precision, as with `JSON.parse`,
+/// instead of becoming a BigInt).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Json(pub Value);
+
+/// Nesting past this is refused (serde_json reads at most 128 levels; the core's values stay
+/// well inside).
+const MAX_DEPTH: u32 = 256;
+
+fn check(status: sys::napi_status, what: &str) -> Result<()> {
+    if status == sys::Status::napi_ok {
+        Ok(())
+    } else {
+        Err(Error::new(
+            Status::GenericFailure,
+            format!("converting a value to JS: {what} failed"),
+        ))
+    }
+}
+
+unsafe fn js_string(env: sys::napi_env, s: &str) -> Result<sys::napi_value> {
+    let mut out = std::ptr::null_mut();
+    check(
+        unsafe { sys::napi_create_string_utf8(env, s.as_ptr().cast(), s.len() as isize, &mut out) },
+        "napi_create_string_utf8",
+    )?;
+    Ok(out)
+}
+
+unsafe fn to_js(env: sys::napi_env, value: &Value, depth: u32) -> Result<sys::napi_value> {
+    let mut out = std::ptr::null_mut();
+    match value {
+        Value::Null => check(unsafe { sys::napi_get_null(env, &mut out) }, "napi_get_null")?,
+        Value::Bool(b) => check(unsafe { sys::napi_get_boolean(env, *b, &mut out) }, "napi_get_boolean")?,
+        Value::Number(n) => {
+            let f = n.as_f64().unwrap_or(f64::NAN);
+            check(
+                unsafe { sys::napi_create_double(env, f, &mut out) },
+                "napi_create_double",
+            )?
+        }
+        Value::String(s) => out = unsafe { js_string(env, s)? },
+        Value::Array(items) => {
+            if depth == 0 {
+                return Err(Error::new(Status::GenericFailure, "a value nested too deeply for JS"));
+            }
+            check(
+                unsafe { sys::napi_create_array_with_length(env, items.len(), &mut out) },
+                "napi_create_array_with_length",
+            )?;
+            for (i, item) in items.iter().enumerate() {
+                let v = unsafe { to_js(env, item, depth - 1)? };
+                check(
+                    unsafe { sys::napi_set_element(env, out, i as u32, v) },
+                    "napi_set_element",
+                )?;
+            }
+        }
+        Value::Object(map) => {
+            if depth == 0 {
+                return Err(Error::new(Status::GenericFailure, "a value nested too deeply for JS"));
+            }
+            check(unsafe { sys::napi_create_object(env, &mut out) }, "napi_create_object")?;
+            let mut props = Vec::with_capacity(map.len());
+            for (key, v) in map {
+                props.push(sys::napi_property_descriptor {
+                    utf8name: std::ptr::null(),
+                    name: unsafe { js_string(env, key)? },
+                    method: None,
+                    getter: None,
+                    setter: None,
+                    value: unsafe { to_js(env, v, depth - 1)? },
+                    attributes: sys::PropertyAttributes::writable
+                        | sys::PropertyAttributes::enumerable
+                        | sys::PropertyAttributes::configurable,
+                    data: std::ptr::null_mut(),
+                });
+            }
+            if !props.is_empty() {
+                check(
+                    unsafe { sys::napi_define_properties(env, out, props.len(), props.as_ptr()) },
+                    "napi_define_properties",
+                )?;
+            }
+        }
+    }
+    Ok(out)
+}
+
+impl ToNapiValue for Json {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
+        unsafe { to_js(env, &val.0, MAX_DEPTH) }
+    }
+}
+
+impl FromNapiValue for Json {
+    unsafe fn from_napi_value(env: sys::napi_env, napi_val: sys::napi_value) -> Result<Self> {
+        let mut value = unsafe { Value::from_napi_value(env, napi_val)? };
+        crate::options::integral_numbers(&mut value);
+        Ok(Json(value))
+    }
+}
+
+impl TypeName for Json {
+    fn type_name() -> &'static str {
+        "any"
+    }
+
+    fn value_type() -> ValueType {
+        ValueType::Unknown
+    }
+}
+
+/// A serializable Rust value as JS sees it: [`camel_keys`] of its JSON.
+pub fn js<T: serde::Serialize + ?Sized>(value: &T) -> Json {
+    Json(camel_keys(serde_json::to_value(value).unwrap_or(Value::Null)))
+}
 
 /// Keys whose values are user data and keep their own keys.
 const OPAQUE: &[&str] = &["arguments", "question", "data", "structured", "parameters", "metadata"];
@@ -80,7 +203,11 @@ pub fn snake_keys(value: Value) -> Value {
 }
 
 /// An outcome as JS sees it; `errorId` names the original JS error of a fatal tool error.
-pub fn outcome(outcome: &Outcome) -> Value {
+pub fn outcome(outcome: &Outcome) -> Json {
+    Json(outcome_value(outcome))
+}
+
+fn outcome_value(outcome: &Outcome) -> Value {
     let mut value = camel_keys(serde_json::to_value(outcome).unwrap_or(Value::Null));
     if let (Some(source), Value::Object(map)) = (&outcome.error_source, &mut value) {
         let error: &(dyn std::error::Error + Send + Sync + 'static) = &***source;
@@ -98,7 +225,7 @@ pub fn outcome(outcome: &Outcome) -> Value {
 }
 
 /// An event as JS sees it.
-pub fn event(event: &AgentEvent) -> Value {
+pub fn event(event: &AgentEvent) -> Json {
     let mut value = camel_keys(serde_json::to_value(event).unwrap_or(Value::Null));
     // The outcome inside final events gets its errorId too.
     let outcome_of = match &event.kind {
@@ -109,14 +236,14 @@ pub fn event(event: &AgentEvent) -> Value {
         _ => None,
     };
     if let (Some(o), Value::Object(map)) = (outcome_of, &mut value) {
-        map.insert("outcome".into(), outcome(o));
+        map.insert("outcome".into(), outcome_value(o));
     }
-    value
+    Json(value)
 }
 
 /// A status snapshot as JS sees it.
-pub fn status(status: &RunStatus) -> Value {
-    camel_keys(serde_json::to_value(status).unwrap_or(Value::Null))
+pub fn status(status: &RunStatus) -> Json {
+    js(status)
 }
 
 #[cfg(test)]

@@ -22,8 +22,20 @@ pub struct CryptRequest {
     pub data: Option<String>,
 }
 
-/// The JS wrapper's answer, as JSON: `{"ok": value}` or `{"error": message, "unavailable": bool}`.
-type CryptFn = Callback<CryptRequest, String>;
+/// The JS wrapper's answer: `{ ok: value }` or `{ error: message, unavailable: bool }`.
+#[napi(object)]
+pub struct CryptReply {
+    /// The answer: a boolean (`available`), base64 ciphertext (`encrypt`) or the plaintext
+    /// (`decrypt`).
+    #[napi(ts_type = "boolean | string")]
+    pub ok: Option<Value>,
+    /// Why the operation failed.
+    pub error: Option<String>,
+    /// Whether the failure means encryption cannot be used here.
+    pub unavailable: Option<bool>,
+}
+
+type CryptFn = Callback<CryptRequest, CryptReply>;
 
 /// A [`Crypt`] whose methods run in JavaScript. The trait is synchronous: each call blocks the
 /// calling worker thread (never the JS thread) until JS answers.
@@ -31,7 +43,7 @@ struct JsCrypt(Arc<CryptFn>);
 
 impl JsCrypt {
     fn ask(&self, op: &str, data: Option<String>) -> std::result::Result<Value, CryptError> {
-        let (tx, rx) = std::sync::mpsc::channel::<Result<String>>();
+        let (tx, rx) = std::sync::mpsc::channel::<Result<CryptReply>>();
         let request = CryptRequest {
             op: op.to_owned(),
             data,
@@ -54,22 +66,19 @@ impl JsCrypt {
             }
             _ => wait(),
         };
-        let text = match answer {
-            Ok(Ok(text)) => text,
+        let reply = match answer {
+            Ok(Ok(reply)) => reply,
             Ok(Err(e)) => return Err(CryptError::Failed(e.reason.clone())),
             Err(_) => return Err(CryptError::Unavailable("the JS crypt did not answer".into())),
         };
-        let mut v: Value =
-            serde_json::from_str(&text).map_err(|e| CryptError::Failed(format!("malformed answer: {e}")))?;
-        if let Some(err) = v.get("error").and_then(Value::as_str) {
-            let unavailable = v.get("unavailable").and_then(Value::as_bool).unwrap_or(false);
-            return Err(if unavailable {
-                CryptError::Unavailable(err.to_owned())
+        if let Some(err) = reply.error {
+            return Err(if reply.unavailable.unwrap_or(false) {
+                CryptError::Unavailable(err)
             } else {
-                CryptError::Failed(err.to_owned())
+                CryptError::Failed(err)
             });
         }
-        Ok(v.get_mut("ok").map(Value::take).unwrap_or(Value::Null))
+        Ok(reply.ok.unwrap_or(Value::Null))
     }
 }
 
@@ -150,11 +159,11 @@ impl NativeKeyStore {
     /// A key store over a SQLite store, encrypting through a JS crypt function.
     #[napi(
         factory,
-        ts_args_type = "store: NativeStore, crypt: (request: CryptRequest) => string, providers?: string[]"
+        ts_args_type = "store: NativeStore, crypt: (request: CryptRequest) => CryptReply, providers?: string[]"
     )]
     pub fn create(
         store: &NativeStore,
-        crypt: Function<'_, CryptRequest, String>,
+        crypt: Function<'_, CryptRequest, CryptReply>,
         providers: Option<Vec<String>>,
     ) -> Result<Self> {
         let sqlite = store
@@ -189,11 +198,9 @@ impl NativeKeyStore {
 
     /// Which providers have a usable key (never the keys).
     #[napi(ts_return_type = "Promise<any[]>")]
-    pub async fn status(&self) -> Result<Value> {
+    pub async fn status(&self) -> Result<crate::convert::Json> {
         let s = self.inner.status().await.map_err(key_error)?;
-        Ok(crate::convert::camel_keys(
-            serde_json::to_value(s).unwrap_or(Value::Null),
-        ))
+        Ok(crate::convert::js(&s))
     }
 
     /// Removes a provider's key.

@@ -17,6 +17,7 @@ pub mod convert;
 pub mod error;
 pub mod keys;
 pub mod mcp;
+pub mod options;
 pub mod provider;
 pub mod run;
 pub mod tabs;

@@ -1,9 +1,7 @@
 //! MCP both ways (agent-mcp): an MCP server's tools as a [`NativeToolSet`], and the tools and
 //! gate of a [`NativeAgentBuilder`] served over streamable HTTP on loopback.
 
-use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use agent_mcp::{HttpServerHandle, McpClient, McpServerConfig, ToolServer};
 use napi::bindgen_prelude::*;
@@ -14,98 +12,31 @@ use crate::agent::NativeAgentBuilder;
 use crate::error::coded;
 use crate::toolsets::NativeToolSet;
 
-/// How to reach an MCP server.
-#[napi(object)]
-pub struct McpConnectOptions {
-    /// Prefix of the tool names (`alias__tool`): 1 to 32 of `[a-zA-Z0-9_-]`, without `__`.
-    pub alias: String,
-    /// The program to start (stdio transport).
-    pub command: Option<String>,
-    /// Its arguments.
-    pub args: Option<Vec<String>>,
-    /// Variables set for the child on top of the safe inherited ones.
-    pub env: Option<HashMap<String, String>>,
-    /// Let the child inherit the host's whole environment.
-    pub inherit_env: Option<bool>,
-    /// The child's working directory.
-    pub cwd: Option<String>,
-    /// The endpoint (streamable HTTP transport), such as `http://127.0.0.1:3001/mcp`.
-    pub url: Option<String>,
-    /// Headers sent with every HTTP request.
-    pub headers: Option<HashMap<String, String>>,
-    /// Longest a tool call may take, in ms (default 60 000).
-    pub call_timeout_ms: Option<f64>,
-    /// Longest the start and handshake may take, in ms (default 30 000).
-    pub connect_timeout_ms: Option<f64>,
-    /// Let tools the server marks read-only run without the gate.
-    pub trust_read_only_hints: Option<bool>,
-    /// Longest a `tools/list` (all its pages together) may take, in ms (default 30 000).
-    pub request_timeout_ms: Option<f64>,
-}
-
-fn millis(ms: f64) -> Duration {
-    Duration::from_secs_f64(ms.max(0.0) / 1000.0)
-}
-
-fn config(o: McpConnectOptions) -> Result<McpServerConfig> {
-    let mut c = match (o.command, o.url) {
-        (Some(command), None) => {
-            let mut c = McpServerConfig::stdio(o.alias, command).args(o.args.unwrap_or_default());
-            let mut env: Vec<_> = o.env.unwrap_or_default().into_iter().collect();
-            env.sort();
-            for (k, v) in env {
-                c = c.env(k, v);
-            }
-            c = c.inherit_env(o.inherit_env.unwrap_or(false));
-            if let Some(dir) = o.cwd {
-                c = c.cwd(dir);
-            }
-            c
-        }
-        (None, Some(url)) => {
-            let mut c = McpServerConfig::http(o.alias, url);
-            let mut headers: Vec<_> = o.headers.unwrap_or_default().into_iter().collect();
-            headers.sort();
-            for (k, v) in headers {
-                c = c.header(k, v);
-            }
-            c
-        }
-        _ => {
-            return Err(coded(
-                "invalid_argument",
-                "McpClient.connect needs exactly one of `command` (stdio) or `url` (streamable HTTP)",
-            ));
-        }
-    };
-    if let Some(ms) = o.call_timeout_ms {
-        c = c.call_timeout(millis(ms));
-    }
-    if let Some(ms) = o.connect_timeout_ms {
-        c = c.connect_timeout(millis(ms));
-    }
-    if let Some(ms) = o.request_timeout_ms {
-        c = c.request_timeout(millis(ms));
-    }
-    if let Some(t) = o.trust_read_only_hints {
-        c = c.trust_read_only_hints(t);
-    }
-    Ok(c)
-}
-
 /// A connection to one MCP server.
 #[napi]
 pub struct NativeMcpClient {
     inner: McpClient,
 }
 
-/// Connects to an MCP server (starting it for stdio), completes the handshake and lists its tools.
-#[napi]
-pub async fn mcp_connect(options: McpConnectOptions) -> Result<NativeMcpClient> {
-    let client = McpClient::connect(config(options)?)
-        .await
-        .map_err(|e| coded("mcp", e))?;
-    Ok(NativeMcpClient { inner: client })
+/// Connects to an MCP server (starting it for stdio), completes the handshake and lists its
+/// tools. `entry` is an `McpServerEntry` options object (camelCase keys of the options format);
+/// it is read before anything starts.
+#[napi(
+    ts_args_type = "alias: string, entry: object",
+    ts_return_type = "Promise<NativeMcpClient>"
+)]
+pub fn mcp_connect<'env>(
+    env: &'env Env,
+    alias: String,
+    entry: Unknown<'_>,
+) -> Result<PromiseRaw<'env, NativeMcpClient>> {
+    const WHAT: &str = "McpClient.connect options";
+    let value = crate::options::value_of(WHAT, entry)?;
+    let config = crate::options::parse_with(WHAT, value, |v| McpServerConfig::from_json(&alias, &v))?;
+    env.spawn_future(async move {
+        let client = McpClient::connect(config).await.map_err(|e| coded("mcp", e))?;
+        Ok(NativeMcpClient { inner: client })
+    })
 }
 
 #[napi]

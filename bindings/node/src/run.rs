@@ -6,7 +6,8 @@ use agent_core::{Run, RunEvents};
 use futures::{FutureExt, StreamExt};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use serde_json::Value;
+
+use crate::convert::Json;
 
 /// Events handed to JS per `next()` call at most, so one call never blocks the JS thread long.
 const BATCH: usize = 256;
@@ -43,7 +44,7 @@ impl NativeRun {
 
     /// A snapshot of the run's progress.
     #[napi(ts_return_type = "any")]
-    pub fn status(&self) -> Value {
+    pub fn status(&self) -> Json {
         crate::convert::status(&self.inner.status())
     }
 
@@ -61,7 +62,7 @@ impl NativeRun {
 
     /// Waits for the run to end and returns its outcome.
     #[napi(ts_return_type = "Promise<any>")]
-    pub async fn outcome(&self) -> Result<Value> {
+    pub async fn outcome(&self) -> Result<Json> {
         let run = self.inner.clone();
         Ok(crate::convert::outcome(&run.outcome().await))
     }
@@ -85,7 +86,7 @@ pub struct NativeEventStream {
 impl NativeEventStream {
     /// The next events (at least one), or `null` once the stream has ended.
     #[napi(ts_return_type = "Promise<any[] | null>")]
-    pub async fn next(&self) -> Result<Option<Vec<Value>>> {
+    pub async fn next(&self) -> Result<Option<Vec<Json>>> {
         let inner = self.inner.clone();
         let mut guard = inner.lock().await;
         let Some(stream) = guard.as_mut() else {

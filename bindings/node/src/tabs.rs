@@ -8,12 +8,10 @@ use agent_core::CancellationToken;
 use agent_core::tabs::{Delivery, Origin, TabError, TabHub, TabId, TabPermissions};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use serde::Serialize;
-use serde_json::Value;
 use tokio::sync::broadcast;
 
 use crate::agent::{NativeAgentBuilder, NativeSession, NativeStore};
-use crate::convert::camel_keys;
+use crate::convert::{Json, js};
 use crate::error::coded;
 use crate::run::NativeRun;
 
@@ -32,10 +30,6 @@ fn tab_error(e: TabError) -> Error {
 
 fn tab_id(id: &str) -> Result<TabId> {
     TabId::parse(id).map_err(|e| coded("invalid_argument", e))
-}
-
-fn js<T: Serialize>(v: &T) -> Value {
-    camel_keys(serde_json::to_value(v).unwrap_or(Value::Null))
 }
 
 #[napi]
@@ -79,8 +73,8 @@ pub struct NativeDelivery {
 #[napi]
 impl NativeDelivery {
     /// `started`, `queued` or `held`.
-    #[napi(getter)]
-    pub fn status(&self) -> Value {
+    #[napi(getter, ts_return_type = "string")]
+    pub fn status(&self) -> Json {
         js(&self.inner.status)
     }
     /// Messages waiting in the tab's queue afterwards.
@@ -163,7 +157,7 @@ impl NativeTabHub {
 
     /// Resolves a handle or id prefix.
     #[napi(ts_return_type = "any")]
-    pub fn resolve(&self, input: String) -> Value {
+    pub fn resolve(&self, input: String) -> Json {
         js(&self.inner.resolve(&input))
     }
 
@@ -175,14 +169,14 @@ impl NativeTabHub {
 
     /// Every tab, open and closed.
     #[napi(ts_return_type = "any[]")]
-    pub fn tabs(&self) -> Value {
+    pub fn tabs(&self) -> Json {
         js(&self.inner.tabs())
     }
 
     /// One tab, or null.
     #[napi(ts_return_type = "any")]
-    pub fn tab(&self, tab: String) -> Result<Value> {
-        Ok(self.inner.tab(&tab_id(&tab)?).map(|t| js(&t)).unwrap_or(Value::Null))
+    pub fn tab(&self, tab: String) -> Result<Option<Json>> {
+        Ok(self.inner.tab(&tab_id(&tab)?).map(|t| js(&t)))
     }
 
     /// Changes which tab tools a tab's agent gets.
@@ -197,7 +191,7 @@ impl NativeTabHub {
 
     /// What `read_tab` returns for a tab.
     #[napi(ts_return_type = "Promise<any>")]
-    pub async fn read(&self, tab: String) -> Result<Value> {
+    pub async fn read(&self, tab: String) -> Result<Json> {
         Ok(js(&self.inner.read(&tab_id(&tab)?).await.map_err(tab_error)?))
     }
 
@@ -220,7 +214,7 @@ impl NativeTabHub {
 
     /// Waits until a tab is idle (its queue drained); returns its info.
     #[napi(ts_return_type = "Promise<any>")]
-    pub async fn wait_idle(&self, tab: String) -> Result<Value> {
+    pub async fn wait_idle(&self, tab: String) -> Result<Json> {
         Ok(js(&self.inner.wait_idle(&tab_id(&tab)?).await.map_err(tab_error)?))
     }
 
@@ -249,7 +243,7 @@ pub struct NativeTabEvents {
 impl NativeTabEvents {
     /// The next events (at least one), or null once closed.
     #[napi(ts_return_type = "Promise<any[] | null>")]
-    pub async fn next(&self) -> Result<Option<Vec<Value>>> {
+    pub async fn next(&self) -> Result<Option<Vec<Json>>> {
         let inner = self.inner.clone();
         let mut guard = inner.lock().await;
         let Some(rx) = guard.as_mut() else { return Ok(None) };

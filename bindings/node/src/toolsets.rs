@@ -1,7 +1,6 @@
 //! Built-in tool sets (filesystem and shell, page and tab tools over a JS BrowserHost) and the
 //! SQLite store.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,7 +11,7 @@ use napi_derive::napi;
 use serde_json::Value;
 
 use crate::agent::NativeStore;
-use crate::callbacks::{Callback, call_either};
+use crate::callbacks::Callback;
 use crate::error::coded;
 
 /// A group of native tools, added to an agent as a whole.
@@ -23,15 +22,11 @@ pub struct NativeToolSet {
 
 #[napi]
 impl NativeToolSet {
-    /// The tools' specs (name, description, parameters, gated, parallelSafe), as JSON text.
-    #[napi]
-    pub fn specs_json(&self) -> String {
-        let specs: Vec<Value> = self
-            .tools
-            .iter()
-            .map(|t| serde_json::to_value(t.spec()).unwrap_or(Value::Null))
-            .collect();
-        crate::convert::camel_keys(Value::Array(specs)).to_string()
+    /// The tools' specs (name, description, parameters, gated, parallelSafe, timeout).
+    #[napi(ts_return_type = "any[]")]
+    pub fn specs(&self) -> crate::convert::Json {
+        let specs: Vec<&agent_core::ToolSpec> = self.tools.iter().map(|t| t.spec()).collect();
+        crate::convert::js(&specs)
     }
 
     /// The same tools with `gated` overridden for the named ones.
@@ -52,132 +47,38 @@ impl NativeToolSet {
     }
 }
 
-/// Options of the filesystem and shell tools.
-#[napi(object)]
-pub struct FsToolsOptions {
-    /// Confine every path to this directory (relative paths only, no `..`, no symlinks).
-    pub root: Option<String>,
-    /// No confinement at all (must be chosen explicitly when `root` is absent).
-    pub unrestricted: Option<bool>,
-    /// Cap on the text `fs_read` returns, in bytes.
-    pub max_read_bytes: Option<u32>,
-    /// Cap on the entries `fs_list` returns.
-    pub max_list_entries: Option<u32>,
-    /// Cap on each of shell_exec's stdout and stderr, in bytes.
-    pub max_shell_output: Option<u32>,
-    /// Cap on the content one `fs_write` call writes, in bytes (default 10 MiB).
-    pub max_write_bytes: Option<u32>,
-    /// The environment shell_exec's commands get (by default only a safe list of variables).
-    pub shell_env: Option<ShellEnvOptions>,
-}
-
-/// The environment shell_exec's commands get (`agent_tools::ShellEnv`).
-#[napi(object)]
-pub struct ShellEnvOptions {
-    /// Inherit the host's whole environment, secrets included.
-    pub inherit_all: Option<bool>,
-    /// More variables to inherit, by exact name, on top of the safe list.
-    pub passthrough: Option<Vec<String>>,
-    /// Variables set for every command (they win over inherited ones).
-    pub set: Option<HashMap<String, String>>,
-}
-
 /// fs_read, fs_write, fs_list, fs_mkdir, fs_delete and shell_exec (writes, deletes and the
-/// shell are gated).
-#[napi]
-pub fn fs_tools(options: FsToolsOptions) -> Result<NativeToolSet> {
-    let mut policy = match (options.root, options.unrestricted.unwrap_or(false)) {
-        (Some(root), _) => FsPolicy::root(root),
-        (None, true) => FsPolicy::unrestricted(),
-        (None, false) => {
-            return Err(coded(
-                "invalid_argument",
-                "fsTools needs `root` (a directory to confine paths to) or `unrestricted: true`",
-            ));
-        }
-    };
-    if let Some(n) = options.max_read_bytes {
-        policy.max_read_bytes = n as usize;
-    }
-    if let Some(n) = options.max_list_entries {
-        policy.max_list_entries = n as usize;
-    }
-    if let Some(n) = options.max_shell_output {
-        policy.max_shell_output = n as usize;
-    }
-    if let Some(n) = options.max_write_bytes {
-        policy.max_write_bytes = n as usize;
-    }
-    if let Some(env) = options.shell_env {
-        policy.shell_env.inherit_all = env.inherit_all.unwrap_or(false);
-        policy.shell_env.passthrough = env.passthrough.unwrap_or_default();
-        let mut set: Vec<_> = env.set.unwrap_or_default().into_iter().collect();
-        set.sort();
-        policy.shell_env.set = set;
-    }
+/// shell are gated). `options` is an `FsPolicy` options object (camelCase keys of the options
+/// format): `root` or `unrestricted: true`, the caps and `shellEnv`.
+#[napi(ts_args_type = "options: object")]
+pub fn fs_tools(options: Unknown<'_>) -> Result<NativeToolSet> {
+    const WHAT: &str = "fsTools options";
+    let policy: FsPolicy = crate::options::parse(WHAT, crate::options::value_of(WHAT, options)?)?;
     Ok(NativeToolSet {
         tools: agent_tools::fs_tools(policy),
     })
 }
 
-/// How a SQLite store writes (every field optional).
-#[napi(object)]
-pub struct SqliteStoreOptions {
-    /// `normal` (default: survives the process being killed) or `full` (also a power loss,
-    /// one fsync per commit).
-    pub durability: Option<String>,
-    /// Queue the loop's writes and commit them in groups (default true); false makes every
-    /// write wait for its own commit.
-    pub write_behind: Option<bool>,
-    /// The longest wait for more writes before a group is committed, in ms (default 2).
-    pub group_commit_delay_ms: Option<f64>,
-    /// Caps the database file; a write past it fails like a full disk.
-    pub max_size_bytes: Option<f64>,
-}
-
-fn sqlite_options(options: Option<SqliteStoreOptions>) -> Result<agent_store::SqliteOptions> {
-    let mut out = agent_store::SqliteOptions::default();
-    let Some(options) = options else {
-        return Ok(out);
-    };
-    out.durability = match options.durability.as_deref() {
-        None | Some("normal") => agent_store::Durability::Normal,
-        Some("full") => agent_store::Durability::Full,
-        Some(other) => {
-            return Err(coded(
-                "invalid_argument",
-                format!("durability must be \"normal\" or \"full\", not {other:?}"),
-            ));
-        }
-    };
-    if let Some(on) = options.write_behind {
-        out.write_behind = on;
-    }
-    if let Some(ms) = options.group_commit_delay_ms {
-        out.group_commit_delay = std::time::Duration::try_from_secs_f64(ms / 1000.0)
-            .map_err(|_| coded("invalid_argument", format!("groupCommitDelayMs must be >= 0, not {ms}")))?;
-    }
-    if let Some(bytes) = options.max_size_bytes {
-        if !(bytes.is_finite() && bytes >= 0.0) {
-            return Err(coded(
-                "invalid_argument",
-                format!("maxSizeBytes must be >= 0, not {bytes}"),
-            ));
-        }
-        out.max_size_bytes = Some(bytes as u64);
-    }
-    Ok(out)
-}
-
-/// Opens (or creates) a SQLite session store at `path`.
-#[napi]
-pub async fn open_sqlite_store(path: String, options: Option<SqliteStoreOptions>) -> Result<NativeStore> {
-    let store = agent_store::SqliteStore::open_with(&path, sqlite_options(options)?)
-        .await
-        .map_err(|e| coded("store", e))?;
-    Ok(NativeStore {
-        inner: Arc::new(store.clone()),
-        sqlite: Some(store),
+/// Opens (or creates) a SQLite session store at `path`. `options` is a `SqliteOptions` options
+/// object (camelCase keys of the options format; absent: the defaults).
+#[napi(
+    ts_args_type = "path: string, options?: object | undefined | null",
+    ts_return_type = "Promise<NativeStore>"
+)]
+pub fn open_sqlite_store<'env>(
+    env: &'env Env,
+    path: String,
+    options: Option<Unknown<'_>>,
+) -> Result<PromiseRaw<'env, NativeStore>> {
+    let options: agent_store::SqliteOptions = crate::options::from_js("SqliteStore options", options)?;
+    env.spawn_future(async move {
+        let store = agent_store::SqliteStore::open_with(&path, options)
+            .await
+            .map_err(|e| coded("store", e))?;
+        Ok(NativeStore {
+            inner: Arc::new(store.clone()),
+            sqlite: Some(store),
+        })
     })
 }
 
@@ -195,8 +96,28 @@ pub struct HostRequest {
     pub timeout_ms: Option<f64>,
 }
 
-/// The JS host wrapper's answer: `{"ok": value}` or `{"error": {"code", "message"}}`, as JSON.
-pub type HostFn = Callback<HostRequest, Either<String, Promise<String>>>;
+/// The JS host wrapper's answer: `{ ok: value }` or `{ error: { code, message } }`.
+#[napi(object)]
+pub struct HostReply {
+    /// The host method's result (plain JSON data; absent: null).
+    pub ok: Option<Value>,
+    /// What went wrong.
+    pub error: Option<HostReplyError>,
+}
+
+/// A host failure: a `HostError` code (`disconnected`, `timeout`, `script`, `navigation`,
+/// `no_such_tab`, `other`) and its message.
+#[napi(object)]
+pub struct HostReplyError {
+    /// The code.
+    pub code: String,
+    /// The message.
+    pub message: String,
+}
+
+/// The JS host wrapper as the native side calls it. It always answers a promise (a reply
+/// object would be ambiguous with a promise: every field of [`HostReply`] is optional).
+pub type HostFn = Callback<HostRequest, Promise<HostReply>>;
 
 /// A BrowserHost implemented in JavaScript.
 pub struct JsHost {
@@ -218,18 +139,13 @@ impl JsHost {
             arg: arg.map(str::to_owned),
             timeout_ms: timeout.map(|d| d.as_millis() as f64),
         };
-        let text = call_either(&self.func, request)
-            .await
-            .map_err(|e| HostError::Other(format!("the host callback failed: {}", e.reason)))?;
-        let mut reply: Value = serde_json::from_str(&text)
-            .map_err(|e| HostError::Other(format!("the host answered malformed JSON: {e}")))?;
-        if let Some(error) = reply.get("error") {
-            let message = error
-                .get("message")
-                .and_then(Value::as_str)
-                .unwrap_or("host error")
-                .to_owned();
-            return Err(match error.get("code").and_then(Value::as_str).unwrap_or("") {
+        let reply = match self.func.call_async_catch(request).await {
+            Ok(promise) => promise.await,
+            Err(e) => Err(e),
+        }
+        .map_err(|e| HostError::Other(format!("the host callback failed: {}", e.reason)))?;
+        if let Some(HostReplyError { code, message }) = reply.error {
+            return Err(match code.as_str() {
                 "disconnected" => HostError::Disconnected(message),
                 "timeout" => HostError::Timeout(message),
                 "script" => HostError::Script(message),
@@ -238,7 +154,9 @@ impl JsHost {
                 _ => HostError::Other(message),
             });
         }
-        Ok(reply.get_mut("ok").map(Value::take).unwrap_or(Value::Null))
+        let mut value = reply.ok.unwrap_or(Value::Null);
+        crate::options::integral_numbers(&mut value);
+        Ok(value)
     }
 }
 
@@ -290,57 +208,24 @@ impl BrowserHost for JsHost {
     }
 }
 
-/// Options of the page tools.
-#[napi(object)]
-pub struct PageToolsOptions {
-    /// Where a search phrase goes; `{}` is replaced by the encoded phrase.
-    pub search_template: Option<String>,
-    /// How long to wait for a page to settle after an action, in ms.
-    pub settle_timeout_ms: Option<f64>,
-    /// Cap on any result, in characters.
-    pub max_chars: Option<u32>,
-    /// Most element lines per page_read page.
-    pub max_elements: Option<u32>,
-    /// Let page_scrape fetch loopback addresses, over `http://` too (tests, local development).
-    pub scrape_loopback_http: Option<bool>,
-    /// Let page_scrape fetch loopback addresses (127.0.0.0/8, ::1) over https.
-    pub scrape_allow_loopback: Option<bool>,
-    /// Let page_scrape fetch private, link-local and other non-public addresses over https.
-    pub scrape_allow_private: Option<bool>,
-    /// Extra root certificates page_scrape trusts, PEM text each.
-    pub scrape_extra_roots_pem: Option<Vec<String>>,
-    /// Whether the JS host implements `waitSettled` (otherwise a settle script is evaluated).
-    pub host_waits: Option<bool>,
-}
-
 /// The page and tab tools (page_read, page_text, page_scrape, page_navigate, page_click,
 /// page_fill, page_select, tabs_list, tab_open, tab_activate, tab_close) over a JS host.
-#[napi(ts_args_type = "host: (request: HostRequest) => string | Promise<string>, options: PageToolsOptions")]
+/// `options` is a `PageToolsConfig` options object (camelCase keys of the options format);
+/// `hostWaits` says whether the JS host implements `waitSettled` (otherwise a settle script is
+/// evaluated).
+#[napi(
+    ts_args_type = "host: (request: HostRequest) => Promise<HostReply>, options: object | undefined | null, hostWaits: boolean"
+)]
 pub fn page_tools(
-    host: Function<'_, HostRequest, Either<String, Promise<String>>>,
-    options: PageToolsOptions,
+    host: Function<'_, HostRequest, Promise<HostReply>>,
+    options: Option<Unknown<'_>>,
+    host_waits: bool,
 ) -> Result<NativeToolSet> {
+    let cfg: PageToolsConfig = crate::options::from_js("pageTools options", options)?;
     let func: HostFn = host.build_threadsafe_function().weak::<true>().build()?;
-    let mut cfg = PageToolsConfig::default();
-    if let Some(t) = options.search_template {
-        cfg.search_template = t;
-    }
-    if let Some(ms) = options.settle_timeout_ms {
-        cfg.settle_timeout = Duration::from_secs_f64(ms.max(0.0) / 1000.0);
-    }
-    if let Some(n) = options.max_chars {
-        cfg.max_chars = n as usize;
-    }
-    if let Some(n) = options.max_elements {
-        cfg.max_elements = n as usize;
-    }
-    cfg.scrape.allow_loopback_http = options.scrape_loopback_http.unwrap_or(false);
-    cfg.scrape.allow_loopback = options.scrape_allow_loopback.unwrap_or(false);
-    cfg.scrape.allow_private = options.scrape_allow_private.unwrap_or(false);
-    cfg.scrape.extra_roots_pem = options.scrape_extra_roots_pem.unwrap_or_default();
     let host = Arc::new(JsHost {
         func,
-        has_wait: options.host_waits.unwrap_or(false),
+        has_wait: host_waits,
     });
     Ok(NativeToolSet {
         tools: agent_tools::page_tools_with(host, cfg),

@@ -79,3 +79,28 @@ test('cyclic script steps and messages throw a TypeError to the caller', async (
   part.self = part
   assert.throws(() => s.send({ content: [part] }), TypeError)
 })
+
+test('a "__proto__" key in tool arguments is an own key for the tool, the gate and the events', async () => {
+  const seen = {}
+  const probe = tool({ name: 'probe', gated: true, execute: (args) => ((seen.tool = args), 'ok') })
+  const raw = '{"__proto__": {"polluted": true}, "x": 1}'
+  const { agent } = scripted([{ toolCalls: [{ name: 'probe', arguments: raw }] }, { text: 'done' }], {
+    tools: [probe],
+    gate: (request) => ((seen.gate = request.arguments), true),
+  })
+  const run = (await agent.createSession()).send('go')
+  const events = await collect(run)
+  assert.equal((await run.outcome).status, 'done')
+  seen.event = events.find((e) => e.type === 'tool_call_started').arguments
+  for (const [where, args] of Object.entries(seen)) {
+    assert.equal(Object.getPrototypeOf(args), Object.prototype, where)
+    assert.equal(args.polluted, undefined, where)
+    assert.ok(Object.hasOwn(args, '__proto__'), where)
+    assert.deepEqual(JSON.parse(JSON.stringify(args)), JSON.parse(raw), where)
+  }
+})
+
+test('whole numbers in a tool result stay whole numbers for the model, past 32 bits too', async () => {
+  const { result } = await runTool(() => ({ ms: 1_700_000_000_000, neg: -5e9, half: 0.5 }))
+  assert.equal(result.content[0].text.replace(/\s/g, ''), '{"half":0.5,"ms":1700000000000,"neg":-5000000000}')
+})

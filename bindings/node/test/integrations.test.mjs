@@ -56,7 +56,7 @@ test('the OpenAI-compatible adapter against a local HTTP server (streaming and n
 })
 
 test('an unreachable provider ends the turn with a provider error kind', async () => {
-  const provider = new OpenAICompatible({ model: 'm', baseUrl: 'http://127.0.0.1:9/v1', maxAttempts: 1 })
+  const provider = new OpenAICompatible({ model: 'm', baseUrl: 'http://127.0.0.1:9/v1', http: { maxAttempts: 1 } })
   const o = await (await new Agent({ provider }).createSession()).send('x').outcome
   assert.equal(o.status, 'error')
   assert.match(o.errorKind, /^provider\./)

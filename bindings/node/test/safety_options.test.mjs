@@ -89,8 +89,8 @@ test('page_scrape refuses loopback by default and fetches it with scrapeLoopback
   assert.match(r.result.output, /The fixture page says hello\./)
 })
 
-test('scrapeAllowLoopback / scrapeAllowPrivate lift the address check only (https still required)', async () => {
-  for (const options of [{ scrapeAllowLoopback: true }, { scrapeAllowPrivate: true, scrapeExtraRootsPem: [] }]) {
+test('scrape.allowLoopback / scrape.allowPrivate lift the address check only (https still required)', async () => {
+  for (const options of [{ scrape: { allowLoopback: true } }, { scrape: { allowPrivate: true, extraRootsPem: [] } }]) {
     const tools = pageTools(host, options)
     let r = await runOne(tools, 'page_scrape', { url: `https://127.0.0.1:${await freePort()}/` })
     assert.equal(r.result.type, 'tool_call_failed')
@@ -100,8 +100,8 @@ test('scrapeAllowLoopback / scrapeAllowPrivate lift the address check only (http
   }
 })
 
-test('a bad scrapeExtraRootsPem entry makes page_scrape fail, saying so', async () => {
-  const tools = pageTools(host, { scrapeAllowLoopback: true, scrapeExtraRootsPem: ['not a certificate'] })
+test('a bad scrape.extraRootsPem entry makes page_scrape fail, saying so', async () => {
+  const tools = pageTools(host, { scrape: { allowLoopback: true, extraRootsPem: ['not a certificate'] } })
   const r = await runOne(tools, 'page_scrape', { url: `https://127.0.0.1:${await freePort()}/` })
   assert.equal(r.result.type, 'tool_call_failed')
   assert.match(r.result.error, /extra root certificate is invalid/)

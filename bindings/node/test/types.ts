@@ -66,7 +66,7 @@ async function safetyOptions(): Promise<void> {
   await serveMcp({ tools: [], bearerToken: 42 })
   await McpClient.connect({ alias: 'r', url: server.url, headers: { Authorization: `Bearer ${token}` }, requestTimeoutMs: 5000 })
   fsTools({ root: '/tmp', maxWriteBytes: 1024, shellEnv: { inheritAll: false, passthrough: ['TERM'], set: { A: 'b' } } })
-  pageTools(host, { scrapeAllowLoopback: true, scrapeAllowPrivate: false, scrapeLoopbackHttp: true, scrapeExtraRootsPem: [] })
+  pageTools(host, { scrapeLoopbackHttp: true, scrape: { allowLoopback: true, allowPrivate: false, extraRootsPem: [] } })
   const hub = await TabHub.create({ provider: new ScriptedProvider([]), maxHeldMessages: 4 })
   try {
     await hub.deliver('t', 'hi', { origin: 'agent' })
@@ -89,6 +89,12 @@ const host: BrowserHost = {
 
 async function more(): Promise<void> {
   const store = await SqliteStore.open('/tmp/x.db')
+  await SqliteStore.open('/tmp/y.db', { durability: 'full', busyTimeoutMs: 100, maxSizeBytes: null })
+  new OpenAICompatible({ model: 'm', http: { maxAttempts: 1, callTimeoutMs: 5000, proxy: null }, headers: { 'X-A': 'b' } })
+  // @ts-expect-error: HTTP settings live in `http`
+  new OpenAICompatible({ model: 'm', maxAttempts: 1 })
+  // @ts-expect-error: the class says which kind
+  new OpenAICompatible({ model: 'm', kind: 'gemini' })
   const agent = new Agent({
     provider: new OpenAICompatible({ model: 'm', baseUrl: 'http://127.0.0.1:1/v1' }),
     store,
@@ -148,7 +154,7 @@ async function main(): Promise<void> {
     tools: [book, add, fatal, retry],
     store: new MemoryStore(),
     gate: async (req: GateRequest) => (req.tool === 'add' ? true : { allow: false, reason: 'no' }),
-    config: { maxIterations: 10, onDenial: 'tell_model', toolTimeoutMs: 5000 },
+    config: { maxIterations: 10, onDenial: 'tell_model', toolTimeoutMs: 5000, compaction: { ratio: 0.5 }, compression: { maxDepth: 3 } },
     onEvent: (ev) => {
       if (ev.type === 'tool_call_started') console.log(ev.name, ev.arguments)
     },
@@ -187,6 +193,9 @@ async function main(): Promise<void> {
   new Agent({})
   // @ts-expect-error: a step must be a known shape
   new ScriptedProvider([{ delayMs: 'soon' }])
+  new ScriptedProvider(['plain text', { text: 'x', usage: { inputTokens: 1, outputTokens: 2 } }])
+  // @ts-expect-error: keys are camelCase
+  new ScriptedProvider([{ tool_calls: [] }])
   agent.close()
 }
 

@@ -1,0 +1,284 @@
+//! Options objects from JavaScript to the Rust options types, by one mechanical path.
+//!
+//! Every options type of the workspace deserializes with serde in one format (snake_case keys,
+//! durations as milliseconds under `_ms` keys, `api/options.json` lists them). A JS options
+//! object crosses napi as an object (a `serde_json::Value`) and becomes the Rust type here:
+//!
+//! 1. integral numbers become JSON integers (napi hands every number over as a double unless it
+//!    fits in 32 bits, and a `u64` option such as `maxSizeBytes` refuses a double);
+//! 2. keys are renamed camelCase → snake_case, recursively, except inside free-form maps
+//!    ([`FREE_FORM`]: their keys are the user's, such as header names);
+//! 3. keys whose value is `null` are dropped: in JS, `null` and `undefined` mean "the default"
+//!    (napi already leaves out `undefined` ones);
+//! 4. `serde_json::from_value::<T>()`; its error keeps serde's message with the keys it names in
+//!    camelCase (`unknown field `callTimeoutSecs`, expected one of `callTimeoutMs`, ...`), thrown
+//!    with the code `invalid_argument`.
+//!
+//! The conversion is in Rust rather than in the JS layer because the error to rewrite comes from
+//! serde, the numbers must be fixed after napi's conversion anyway, and one Rust module serves
+//! every entry point (the JS layer passes options through untouched).
+
+use std::collections::HashMap;
+
+use napi::bindgen_prelude::*;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Number, Value};
+
+use crate::convert::{camel, snake};
+use crate::error::coded;
+
+/// Keys whose values are free-form maps or user data, copied without renaming their keys:
+/// the name/value maps of the options table (`headers`, `env`, `shell_env.set`) and tool-call
+/// `arguments` (of scripted steps).
+pub const FREE_FORM: &[&str] = &["headers", "env", "set", "arguments"];
+
+/// Turns integral doubles into JSON integers, everywhere in `value` (what `JSON.stringify`
+/// followed by `serde_json::from_str` would have produced).
+pub fn integral_numbers(value: &mut Value) {
+    match value {
+        Value::Number(n) => {
+            if let Some(f) = n.as_f64().filter(|_| n.is_f64())
+                && f.fract() == 0.0
+                && f.abs() < 1e19
+            {
+                let int = if f >= 0.0 {
+                    Number::from(f as u64)
+                } else {
+                    Number::from(f as i64)
+                };
+                // Only when the integer is exactly the double (always below 2^63; checked anyway).
+                if int.as_f64() == Some(f) {
+                    *n = int;
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(integral_numbers),
+        Value::Object(map) => map.values_mut().for_each(integral_numbers),
+        _ => {}
+    }
+}
+
+/// Renames keys to snake_case and drops `null` ones, except inside [`FREE_FORM`] values.
+pub fn snake_options(value: Value) -> Value {
+    snake_options_noting(value, &mut HashMap::new())
+}
+
+/// [`snake_options`], noting each renamed key's JS spelling (by its new name) for messages.
+fn snake_options_noting(value: Value, renamed: &mut HashMap<String, String>) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut out = Map::with_capacity(map.len());
+            for (js_key, v) in map {
+                if v.is_null() {
+                    continue;
+                }
+                let key = snake(&js_key);
+                let v = if FREE_FORM.contains(&key.as_str()) {
+                    v
+                } else {
+                    snake_options_noting(v, renamed)
+                };
+                if key != js_key {
+                    renamed.insert(key.clone(), js_key);
+                }
+                out.insert(key, v);
+            }
+            Value::Object(out)
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(|v| snake_options_noting(v, renamed)).collect()),
+        other => other,
+    }
+}
+
+/// A serde (or options-type) error message with the option names it quotes in camelCase.
+///
+/// serde quotes names in backticks: ``unknown field `call_timeout_s`, expected one of `kind`,
+/// `call_timeout_ms` ``, ``missing field `model` ``. Messages about values (``unknown variant
+/// `end_turm`, expected `end_turn` or `tell_model` ``) are left alone: enum values keep their
+/// snake_case spelling in JS too.
+pub fn camel_message(message: &str) -> String {
+    camel_message_with(message, &HashMap::new())
+}
+
+/// [`camel_message`], quoting a key the user wrote as they wrote it (`renamed`: JS spelling by
+/// snake_case name), and any other in camelCase.
+fn camel_message_with(message: &str, renamed: &HashMap<String, String>) -> String {
+    if message.contains("unknown variant") {
+        return message.to_owned();
+    }
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(start) = rest.find('`') {
+        out.push_str(&rest[..=start]);
+        rest = &rest[start + 1..];
+        let Some(end) = rest.find('`') else { break };
+        let quoted = &rest[..end];
+        let is_key = quoted.starts_with(|c: char| c.is_ascii_lowercase())
+            && quoted.contains('_')
+            && quoted
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        if let Some(js) = renamed.get(quoted) {
+            out.push_str(js);
+        } else if is_key {
+            out.push_str(&camel(quoted));
+        } else {
+            out.push_str(quoted);
+        }
+        out.push('`');
+        rest = &rest[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The error thrown for an options object that does not fit: code `invalid_argument`, `what`
+/// (the JS name of the options) and the message with camelCase keys.
+pub fn invalid(what: &str, message: impl std::fmt::Display) -> Error {
+    coded(
+        "invalid_argument",
+        format!("{what}: {}", camel_message(&message.to_string())),
+    )
+}
+
+/// A JS options object (already a JSON value) as the Rust options type `T`.
+pub fn parse<T: DeserializeOwned>(what: &str, value: Value) -> Result<T> {
+    parse_with(what, value, |v| serde_json::from_value(v))
+}
+
+/// [`parse`] with the reading step given (`read` gets the snake_case value), for types read
+/// by a function of their own such as `McpServerConfig::from_json`.
+pub fn parse_with<T, E: std::fmt::Display>(
+    what: &str,
+    mut value: Value,
+    read: impl FnOnce(Value) -> std::result::Result<T, E>,
+) -> Result<T> {
+    integral_numbers(&mut value);
+    let mut renamed = HashMap::new();
+    let value = snake_options_noting(value, &mut renamed);
+    read(value).map_err(|e| {
+        coded(
+            "invalid_argument",
+            format!("{what}: {}", camel_message_with(&e.to_string(), &renamed)),
+        )
+    })
+}
+
+/// The JSON value of a JS argument, or an `invalid_argument` error naming `what` (a function,
+/// a symbol, `NaN` or an `undefined` array item cannot be JSON).
+pub fn value_of(what: &str, value: Unknown<'_>) -> Result<Value> {
+    Value::from_unknown(value).map_err(|e| coded("invalid_argument", format!("{what}: {}", e.reason)))
+}
+
+/// [`parse`] of a JS argument; an absent one (`undefined`, `null`) is `T`'s defaults.
+pub fn from_js<T: DeserializeOwned>(what: &str, value: Option<Unknown<'_>>) -> Result<T> {
+    let value = match value {
+        Some(v) if !matches!(v.get_type()?, ValueType::Undefined | ValueType::Null) => value_of(what, v)?,
+        _ => Value::Object(Map::new()),
+    };
+    parse(what, value)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use std::collections::BTreeSet;
+
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn keys_become_snake_case_except_in_free_form_maps_and_nulls_are_dropped() {
+        let js = json!({
+            "maxIterations": 3,
+            "onDenial": "tell_model",
+            "temperature": null,
+            "compaction": {"maxInputTokens": 1000, "summaryMaxTokens": null},
+            "headers": {"X-Api-Key": "k", "someHeader": "v"},
+            "shellEnv": {"inheritAll": true, "set": {"myVar": "1", "EMPTY": ""}},
+            "toolCalls": [{"name": "t", "arguments": {"camelArg": null, "nested": {"keepMe": 1}}}],
+            "then": {"delayMs": 5, "then": "x"},
+        });
+        assert_eq!(
+            snake_options(js),
+            json!({
+                "max_iterations": 3,
+                "on_denial": "tell_model",
+                "compaction": {"max_input_tokens": 1000},
+                "headers": {"X-Api-Key": "k", "someHeader": "v"},
+                "shell_env": {"inherit_all": true, "set": {"myVar": "1", "EMPTY": ""}},
+                "tool_calls": [{"name": "t", "arguments": {"camelArg": null, "nested": {"keepMe": 1}}}],
+                "then": {"delay_ms": 5, "then": "x"},
+            })
+        );
+    }
+
+    #[test]
+    fn integral_doubles_become_integers() {
+        let mut v = json!({"a": 1e10, "b": -5e9, "c": 1.5, "d": [2.0, -0.0], "e": 1e300});
+        integral_numbers(&mut v);
+        assert_eq!(
+            v,
+            json!({"a": 10_000_000_000u64, "b": -5_000_000_000i64, "c": 1.5, "d": [2, 0], "e": 1e300})
+        );
+        assert!(v["a"].is_u64() && v["b"].is_i64() && v["e"].is_f64());
+    }
+
+    #[test]
+    fn errors_name_keys_in_camel_case_but_not_values() {
+        let err = parse::<agent_core::AgentConfig>("config", json!({"toolTimeoutSecs": 5})).unwrap_err();
+        assert!(
+            err.reason
+                .starts_with("[invalid_argument] config: unknown field `toolTimeoutSecs`"),
+            "{}",
+            err.reason
+        );
+        assert!(err.reason.contains("`toolTimeoutMs`"), "{}", err.reason);
+        assert!(!err.reason.contains("tool_timeout_ms"), "{}", err.reason);
+        let err = parse::<agent_core::AgentConfig>("config", json!({"onDenial": "tellModel"})).unwrap_err();
+        assert!(err.reason.contains("`tell_model`"), "{}", err.reason);
+        let err = parse::<agent_core::AgentConfig>("config", json!({"URL": 1})).unwrap_err();
+        assert!(err.reason.contains("unknown field `URL`"), "{}", err.reason);
+        let err = parse::<agent_providers::ProviderConfig>("provider", json!({"kind": "gemini"})).unwrap_err();
+        assert!(err.reason.contains("missing field `model`"), "{}", err.reason);
+        assert_eq!(
+            camel_message("a `delay_ms` step needs `then`; `unrestricted: true`, floating point `1.5`"),
+            "a `delayMs` step needs `then`; `unrestricted: true`, floating point `1.5`"
+        );
+    }
+
+    #[test]
+    fn options_parse_with_every_unit_and_nesting() {
+        let c: agent_core::AgentConfig = parse(
+            "config",
+            json!({"toolTimeoutMs": 1500.5, "compaction": {"ratio": 0.5}, "maxOutputTokens": 100.0}),
+        )
+        .unwrap();
+        assert_eq!(c.tool_timeout, std::time::Duration::from_micros(1_500_500));
+        assert_eq!(c.compaction.ratio, 0.5);
+        assert_eq!(c.max_output_tokens, Some(100));
+        let s: agent_store::SqliteOptions = parse("options", json!({"maxSizeBytes": 1e10})).unwrap();
+        assert_eq!(s.max_size_bytes, Some(10_000_000_000));
+    }
+
+    /// The free-form keys are exactly the table's object-typed keys without nested options
+    /// (name/value maps), plus tool-call `arguments`.
+    #[test]
+    fn free_form_keys_are_the_tables_maps_plus_arguments() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../api/options.json");
+        let table: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let mut maps = BTreeSet::new();
+        for keys in table.as_object().unwrap().values() {
+            for (key, spec) in keys.as_object().unwrap() {
+                let ty = spec["type"].as_str().unwrap();
+                if ty.split('|').any(|t| t == "object") && spec.get("options").is_none() {
+                    maps.insert(key.as_str());
+                }
+            }
+        }
+        assert_eq!(maps, BTreeSet::from(["env", "headers", "set"]));
+        maps.insert("arguments");
+        assert_eq!(maps, FREE_FORM.iter().copied().collect::<BTreeSet<_>>());
+    }
+}
