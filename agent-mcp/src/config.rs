@@ -350,10 +350,14 @@ impl McpServerEntry {
     pub fn into_config(self, alias: &str) -> Result<McpServerConfig, McpError> {
         let bad = |what: &str| McpError::Config(format!("server {alias:?}: {what}"));
         if self.disabled {
-            return Err(bad("the entry is marked \"disabled\": true; remove that to connect to it"));
+            return Err(bad(
+                "the entry is marked \"disabled\": true; remove that to connect to it",
+            ));
         }
         if self.command.is_some() && self.url.is_some() {
-            return Err(bad("give either \"command\" (stdio) or \"url\" (streamable HTTP), not both"));
+            return Err(bad(
+                "give either \"command\" (stdio) or \"url\" (streamable HTTP), not both",
+            ));
         }
         // A setting of the other transport would be silently unused: say so instead.
         let stdio_only = [
@@ -365,10 +369,14 @@ impl McpServerEntry {
         if self.url.is_some()
             && let Some((key, _)) = stdio_only.iter().find(|(_, set)| *set)
         {
-            return Err(bad(&format!("\"{key}\" is for stdio servers (\"command\"), not for \"url\"")));
+            return Err(bad(&format!(
+                "\"{key}\" is for stdio servers (\"command\"), not for \"url\""
+            )));
         }
         if self.command.is_some() && !self.headers.is_empty() {
-            return Err(bad("\"headers\" is for streamable HTTP servers (\"url\"), not for \"command\""));
+            return Err(bad(
+                "\"headers\" is for streamable HTTP servers (\"url\"), not for \"command\"",
+            ));
         }
         let kind = self.kind.as_deref().map(str::to_ascii_lowercase);
         let mut config = match (kind.as_deref(), self.command, self.url) {
@@ -513,8 +521,14 @@ mod tests {
         assert!(err.to_string().contains("unknown field `call_timeout`"), "{err}");
         for (entry, says) in [
             (json!({"command": "srv", "url": "http://127.0.0.1:1/mcp"}), "not both"),
-            (json!({"url": "http://127.0.0.1:1/mcp", "env": {"A": "1"}}), "\"env\" is for stdio"),
-            (json!({"command": "srv", "headers": {"A": "1"}}), "\"headers\" is for streamable HTTP"),
+            (
+                json!({"url": "http://127.0.0.1:1/mcp", "env": {"A": "1"}}),
+                "\"env\" is for stdio",
+            ),
+            (
+                json!({"command": "srv", "headers": {"A": "1"}}),
+                "\"headers\" is for streamable HTTP",
+            ),
             (json!({"command": "srv", "disabled": true}), "disabled"),
         ] {
             let err = McpServerConfig::from_json("a", &entry).unwrap_err().to_string();
