@@ -124,6 +124,7 @@ pub struct ProviderConfig {
     pub model: String,
     /// The API key (an empty key sends no authentication header; for local servers).
     #[serde(default, skip_serializing)]
+    #[schemars(extend("default" = ""))]
     pub api_key: ApiKey,
     /// Overrides the provider's default base URL (`https://api.openai.com/v1`,
     /// `https://api.anthropic.com`). Gemini ignores it.

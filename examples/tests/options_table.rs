@@ -70,8 +70,13 @@ fn describe(properties: &Map<String, Value>, defs: &Map<String, Value>, required
     for (key, schema) in properties {
         let mut entry = Map::new();
         entry.insert("type".into(), json!(type_of(schema, defs)));
-        if let Some(name) = ref_name(schema).filter(|n| defs.get(n).is_some_and(|d| d.get("properties").is_some())) {
+        let is_options = |n: &String| defs.get(n).is_some_and(|d| d.get("properties").is_some());
+        if let Some(name) = ref_name(schema).filter(is_options) {
             entry.insert("options".into(), json!(name));
+        }
+        // A list of options objects names their type too.
+        if let Some(name) = schema.get("items").and_then(ref_name).filter(is_options) {
+            entry.insert("items".into(), json!(name));
         }
         if let Some(values) = ref_name(schema)
             .and_then(|n| defs.get(&n).cloned())
@@ -243,6 +248,9 @@ fn markdown(table: &Value) -> String {
             }
             if let Some(nested) = entry.get("options").and_then(Value::as_str) {
                 ty = format!("[{nested}](#{})", nested.to_lowercase());
+            }
+            if let Some(items) = entry.get("items").and_then(Value::as_str) {
+                ty = format!("array of [{items}](#{})", items.to_lowercase());
             }
             if entry.get("unit").is_some() {
                 ty.push_str(" (ms)");

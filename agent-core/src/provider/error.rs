@@ -90,7 +90,7 @@ impl ProviderError {
 
 /// The kind of a [`ProviderError`]; a turn it ends carries it as
 /// [`ErrorKind::Provider`](crate::agent::ErrorKind::Provider).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ProviderErrorKind {
     /// [`ProviderError::RateLimited`] (`rate_limited`).
