@@ -6,6 +6,8 @@
 //! agent-examples --test options_table` writes it again. The Python and Node suites read it
 //! and check that each binding accepts every key and that their type stubs name every key.
 
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
 use std::path::PathBuf;
 
 use agent_core::schemars::{JsonSchema, SchemaGenerator, generate::SchemaSettings};
@@ -116,7 +118,7 @@ fn enum_of_one_of(def: &Value) -> Option<Value> {
                 .or_else(|| s.get("enum")?.as_array()?.first().cloned())
         })
         .collect();
-    (!values.is_empty()).then(|| Value::Array(values))
+    (!values.is_empty()).then_some(Value::Array(values))
 }
 
 fn table() -> Value {
