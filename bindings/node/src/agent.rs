@@ -337,7 +337,7 @@ impl NativeSession {
     #[napi(ts_args_type = "message: object, cancelled?: boolean | undefined | null")]
     pub fn send_message(&self, message: Unknown<'_>, cancelled: Option<bool>) -> Result<NativeRun> {
         let mut value = crate::options::value_of("message", message)?;
-        crate::options::integral_numbers(&mut value);
+        crate::convert::integral_numbers(&mut value);
         let message: Message = serde_json::from_value(crate::convert::snake_keys(value))
             .map_err(|e| coded("invalid_argument", format!("message: {e}")))?;
         self.start(message, cancelled.unwrap_or(false))

@@ -92,7 +92,7 @@ impl JsTool {
     /// Wraps a JS tool function.
     pub fn new(def: ToolDefinition, func: ToolFn, abort: Option<Arc<AbortFn>>, next: Arc<AtomicU32>) -> Result<Self> {
         let mut parameters = def.parameters;
-        crate::options::integral_numbers(&mut parameters);
+        crate::convert::integral_numbers(&mut parameters);
         let mut spec = ToolSpec::new(def.name, def.description, parameters)
             .gated(def.gated.unwrap_or(false))
             .parallel_safe(def.parallel_safe.unwrap_or(false));

@@ -6,7 +6,7 @@
 use agent_core::{AgentEvent, Outcome, RunStatus};
 use napi::bindgen_prelude::*;
 use napi::sys;
-use serde_json::{Map, Value};
+use serde_json::{Map, Number, Value};
 
 use crate::error::JsErrorRef;
 
@@ -111,7 +111,7 @@ impl ToNapiValue for Json {
 impl FromNapiValue for Json {
     unsafe fn from_napi_value(env: sys::napi_env, napi_val: sys::napi_value) -> Result<Self> {
         let mut value = unsafe { Value::from_napi_value(env, napi_val)? };
-        crate::options::integral_numbers(&mut value);
+        integral_numbers(&mut value);
         Ok(Json(value))
     }
 }
@@ -244,6 +244,32 @@ pub fn event(event: &AgentEvent) -> Json {
 /// A status snapshot as JS sees it.
 pub fn status(status: &RunStatus) -> Json {
     js(status)
+}
+
+/// Turns integral doubles into JSON integers, everywhere in `value` (what `JSON.stringify`
+/// followed by `serde_json::from_str` would have produced).
+pub fn integral_numbers(value: &mut Value) {
+    match value {
+        Value::Number(n) => {
+            if let Some(f) = n.as_f64().filter(|_| n.is_f64())
+                && f.fract() == 0.0
+                && f.abs() < 1e19
+            {
+                let int = if f >= 0.0 {
+                    Number::from(f as u64)
+                } else {
+                    Number::from(f as i64)
+                };
+                // Only when the integer is exactly the double (always below 2^63; checked anyway).
+                if int.as_f64() == Some(f) {
+                    *n = int;
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(integral_numbers),
+        Value::Object(map) => map.values_mut().for_each(integral_numbers),
+        _ => {}
+    }
 }
 
 #[cfg(test)]

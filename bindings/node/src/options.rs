@@ -22,41 +22,15 @@ use std::collections::HashMap;
 
 use napi::bindgen_prelude::*;
 use serde::de::DeserializeOwned;
-use serde_json::{Map, Number, Value};
+use serde_json::{Map, Value};
 
-use crate::convert::{camel, snake};
+use crate::convert::{camel, integral_numbers, snake};
 use crate::error::coded;
 
 /// Keys whose values are free-form maps or user data, copied without renaming their keys:
 /// the name/value maps of the options table (`headers`, `env`, `shell_env.set`) and tool-call
 /// `arguments` (of scripted steps).
 pub const FREE_FORM: &[&str] = &["headers", "env", "set", "arguments"];
-
-/// Turns integral doubles into JSON integers, everywhere in `value` (what `JSON.stringify`
-/// followed by `serde_json::from_str` would have produced).
-pub fn integral_numbers(value: &mut Value) {
-    match value {
-        Value::Number(n) => {
-            if let Some(f) = n.as_f64().filter(|_| n.is_f64())
-                && f.fract() == 0.0
-                && f.abs() < 1e19
-            {
-                let int = if f >= 0.0 {
-                    Number::from(f as u64)
-                } else {
-                    Number::from(f as i64)
-                };
-                // Only when the integer is exactly the double (always below 2^63; checked anyway).
-                if int.as_f64() == Some(f) {
-                    *n = int;
-                }
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(integral_numbers),
-        Value::Object(map) => map.values_mut().for_each(integral_numbers),
-        _ => {}
-    }
-}
 
 /// Renames keys to snake_case and drops `null` ones, except inside [`FREE_FORM`] values.
 pub fn snake_options(value: Value) -> Value {

@@ -97,7 +97,7 @@ fn ask_script(tsfn: &crate::callbacks::Callback<Json, Value>, request: &agent_co
     };
     match answer {
         Ok(Ok(mut step)) => {
-            crate::options::integral_numbers(&mut step);
+            crate::convert::integral_numbers(&mut step);
             step_of("the script function's step", step)
                 .unwrap_or_else(|e| failed(e.reason.trim_start_matches("[invalid_argument] ").to_owned()))
         }
@@ -109,7 +109,7 @@ fn ask_script(tsfn: &crate::callbacks::Callback<Json, Value>, request: &agent_co
 /// Script steps (plain JSON data, camelCase keys of `ScriptStepSpec`) as steps: the options
 /// path of the other options, then the spec's own checks.
 fn steps_of(mut value: Value) -> Result<Vec<ScriptStep>> {
-    crate::options::integral_numbers(&mut value);
+    crate::convert::integral_numbers(&mut value);
     let Value::Array(items) = value else {
         return Err(coded("invalid_argument", "the script steps must be an array"));
     };

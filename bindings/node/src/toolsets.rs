@@ -155,7 +155,7 @@ impl JsHost {
             });
         }
         let mut value = reply.ok.unwrap_or(Value::Null);
-        crate::options::integral_numbers(&mut value);
+        crate::convert::integral_numbers(&mut value);
         Ok(value)
     }
 }
