@@ -336,3 +336,63 @@ pub struct ClientFigures {
     /// Peak resident set size of the client process, KiB.
     pub peak_rss_kib: u64,
 }
+
+/// A `mock-llm` process started by a harness; killed when dropped.
+pub struct MockProcess {
+    /// The process.
+    pub child: std::process::Child,
+    /// Its base URL (`http://127.0.0.1:PORT/v1`).
+    pub url: String,
+}
+
+impl Drop for MockProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl MockProcess {
+    /// Starts `command` (a `mock-llm` invocation; its stdout is taken) and reads the address
+    /// from its first line, `listening on URL`.
+    pub fn start(mut command: std::process::Command) -> Result<MockProcess, String> {
+        use std::io::BufRead;
+        let mut child = command
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot start mock-llm (cargo build --release -p agent-bench --bins): {e}"))?;
+        let mut line = String::new();
+        let stdout = child.stdout.take().ok_or("mock-llm has no stdout")?;
+        std::io::BufReader::new(stdout)
+            .read_line(&mut line)
+            .map_err(|e| e.to_string())?;
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .ok_or(format!("unexpected mock-llm output {line:?}"))?
+            .to_owned();
+        Ok(MockProcess { child, url })
+    }
+}
+
+/// One keep-alive HTTP/1 connection to the server at `url` with a bare hyper client (no pool,
+/// no TLS): its sender, and the `host:port` to send as `Host`.
+pub async fn http1_connection(
+    url: &str,
+) -> Result<(hyper::client::conn::http1::SendRequest<Full<Bytes>>, String), String> {
+    let authority = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    let stream = tokio::net::TcpStream::connect(&authority)
+        .await
+        .map_err(|e| e.to_string())?;
+    let _ = stream.set_nodelay(true);
+    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .map_err(|e| e.to_string())?;
+    tokio::spawn(conn);
+    Ok((sender, authority))
+}

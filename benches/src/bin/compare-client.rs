@@ -18,12 +18,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use agent_bench::{ClientFigures, cpu_time, peak_rss_kib};
+use agent_bench::{ClientFigures, cpu_time, http1_connection, peak_rss_kib};
 use agent_core::{Agent, MemoryStore, OutcomeStatus, ToolContext, ToolError, tool_fn};
 use agent_providers::{OpenAiCompatible, ProviderConfig, ProviderKind};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 
 struct Opts {
@@ -120,20 +119,7 @@ struct Connection {
 
 impl Connection {
     async fn open(url: &str) -> Result<Connection, String> {
-        let authority = url
-            .trim_start_matches("http://")
-            .split('/')
-            .next()
-            .unwrap_or_default()
-            .to_owned();
-        let stream = tokio::net::TcpStream::connect(&authority)
-            .await
-            .map_err(|e| e.to_string())?;
-        let _ = stream.set_nodelay(true);
-        let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-            .await
-            .map_err(|e| e.to_string())?;
-        tokio::spawn(conn);
+        let (sender, authority) = http1_connection(url).await?;
         Ok(Connection {
             sender,
             authority,
@@ -214,28 +200,57 @@ impl Connection {
     }
 }
 
-async fn run_reference(o: &Opts, next: Arc<AtomicUsize>) -> Result<usize, String> {
-    let tools = json!([{"type": "function", "function": {
-        "name": "step", "description": "One step.", "parameters": {"type": "object", "properties": {}}
-    }}]);
-    let workers: Vec<_> = (0..o.concurrency)
-        .map(|_| {
-            let (url, tools, next, total) = (o.url.clone(), tools.clone(), next.clone(), o.sessions);
-            tokio::spawn(async move {
-                let mut connection = Connection::open(&url).await?;
-                let mut calls = 0;
-                while next.fetch_add(1, Ordering::Relaxed) < total {
-                    calls += connection.session(&tools).await?;
-                }
-                Ok::<usize, String>(calls)
-            })
-        })
-        .collect();
+/// Runs `total` sessions on `concurrency` workers, each taking the next session when its last
+/// one ends; `session` runs one session on a worker's state and returns its model calls.
+async fn run_workers<S, F, Fut>(
+    concurrency: usize,
+    total: usize,
+    new_worker: impl AsyncFn() -> Result<S, String>,
+    session: F,
+) -> Result<usize, String>
+where
+    S: Send + 'static,
+    F: Fn(S) -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = Result<(S, usize), String>> + Send,
+{
+    let next = Arc::new(AtomicUsize::new(0));
+    let mut workers = Vec::with_capacity(concurrency);
+    for _ in 0..concurrency {
+        let (mut state, next, session) = (new_worker().await?, next.clone(), session.clone());
+        workers.push(tokio::spawn(async move {
+            let mut calls = 0;
+            while next.fetch_add(1, Ordering::Relaxed) < total {
+                let (back, n) = session(state).await?;
+                state = back;
+                calls += n;
+            }
+            Ok::<usize, String>(calls)
+        }));
+    }
     let mut calls = 0;
     for worker in workers {
         calls += worker.await.map_err(|e| e.to_string())??;
     }
     Ok(calls)
+}
+
+async fn run_reference(url: &str, sessions: usize, concurrency: usize) -> Result<usize, String> {
+    let tools = Arc::new(json!([{"type": "function", "function": {
+        "name": "step", "description": "One step.", "parameters": {"type": "object", "properties": {}}
+    }}]));
+    run_workers(
+        concurrency,
+        sessions,
+        async || Connection::open(url).await,
+        move |mut connection: Connection| {
+            let tools = tools.clone();
+            async move {
+                let calls = connection.session(&tools).await?;
+                Ok((connection, calls))
+            }
+        },
+    )
+    .await
 }
 
 async fn agent_session(agent: &Agent, steps: u64) -> Result<usize, String> {
@@ -280,24 +295,17 @@ async fn build_agent(o: &Opts, dir: &std::path::Path) -> Result<Agent, String> {
     builder.build().map_err(|e| e.to_string())
 }
 
-async fn run_agent(agent: Arc<Agent>, o: &Opts, next: Arc<AtomicUsize>) -> Result<usize, String> {
-    let workers: Vec<_> = (0..o.concurrency)
-        .map(|_| {
-            let (agent, next, total, steps) = (agent.clone(), next.clone(), o.sessions, o.steps);
-            tokio::spawn(async move {
-                let mut calls = 0;
-                while next.fetch_add(1, Ordering::Relaxed) < total {
-                    calls += agent_session(&agent, steps).await?;
-                }
-                Ok::<usize, String>(calls)
-            })
-        })
-        .collect();
-    let mut calls = 0;
-    for worker in workers {
-        calls += worker.await.map_err(|e| e.to_string())??;
-    }
-    Ok(calls)
+async fn run_agent(agent: Arc<Agent>, sessions: usize, concurrency: usize, steps: u64) -> Result<usize, String> {
+    run_workers(
+        concurrency,
+        sessions,
+        async || Ok(agent.clone()),
+        move |agent: Arc<Agent>| async move {
+            let calls = agent_session(&agent, steps).await?;
+            Ok((agent, calls))
+        },
+    )
+    .await
 }
 
 async fn run(o: Opts) -> Result<ClientFigures, String> {
@@ -306,21 +314,14 @@ async fn run(o: Opts) -> Result<ClientFigures, String> {
     let result = async {
         let (cpu0, t0);
         let calls = if o.variant == "reference" {
-            run_reference(
-                &Opts {
-                    sessions: 1,
-                    ..clone_opts(&o)
-                },
-                Arc::new(AtomicUsize::new(0)),
-            )
-            .await?;
+            run_reference(&o.url, 1, 1).await?; // warm-up
             (cpu0, t0) = (cpu_time(), Instant::now());
-            run_reference(&o, Arc::new(AtomicUsize::new(0))).await?
+            run_reference(&o.url, o.sessions, o.concurrency).await?
         } else {
             let agent = Arc::new(build_agent(&o, &dir).await?);
             agent_session(&agent, o.steps).await?; // warm-up
             (cpu0, t0) = (cpu_time(), Instant::now());
-            run_agent(agent, &o, Arc::new(AtomicUsize::new(0))).await?
+            run_agent(agent, o.sessions, o.concurrency, o.steps).await?
         };
         Ok::<_, String>(ClientFigures {
             calls,
@@ -332,17 +333,6 @@ async fn run(o: Opts) -> Result<ClientFigures, String> {
     .await;
     let _ = std::fs::remove_dir_all(&dir);
     result
-}
-
-fn clone_opts(o: &Opts) -> Opts {
-    Opts {
-        variant: o.variant.clone(),
-        url: o.url.clone(),
-        sessions: o.sessions,
-        concurrency: 1,
-        steps: o.steps,
-        sqlite_options: o.sqlite_options.clone(),
-    }
 }
 
 fn main() {

@@ -16,11 +16,10 @@
 //! release build, as `scripts/test-python` installs); the Node variants need `bindings/node`
 //! built (`npm run build`).
 
-use std::io::BufRead;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
-use agent_bench::ClientFigures;
+use agent_bench::{ClientFigures, MockProcess};
 
 const ALL_VARIANTS: &[&str] = &[
     "reference",
@@ -102,41 +101,17 @@ fn pinned(o: &Opts, cpu: &str, program: &str) -> Command {
     }
 }
 
-struct Server {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn sibling(name: &str) -> Result<String, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     Ok(exe.with_file_name(name).display().to_string())
 }
 
-fn start_server(o: &Opts) -> Result<Server, String> {
-    let mut child = pinned(o, "1", &sibling("mock-llm")?)
+fn start_server(o: &Opts) -> Result<MockProcess, String> {
+    let mut command = pinned(o, "1", &sibling("mock-llm")?);
+    command
         .args(["--port", "0", "--max-seconds", "3600", "--tool", "step"])
-        .args(["--tool-steps", &o.steps.to_string()])
-        .stdout(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot start mock-llm (cargo build --release -p agent-bench --bins): {e}"))?;
-    let mut line = String::new();
-    let stdout = child.stdout.take().ok_or("mock-llm has no stdout")?;
-    std::io::BufReader::new(stdout)
-        .read_line(&mut line)
-        .map_err(|e| e.to_string())?;
-    let url = line
-        .trim()
-        .strip_prefix("listening on ")
-        .ok_or(format!("unexpected mock-llm output {line:?}"))?
-        .to_owned();
-    Ok(Server { child, url })
+        .args(["--tool-steps", &o.steps.to_string()]);
+    MockProcess::start(command)
 }
 
 /// Runs one client process and reads its figures.

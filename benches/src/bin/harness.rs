@@ -14,12 +14,11 @@
 //! Figures: ms per model call (wall), CPU ms per model call (this process), calls/s, peak RSS
 //! of both processes.
 
-use std::io::BufRead;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agent_bench::{cpu_time, peak_rss_kib};
+use agent_bench::{MockProcess, cpu_time, http1_connection, peak_rss_kib};
 use agent_core::{
     Agent, CancellationToken, Message, ModelRequest, OutcomeStatus, Provider, StreamEvent, ToolCall, ToolContext,
     ToolError, ToolSchema, tool_fn,
@@ -28,7 +27,6 @@ use agent_providers::{OpenAiCompatible, ProviderConfig, ProviderKind};
 use bytes::Bytes;
 use futures::StreamExt;
 use http_body_util::{BodyExt, Full};
-use hyper_util::rt::TokioIo;
 
 struct Opts {
     sequential: usize,
@@ -72,44 +70,19 @@ fn parse() -> Result<Opts, String> {
     Ok(o)
 }
 
-/// The server process; killed when dropped.
-struct Server {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start_server(o: &Opts) -> Result<Server, String> {
+fn start_server(o: &Opts) -> Result<MockProcess, String> {
     let bin = match &o.server_bin {
         Some(b) => b.into(),
         None => std::env::current_exe()
             .map_err(|e| e.to_string())?
             .with_file_name("mock-llm"),
     };
-    let mut child = Command::new(&bin)
+    let mut command = Command::new(bin);
+    command
         .args(["--port", "0", "--max-seconds", "900"])
         .args(["--tool-steps", &o.steps.to_string()])
-        .args(["--threads", &o.server_threads.to_string()])
-        .stdout(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot start {} (build it with the harness): {e}", bin.display()))?;
-    let stdout = child.stdout.take().ok_or("no stdout")?;
-    let mut line = String::new();
-    std::io::BufReader::new(stdout)
-        .read_line(&mut line)
-        .map_err(|e| e.to_string())?;
-    let url = line
-        .trim()
-        .strip_prefix("listening on ")
-        .ok_or(format!("unexpected server output {line:?}"))?
-        .to_owned();
-    Ok(Server { child, url })
+        .args(["--threads", &o.server_threads.to_string()]);
+    MockProcess::start(command)
 }
 
 fn step_body(stream: bool) -> Bytes {
@@ -126,20 +99,7 @@ fn step_body(stream: bool) -> Bytes {
 
 /// `count` requests on one keep-alive connection with a bare hyper client.
 async fn raw_connection(url: &str, count: usize, body: Bytes) -> Result<(), String> {
-    let authority = url
-        .trim_start_matches("http://")
-        .split('/')
-        .next()
-        .unwrap_or_default()
-        .to_owned();
-    let stream = tokio::net::TcpStream::connect(&authority)
-        .await
-        .map_err(|e| e.to_string())?;
-    let _ = stream.set_nodelay(true);
-    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .map_err(|e| e.to_string())?;
-    tokio::spawn(conn);
+    let (mut sender, authority) = http1_connection(url).await?;
     let uri = format!("{url}/chat/completions");
     for _ in 0..count {
         sender.ready().await.map_err(|e| e.to_string())?;
