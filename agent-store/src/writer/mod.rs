@@ -117,8 +117,14 @@ pub(super) struct Shared {
     submitted: AtomicU64,
     finished: AtomicU64,
     /// The thread is going to sleep or asleep (its queue stayed empty, a group open or not): a
-    /// new job must wake it.
+    /// new job must wake it, unless `wakes_when_due` lets it sleep on.
     sleeping: AtomicBool,
+    /// The sleeping thread has an open group and wakes by itself when the group is due (within
+    /// the group commit delay), and it shares one CPU with the callers: a job nobody waits for
+    /// can then wait for that wake-up instead of waking it. On one CPU every wake-up costs two
+    /// context switches (the woken writer preempts the caller, and back), which at many
+    /// sessions cost more than the writes themselves.
+    wakes_when_due: AtomicBool,
     /// Rows and records the thread is done with, freed by the next submitting call.
     returns: Returns,
 }
@@ -186,7 +192,19 @@ impl Writer {
         })
     }
 
+    /// Whether a job just queued may be left for the sleeping thread's own wake-up (see
+    /// [`Shared::wakes_when_due`]): nobody waits for it, and the queue is far from full.
+    fn may_wait_for_due(&self, waits: bool) -> bool {
+        let queued = self
+            .shared
+            .submitted
+            .load(Ordering::Acquire)
+            .saturating_sub(self.shared.finished.load(Ordering::Acquire));
+        !waits && self.shared.wakes_when_due.load(Ordering::SeqCst) && queued < (QUEUE_CAPACITY / 4) as u64
+    }
+
     async fn submit(&self, task: Task, reply: Reply) -> Result<(), StoreError> {
+        let waits = matches!(reply, Reply::Waiting(_));
         self.shared.returns.free_returned();
         let permit = self.room.clone().acquire_owned().await.map_err(|_| gone())?;
         self.shared.submitted.fetch_add(1, Ordering::AcqRel);
@@ -202,10 +220,12 @@ impl Writer {
         // one drains the queue by itself (and commits at once for a caller that waits). The
         // fence pairs with the one in `serve`: the thread sees the job, or we see the flag.
         fence(Ordering::SeqCst);
-        if self.shared.sleeping.swap(false, Ordering::SeqCst)
-            && let Some(thread) = &self.thread
-        {
-            thread.thread().unpark();
+        if !self.may_wait_for_due(waits) {
+            if self.shared.sleeping.swap(false, Ordering::SeqCst)
+                && let Some(thread) = &self.thread
+            {
+                thread.thread().unpark();
+            }
         }
         Ok(())
     }

@@ -80,6 +80,10 @@ pub(super) fn serve(
             last_job = Instant::now();
             continue;
         }
+        // On one CPU, a group that will be due by itself need not be woken for every write.
+        shared
+            .wakes_when_due
+            .store(!spinning && deadline.is_some() && group.is_some(), Ordering::SeqCst);
         shared.sleeping.store(true, Ordering::SeqCst);
         // Pairs with the fence in `submit`: either this look sees the job, or the sender sees
         // the flag and wakes us.
@@ -106,6 +110,7 @@ pub(super) fn serve(
                 shared.sleeping.store(false, Ordering::SeqCst);
             }
         }
+        shared.wakes_when_due.store(false, Ordering::SeqCst);
     }
 }
 
