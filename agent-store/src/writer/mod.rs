@@ -220,12 +220,11 @@ impl Writer {
         // one drains the queue by itself (and commits at once for a caller that waits). The
         // fence pairs with the one in `serve`: the thread sees the job, or we see the flag.
         fence(Ordering::SeqCst);
-        if !self.may_wait_for_due(waits) {
-            if self.shared.sleeping.swap(false, Ordering::SeqCst)
-                && let Some(thread) = &self.thread
-            {
-                thread.thread().unpark();
-            }
+        if !self.may_wait_for_due(waits)
+            && self.shared.sleeping.swap(false, Ordering::SeqCst)
+            && let Some(thread) = &self.thread
+        {
+            thread.thread().unpark();
         }
         Ok(())
     }
