@@ -21,14 +21,19 @@ use serde::ser::{SerializeMap, Serializer};
 
 /// Serde adapter for a [`Duration`] written as milliseconds (`#[serde(with = "duration_ms")]`).
 ///
-/// Serializes whole milliseconds (an integer); deserializes any finite, non-negative number,
-/// so fractions of a millisecond from JavaScript or Python are kept.
+/// Serializes milliseconds (an integer when whole); deserializes any finite, non-negative
+/// number, so fractions of a millisecond from JavaScript or Python are kept.
 pub mod duration_ms {
     use super::*;
 
-    /// Writes the duration as whole milliseconds.
+    /// Writes the duration as milliseconds: an integer when it is whole, a float otherwise (so
+    /// that what is read back is what was written).
     pub fn serialize<S: Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_u64(u64::try_from(duration.as_millis()).unwrap_or(u64::MAX))
+        if duration.subsec_nanos().is_multiple_of(1_000_000) {
+            serializer.serialize_u64(u64::try_from(duration.as_millis()).unwrap_or(u64::MAX))
+        } else {
+            serializer.serialize_f64(duration.as_secs_f64() * 1000.0)
+        }
     }
 
     /// Reads milliseconds (an integer or a finite, non-negative float).
@@ -57,7 +62,8 @@ pub mod option_duration_ms {
 
 /// Serde adapter for name/value pairs (`Vec<(String, String)>`) written as a JSON object
 /// (`{"Authorization": "Bearer ..."}`); a list of `[name, value]` pairs is read too. The pairs
-/// keep the order the input gives them.
+/// keep the order the input gives them (an object that went through a `serde_json::Value`, as
+/// the bindings' do, arrives sorted by name; give a list of pairs where order matters).
 pub mod string_pairs {
     use super::*;
 
@@ -206,6 +212,11 @@ mod tests {
 
         let fractional: Sample = serde_json::from_value(serde_json::json!({"wait_ms": 0.5, "ttl_ms": 2})).unwrap();
         assert_eq!(fractional.wait_ms, Duration::from_micros(500));
+        assert_eq!(
+            serde_json::to_value(&fractional).unwrap()["wait_ms"],
+            0.5,
+            "read back as written"
+        );
         assert_eq!(fractional.ttl_ms, Some(Duration::from_millis(2)));
 
         let pairs: Sample = serde_json::from_value(serde_json::json!({"wait_ms": 1, "headers": [["X", "y"]]})).unwrap();

@@ -284,7 +284,7 @@ impl McpServerConfig {
 #[serde(default, deny_unknown_fields)]
 pub struct McpServerEntry {
     /// `stdio` or `http` (also `streamable-http`); inferred from `command` or `url` when absent.
-    #[serde(rename = "type", alias = "transport", alias = "serverType")]
+    #[serde(rename = "type", alias = "transport", alias = "serverType", alias = "server_type")]
     pub kind: Option<String>,
     /// The program of a stdio server.
     pub command: Option<String>,
@@ -300,7 +300,7 @@ pub struct McpServerEntry {
     /// The child's working directory.
     pub cwd: Option<PathBuf>,
     /// The endpoint of a streamable HTTP server.
-    #[serde(alias = "serverUrl")]
+    #[serde(alias = "serverUrl", alias = "server_url")]
     pub url: Option<String>,
     /// Headers sent with every HTTP request.
     #[serde(with = "agent_core::options::string_pairs")]
@@ -336,7 +336,13 @@ pub struct McpServerEntry {
     /// Leave this server out of [`servers_from_json`].
     pub disabled: bool,
     /// Other hosts' auto-approval list; ignored (every remote tool is gated here).
-    #[serde(rename = "autoApprove", alias = "alwaysAllow", skip_serializing)]
+    #[serde(
+        rename = "autoApprove",
+        alias = "alwaysAllow",
+        alias = "auto_approve",
+        alias = "always_allow",
+        skip_serializing
+    )]
     #[schemars(skip)]
     pub foreign_auto_approve: Option<Value>,
     /// Other hosts' description of the server; ignored.
@@ -517,6 +523,9 @@ mod tests {
             (Duration::from_millis(100), Duration::from_millis(200))
         );
 
+        // What the Node binding makes of camelCase keys (snake_case) is read too.
+        let snake = json!({"server_type": "http", "server_url": "http://127.0.0.1:1/mcp", "auto_approve": []});
+        assert!(McpServerConfig::from_json("a", &snake).is_ok());
         let err = McpServerConfig::from_json("a", &json!({"command": "srv", "call_timeout": 5})).unwrap_err();
         assert!(err.to_string().contains("unknown field `call_timeout`"), "{err}");
         for (entry, says) in [

@@ -143,7 +143,9 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 fn configure(conn: &Connection, options: &SqliteOptions) -> Result<(), StoreError> {
-    conn.busy_timeout(options.busy_timeout).map_err(backend)?;
+    // SQLite takes an i32 of milliseconds (rusqlite panics past it): about 24 days is "forever".
+    let busy = options.busy_timeout.min(Duration::from_millis(i32::MAX as u64));
+    conn.busy_timeout(busy).map_err(backend)?;
     conn.pragma_update(None, "foreign_keys", true).map_err(backend)?;
     let sync = match options.durability {
         Durability::Normal => "NORMAL",

@@ -190,7 +190,7 @@ impl TryFrom<ScriptStepSpec> for ScriptStep {
             let Some(then) = spec.then else {
                 return bad("a `delay_ms` step needs `then`, the step to do after the wait");
             };
-            if has_reply || spec.error.is_some() || spec.hang.is_some() {
+            if has_reply || spec.error.is_some() || spec.hang.is_some() || spec.usage.is_some() {
                 return bad("a `delay_ms` step takes only `then`");
             }
             return Ok(ScriptStep::Delay(wait, Box::new(ScriptStep::try_from(*then)?)));
@@ -199,7 +199,7 @@ impl TryFrom<ScriptStepSpec> for ScriptStep {
             return bad("`then` belongs to a `delay_ms` step");
         }
         if let Some(text) = spec.hang {
-            if has_reply || spec.error.is_some() {
+            if has_reply || spec.error.is_some() || spec.usage.is_some() {
                 return bad("a `hang` step takes only its text");
             }
             return Ok(ScriptStep::Hang(text));
@@ -289,6 +289,11 @@ mod tests {
         assert!(err(json!({"delay_ms": 5})).contains("needs `then`"));
         assert!(err(json!({"then": "x"})).contains("belongs to a `delay_ms`"));
         assert!(err(json!({"hang": "x", "text": "y"})).contains("only its text"));
+        assert!(err(json!({"hang": "x", "usage": {"input_tokens": 1, "output_tokens": 1}})).contains("only its text"));
+        assert!(
+            err(json!({"delay_ms": 1, "then": "x", "usage": {"input_tokens": 1, "output_tokens": 1}}))
+                .contains("only `then`")
+        );
         assert!(err(json!({"txt": "typo"})).contains("txt"));
         assert!(err(json!({"error": {"kind": "nope"}})).contains("nope"));
         assert!(err(json!(42)).contains("invalid script step"));

@@ -195,12 +195,9 @@ impl Writer {
     /// Whether a job just queued may be left for the sleeping thread's own wake-up (see
     /// [`Shared::wakes_when_due`]): nobody waits for it, and the queue is far from full.
     fn may_wait_for_due(&self, waits: bool) -> bool {
-        let queued = self
-            .shared
-            .submitted
-            .load(Ordering::Acquire)
-            .saturating_sub(self.shared.finished.load(Ordering::Acquire));
-        !waits && self.shared.wakes_when_due.load(Ordering::SeqCst) && queued < (QUEUE_CAPACITY / 4) as u64
+        // A permit is held from submission until the thread has applied the job.
+        let queued = QUEUE_CAPACITY.saturating_sub(self.room.available_permits());
+        !waits && self.shared.wakes_when_due.load(Ordering::SeqCst) && queued < QUEUE_CAPACITY / 4
     }
 
     async fn submit(&self, task: Task, reply: Reply) -> Result<(), StoreError> {

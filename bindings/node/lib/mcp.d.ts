@@ -43,7 +43,7 @@ export interface McpServerEntry {
   backoffMaxMs?: number | null
   /** Roots (`file://` URIs) offered to the server. */
   roots?: string[]
-  /** Marks an entry of an `mcpServers` file as left out; `McpClient.connect` accepts it and connects regardless. */
+  /** Marks an entry of an `mcpServers` file as left out; `McpClient.connect` refuses an entry marked `true`. */
   disabled?: boolean
 }
 /** Caps on what an MCP tool returns (`McpServerEntry.caps`). */

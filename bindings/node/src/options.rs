@@ -34,11 +34,11 @@ pub const FREE_FORM: &[&str] = &["headers", "env", "set", "arguments"];
 
 /// Renames keys to snake_case and drops `null` ones, except inside [`FREE_FORM`] values.
 pub fn snake_options(value: Value) -> Value {
-    snake_options_noting(value, &mut HashMap::new())
+    snake_options_noting(value, &mut HashMap::new(), &mut Vec::new())
 }
 
 /// [`snake_options`], noting each renamed key's JS spelling (by its new name) for messages.
-fn snake_options_noting(value: Value, renamed: &mut HashMap<String, String>) -> Value {
+fn snake_options_noting(value: Value, renamed: &mut HashMap<String, String>, duplicates: &mut Vec<String>) -> Value {
     match value {
         Value::Object(map) => {
             let mut out = Map::with_capacity(map.len());
@@ -50,8 +50,13 @@ fn snake_options_noting(value: Value, renamed: &mut HashMap<String, String>) -> 
                 let v = if FREE_FORM.contains(&key.as_str()) {
                     v
                 } else {
-                    snake_options_noting(v, renamed)
+                    snake_options_noting(v, renamed, duplicates)
                 };
+                if out.contains_key(&key) {
+                    // Both `maxIterations` and `max_iterations`: say so instead of keeping one.
+                    duplicates.push(js_key);
+                    continue;
+                }
                 if key != js_key {
                     renamed.insert(key.clone(), js_key);
                 }
@@ -59,7 +64,12 @@ fn snake_options_noting(value: Value, renamed: &mut HashMap<String, String>) -> 
             }
             Value::Object(out)
         }
-        Value::Array(items) => Value::Array(items.into_iter().map(|v| snake_options_noting(v, renamed)).collect()),
+        Value::Array(items) => Value::Array(
+            items
+                .into_iter()
+                .map(|v| snake_options_noting(v, renamed, duplicates))
+                .collect(),
+        ),
         other => other,
     }
 }
@@ -128,8 +138,14 @@ pub fn parse_with<T, E: std::fmt::Display>(
     read: impl FnOnce(Value) -> std::result::Result<T, E>,
 ) -> Result<T> {
     integral_numbers(&mut value);
-    let mut renamed = HashMap::new();
-    let value = snake_options_noting(value, &mut renamed);
+    let (mut renamed, mut duplicates) = (HashMap::new(), Vec::new());
+    let value = snake_options_noting(value, &mut renamed, &mut duplicates);
+    if let Some(key) = duplicates.first() {
+        return Err(coded(
+            "invalid_argument",
+            format!("{what}: `{key}` is given twice (in camelCase and in snake_case); give it once"),
+        ));
+    }
     read(value).map_err(|e| {
         coded(
             "invalid_argument",
@@ -161,6 +177,17 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_key_given_in_both_casings_is_refused() {
+        #[derive(serde::Deserialize, Debug)]
+        #[allow(dead_code)]
+        struct Sample {
+            max_iterations: u32,
+        }
+        let err = parse::<Sample>("config", json!({"maxIterations": 5, "max_iterations": 10})).unwrap_err();
+        assert!(err.reason.contains("given twice"), "{}", err.reason);
+    }
 
     #[test]
     fn keys_become_snake_case_except_in_free_form_maps_and_nulls_are_dropped() {

@@ -38,22 +38,51 @@ impl Loops {
         let Ok(event_loop) = pyo3_async_runtimes::get_running_loop(py) else {
             return;
         };
-        let Ok(mut inner) = self.inner.lock() else {
-            return;
+        // Python is never called with the lock held: Python code can hand the GIL to another
+        // thread, which could then wait for this lock while holding the GIL.
+        let (latest, sweep) = match self.inner.lock() {
+            Ok(inner) => {
+                let sweep = inner.by_session.len() >= 2 * inner.swept_at.max(64);
+                let distinct: Vec<Arc<Py<PyAny>>> = if sweep {
+                    let mut seen = HashMap::new();
+                    for l in inner.by_session.values() {
+                        seen.entry(Arc::as_ptr(l)).or_insert_with(|| l.clone());
+                    }
+                    seen.into_values().collect()
+                } else {
+                    Vec::new()
+                };
+                (inner.latest.clone(), sweep.then_some(distinct))
+            }
+            Err(_) => return,
         };
-        let event_loop = match &inner.latest {
-            Some(latest) if latest.bind(py).is(&event_loop) => latest.clone(),
+        let event_loop = match latest {
+            Some(latest) if latest.bind(py).is(&event_loop) => latest,
             _ => Arc::new(event_loop.unbind()),
         };
-        if inner.by_session.len() >= 2 * inner.swept_at.max(64) {
-            let mut closed: HashMap<*const Py<PyAny>, bool> = HashMap::new();
-            inner
-                .by_session
-                .retain(|_, l| !*closed.entry(Arc::as_ptr(l)).or_insert_with(|| is_closed(py, l)));
-            inner.swept_at = inner.by_session.len();
-        }
-        inner.by_session.insert(session.clone(), event_loop.clone());
-        inner.latest = Some(event_loop);
+        let closed: Option<Vec<*const Py<PyAny>>> =
+            sweep.map(|loops| loops.iter().filter(|l| is_closed(py, l)).map(Arc::as_ptr).collect());
+        let removed: Vec<Arc<Py<PyAny>>> = match self.inner.lock() {
+            Ok(mut inner) => {
+                let mut removed = Vec::new();
+                if let Some(closed) = closed {
+                    inner.by_session.retain(|_, l| {
+                        let keep = !closed.contains(&Arc::as_ptr(l));
+                        if !keep {
+                            removed.push(l.clone());
+                        }
+                        keep
+                    });
+                    inner.swept_at = inner.by_session.len();
+                }
+                inner.by_session.insert(session.clone(), event_loop.clone());
+                inner.latest = Some(event_loop);
+                removed
+            }
+            Err(_) => return,
+        };
+        // The loops' last references (if these were) are dropped here, outside the lock.
+        drop(removed);
     }
 
     /// Records a loop as the fallback.
@@ -173,7 +202,7 @@ impl Callback {
         }
         let result = rx
             .await
-            .map_err(|_| "the async callback was dropped before it finished (its asyncio loop closed?)".to_owned());
+            .map_err(|_| "the async callback was dropped before it finished".to_owned());
         guard.disarm();
         result
     }
