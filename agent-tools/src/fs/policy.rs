@@ -66,43 +66,49 @@ pub struct FsPolicy {
 
 /// The data form of [`FsPolicy`]: its fields plus the explicit `unrestricted` switch.
 #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 #[schemars(rename = "FsPolicy")]
 struct FsPolicyData {
     /// The directory every path is confined to.
-    #[serde(default)]
     root: Option<PathBuf>,
     /// No confinement (instead of `root`): paths are used as given.
-    #[serde(default)]
     unrestricted: bool,
     /// Cap on the text `fs_read` returns, in bytes (default 65 536).
-    #[serde(default = "default_read")]
     max_read_bytes: usize,
     /// Cap on the entries `fs_list` returns (default 500).
-    #[serde(default = "default_list")]
     max_list_entries: usize,
     /// Cap on each of shell_exec's stdout and stderr, in bytes (default 32 768).
-    #[serde(default = "default_shell_output", rename = "max_shell_output_bytes")]
+    #[serde(rename = "max_shell_output_bytes")]
     max_shell_output: usize,
     /// Cap on the content one `fs_write` call writes, in bytes (default 10 MiB).
-    #[serde(default = "default_write")]
     max_write_bytes: usize,
     /// The environment shell_exec's commands get.
-    #[serde(default)]
     shell_env: ShellEnv,
 }
 
-fn default_read() -> usize {
-    DEFAULT_MAX_READ_BYTES
+impl Default for FsPolicyData {
+    /// The caps' defaults; neither `root` nor `unrestricted`, which must be given.
+    fn default() -> Self {
+        FsPolicyData {
+            unrestricted: false,
+            ..FsPolicy::unrestricted().data()
+        }
+    }
 }
-fn default_list() -> usize {
-    DEFAULT_MAX_LIST_ENTRIES
-}
-fn default_shell_output() -> usize {
-    DEFAULT_MAX_SHELL_OUTPUT
-}
-fn default_write() -> usize {
-    DEFAULT_MAX_WRITE_BYTES
+
+impl FsPolicy {
+    /// The data form of this policy.
+    fn data(&self) -> FsPolicyData {
+        FsPolicyData {
+            root: self.root.clone(),
+            unrestricted: self.root.is_none(),
+            max_read_bytes: self.max_read_bytes,
+            max_list_entries: self.max_list_entries,
+            max_shell_output: self.max_shell_output,
+            max_write_bytes: self.max_write_bytes,
+            shell_env: self.shell_env.clone(),
+        }
+    }
 }
 
 impl TryFrom<FsPolicyData> for FsPolicy {
@@ -134,16 +140,7 @@ impl TryFrom<FsPolicyData> for FsPolicy {
 
 impl serde::Serialize for FsPolicy {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        FsPolicyData {
-            root: self.root.clone(),
-            unrestricted: self.root.is_none(),
-            max_read_bytes: self.max_read_bytes,
-            max_list_entries: self.max_list_entries,
-            max_shell_output: self.max_shell_output,
-            max_write_bytes: self.max_write_bytes,
-            shell_env: self.shell_env.clone(),
-        }
-        .serialize(serializer)
+        self.data().serialize(serializer)
     }
 }
 
