@@ -12,6 +12,7 @@ mod host;
 mod mcp;
 mod provider;
 mod pyloop;
+mod python_thread;
 mod runtime;
 mod store;
 mod tabs;
@@ -22,6 +23,7 @@ use pyo3::prelude::*;
 /// The native module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    runtime::configure();
     m.add_class::<agent::NativeAgentParts>()?;
     m.add_class::<agent::NativeAgent>()?;
     m.add_class::<agent::NativeSession>()?;

@@ -1,7 +1,7 @@
 //! Calling Python callables from the Rust runtime.
 //!
-//! Rules (see the shared bindings notes): the GIL is taken only on tokio's blocking pool, never
-//! on a runtime worker; a plain `def` runs there; an `async def` is scheduled on the asyncio
+//! Rules (see the shared bindings notes): the GIL is never taken on a runtime worker; a plain
+//! `def` runs on the Python thread (`crate::python_thread`); an `async def` is scheduled on the asyncio
 //! loop of the session that started the run (`run_coroutine_threadsafe`), and dropping the Rust
 //! future (cancel, timeout) cancels the Python task.
 
@@ -125,14 +125,19 @@ pub struct Callback {
 impl Callback {
     /// Calls the callable with the arguments `make_args` builds, awaits its result on the
     /// session's asyncio loop when it is a coroutine function, and hands the result (or the
-    /// exception) to `finish`. Both closures run with the GIL on the blocking pool.
+    /// exception) to `finish`. Both closures run with the GIL off the runtime's workers.
     pub async fn call<T, F, G>(&self, loops: &Loops, session: &SessionId, make_args: F, finish: G) -> Result<T, String>
     where
         T: Send + 'static,
         F: for<'py> FnOnce(Python<'py>) -> PyResult<Bound<'py, PyTuple>> + Send + 'static,
         G: for<'py> FnOnce(Python<'py>, PyResult<Bound<'py, PyAny>>) -> T + Send + 'static,
     {
-        self.call_on(loops.for_session(session), make_args, finish).await
+        let event_loop = if self.is_async {
+            loops.for_session(session)
+        } else {
+            None
+        };
+        self.call_on(event_loop, make_args, finish).await
     }
 
     /// [`Self::call`] with the asyncio loop given (async callables need one).
@@ -212,20 +217,17 @@ impl Callback {
 /// it to the waiting Rust future.
 type Deliver = Box<dyn for<'py> FnOnce(Python<'py>, PyResult<Bound<'py, PyAny>>) + Send>;
 
-/// Runs `f` with the GIL on tokio's blocking pool. `Err` only if the thread panicked.
+/// Runs `f` with the GIL on the Python thread. `Err` when the interpreter is shutting down or
+/// `f` panicked.
 pub async fn run_blocking<T, F>(f: F) -> Result<T, String>
 where
     T: Send + 'static,
     F: for<'py> FnOnce(Python<'py>) -> T + Send + 'static,
 {
-    match tokio::task::spawn_blocking(move || crate::runtime::attach(f)).await {
-        Ok(Some(r)) => Ok(r),
-        Ok(None) => Err("the Python interpreter is shutting down".to_owned()),
-        Err(e) => Err(format!("Python callback thread failed: {e}")),
-    }
+    crate::runtime::python_thread().run(f).await
 }
 
-/// Runs `f` with the GIL on tokio's blocking pool, folding a thread failure into the result.
+/// Runs `f` with the GIL on the Python thread, folding a failure into the result.
 pub async fn blocking<T, F>(f: F) -> PyResult<T>
 where
     T: Send + 'static,
@@ -264,16 +266,9 @@ impl Drop for CancelOnDrop {
         match std::mem::replace(&mut *slot, Slot::Dropped) {
             Slot::Scheduled(cfut) => {
                 // Off the runtime's workers: taking the GIL may wait.
-                let cancel = move || {
-                    crate::runtime::attach(|py| {
-                        let _ = cfut.bind(py).call_method0("cancel");
-                    });
-                };
-                if tokio::runtime::Handle::try_current().is_ok() {
-                    drop(tokio::task::spawn_blocking(cancel));
-                } else {
-                    cancel();
-                }
+                crate::runtime::python_thread().spawn(move |py| {
+                    let _ = cfut.bind(py).call_method0("cancel");
+                });
             }
             Slot::Pending => {}
             // Disarmed after completion.

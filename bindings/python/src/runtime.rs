@@ -7,8 +7,8 @@
 //! flight before finalization starts.
 
 use std::future::Future;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use pyo3::IntoPyObjectExt;
@@ -17,19 +17,50 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use tokio::task::AbortHandle;
 
+use crate::python_thread::PythonThread;
+
 static ACTIVE: AtomicUsize = AtomicUsize::new(0);
 static FINALIZING: AtomicBool = AtomicBool::new(false);
 
 /// Runs `f` with the GIL, unless the interpreter is shutting down (then `None`).
 pub fn attach<T>(f: impl FnOnce(Python<'_>) -> T) -> Option<T> {
+    if !enter() {
+        return None;
+    }
+    let result = Python::attach(f);
+    leave();
+    Some(result)
+}
+
+/// Announces that this thread is about to take the GIL: false (and nothing announced) when
+/// the interpreter is shutting down. Each `true` is paired with one [`leave`].
+pub fn enter() -> bool {
     ACTIVE.fetch_add(1, Ordering::SeqCst);
-    let result = if FINALIZING.load(Ordering::SeqCst) {
-        None
-    } else {
-        Some(Python::attach(f))
-    };
+    if FINALIZING.load(Ordering::SeqCst) {
+        ACTIVE.fetch_sub(1, Ordering::SeqCst);
+        return false;
+    }
+    true
+}
+
+/// This thread is done with the GIL (see [`enter`]).
+pub fn leave() {
     ACTIVE.fetch_sub(1, Ordering::SeqCst);
-    result
+}
+
+/// The thread that runs Python work for the runtime. One per process, like the runtime it
+/// serves (pyo3-async-runtimes keeps one) and the interpreter whose GIL it takes.
+pub fn python_thread() -> &'static Arc<PythonThread> {
+    static THREAD: OnceLock<Arc<PythonThread>> = OnceLock::new();
+    THREAD.get_or_init(|| Arc::new(PythonThread::default()))
+}
+
+/// Sets up the runtime before its first use: its workers wake the Python thread when they
+/// run out of work (see [`PythonThread::on_worker_park`]).
+pub fn configure() {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder.enable_all().on_thread_park(|| python_thread().on_worker_park());
+    pyo3_async_runtimes::tokio::init(builder);
 }
 
 /// The error used when Python is gone.
@@ -68,21 +99,21 @@ where
     let handle = pyo3_async_runtimes::tokio::get_runtime().spawn(async move {
         let result = fut.await;
         let (event_loop, py_fut) = target;
-        tokio::task::spawn_blocking(move || {
-            attach(|py| {
-                let (ok, value) = match result.and_then(|v| v.into_py_any(py)) {
-                    Ok(v) => (true, v.into_bound(py)),
-                    Err(e) => (false, e.into_value(py).into_bound(py).into_any()),
-                };
-                let delivered = resolver(py).and_then(|resolve| {
-                    event_loop
-                        .bind(py)
-                        .call_method1("call_soon_threadsafe", (resolve, py_fut.bind(py), ok, value))
-                });
-                // A closed loop means nobody waits for the result any more.
-                drop(delivered);
-            })
+        let delivered = python_thread().run(move |py| {
+            let (ok, value) = match result.and_then(|v| v.into_py_any(py)) {
+                Ok(v) => (true, v.into_bound(py)),
+                Err(e) => (false, e.into_value(py).into_bound(py).into_any()),
+            };
+            let delivered = resolver(py).and_then(|resolve| {
+                event_loop
+                    .bind(py)
+                    .call_method1("call_soon_threadsafe", (resolve, py_fut.bind(py), ok, value))
+            });
+            // A closed loop means nobody waits for the result any more.
+            drop(delivered);
         });
+        // Err only when the interpreter is shutting down: nobody waits any more.
+        drop(delivered.await);
     });
     py_fut.call_method1(
         "add_done_callback",

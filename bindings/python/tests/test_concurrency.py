@@ -1,6 +1,9 @@
 """Many sessions at once with Python tools: no deadlock, correct results."""
 
 import asyncio
+import subprocess
+import sys
+import textwrap
 import threading
 
 import agent_core as ac
@@ -101,3 +104,78 @@ async def test_turns_of_one_session_never_interleave():
     texts = [m["message"]["content"][0]["text"] for m in msgs]
     assert texts[1] == "first" and texts[3] == "second"
     assert {texts[0], texts[2]} == {"a", "b"}
+
+
+async def test_a_def_tool_that_blocks_does_not_hold_up_other_sessions():
+    # Plain `def` tools share one Python thread; one that blocks (here until the other
+    # session has finished) must not keep the other session's tools waiting behind it.
+    wait_started, other_done = threading.Event(), threading.Event()
+
+    @ac.tool(name="wait")
+    def wait() -> str:
+        """Blocks until the other session is done."""
+        wait_started.set()
+        return "released" if other_done.wait(timeout=20) else "timed out"
+
+    @ac.tool(name="step")
+    def step() -> str:
+        """One quick step."""
+        return "ok"
+
+    def choose(request):
+        results = tool_results(request)
+        user = next(m for m in request["messages"] if m["role"] == "user")
+        tool = "wait" if user["content"][0]["text"] == "block" else "step"
+        if len(results) < (1 if tool == "wait" else 5):
+            return ac.Reply(tool_calls=[(tool, {})])
+        return ac.Reply(results[-1]["text"])
+
+    agent = ac.Agent(ac.ScriptedProvider.from_fn(choose), tools=[wait, step])
+    blocked, other = await agent.create_session(), await agent.create_session()
+    blocked_run = blocked.send("block")
+    assert await asyncio.to_thread(wait_started.wait, 10)
+    outcome = await asyncio.wait_for(other.send("steps"), 15)
+    other_done.set()
+    assert outcome.status == "done" and outcome.tool_calls == 5, outcome
+    blocked_outcome = await asyncio.wait_for(blocked_run, 15)
+    assert blocked_outcome.final_text == "released", blocked_outcome
+
+
+def test_the_interpreter_exits_cleanly_with_python_tool_calls_in_flight(tmp_path):
+    # Exiting while def tools, async tools and result deliveries are queued for the Python
+    # thread must neither crash (a thread taking the GIL during finalization) nor hang.
+    script = tmp_path / "exit_mid_run.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import asyncio, time
+            import agent_core as ac
+
+            @ac.tool(name="slow")
+            def slow() -> str:
+                \"\"\"Sleeps a little.\"\"\"
+                time.sleep(0.01)
+                return "ok"
+
+            @ac.tool(name="later")
+            async def later() -> str:
+                \"\"\"Sleeps a little, async.\"\"\"
+                await asyncio.sleep(0.01)
+                return "ok"
+
+            async def main():
+                script = [ac.Reply(tool_calls=[("slow", {}), ("later", {})])] * 1000
+                agent = ac.Agent(ac.ScriptedProvider(script), tools=[slow, later])
+                sessions = [await agent.create_session() for _ in range(20)]
+                runs = [s.send("go") for s in sessions]
+                await asyncio.sleep(0.3)
+                print("leaving with", sum(not r.finished for r in runs), "runs in flight")
+
+            asyncio.run(main())
+            """
+        )
+    )
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "leaving with 20 runs in flight" in done.stdout, done.stdout
+    assert "Fatal Python error" not in done.stderr and "panicked" not in done.stderr, done.stderr
