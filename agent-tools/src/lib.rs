@@ -6,13 +6,16 @@
 //!   fs_delete and shell_exec over an [`FsPolicy`] (a root directory, or explicit unrestricted
 //!   mode).
 //! - **Page tools** over a [`BrowserHost`]: [`page_tools`] builds page_read, page_text,
-//!   page_scrape, page_navigate, page_click, page_fill, page_select and the tab tools. The page
-//!   logic is JavaScript shipped in this crate and run through [`BrowserHost::evaluate`], so every
-//!   host behaves the same.
+//!   page_scrape, page_navigate, page_click, page_fill, page_select and the tab tools, acting on
+//!   the active tab; [`page_tools_for_tab`] builds them for one agent's own tab (a host tab id, or
+//!   the tab a [`TabHub`](agent_core::tabs::TabHub) tab is wired to), whatever tab is active. The
+//!   page logic is JavaScript shipped in this crate and run through [`BrowserHost::evaluate`], so
+//!   every host behaves the same.
 //! - **A CDP host** (feature `cdp`): `CdpHost` drives headless Chromium over the DevTools protocol.
 //!
 //! Gated by default: fs_write, fs_delete, shell_exec, page_scrape (it sends a request off the
-//! machine), page_navigate, page_click, page_fill, page_select, tab_open and tab_close.
+//! machine), page_navigate, page_click, page_fill, page_select, tab_open, tab_activate (it
+//! changes what the person sees) and tab_close.
 //! [`with_gated`] changes a tool's gating.
 //!
 //! Page tools mark their results with the page as provenance, so the loop shows them to the
@@ -36,7 +39,10 @@ pub use fs::{
 };
 pub use gating::with_gated;
 pub use host::{BrowserHost, HostError, SETTLE_JS, TabInfo, settle_with_script};
-pub use page::{PAGE_JS, PageToolsConfig, ScrapePolicy, page_tools, page_tools_with};
+pub use page::{
+    PAGE_JS, PageTab, PageToolsConfig, ScrapePolicy, page_tools, page_tools_for_tab, page_tools_for_tab_with,
+    page_tools_with,
+};
 
 /// Entry points for the fuzz targets (feature `fuzzing`).
 #[cfg(feature = "fuzzing")]

@@ -780,6 +780,7 @@ fn gated_by_default() {
             "page_fill",
             "page_select",
             "tab_open",
+            "tab_activate",
             "tab_close"
         ]
     );

@@ -1,13 +1,14 @@
 //! The tab hub's API: opening and closing tabs, `deliver`, handles, snapshots and events.
 
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, RwLock, Weak};
 
 use tokio::runtime::Handle;
 use tokio::sync::{broadcast, watch};
 
 use super::handles::{HandleIndex, Resolution};
-use super::hub_inner::{HubInner, Slot, read, write};
+use super::host_tabs::{HostTabIndex, OpenedTab, OpenedTabOwner, OpenedTabPolicy};
+use super::hub_inner::{HubInner, MoreTabTools, Slot, read, write};
 use super::store::{MemoryTabStore, QueuedMessage, TabRecord, TabStore};
 use super::types::{AgentFactory, Delivery, TabError, TabEvent, TabEventKind, TabInfo, TabSnapshot};
 use super::{DEFAULT_AUTO_WAKE_BUDGET, DEFAULT_MAX_HELD_MESSAGES, Origin, TabId, TabPermissions, TabState};
@@ -15,6 +16,7 @@ use crate::agent::{AgentBuilder, Run, Session};
 use crate::message::Message;
 use crate::session::SessionId;
 use crate::store::{MemoryStore, Store};
+use crate::tool::Tool;
 
 /// Builds a [`TabHub`].
 pub struct TabHubBuilder {
@@ -25,7 +27,14 @@ pub struct TabHubBuilder {
     max_held_messages: usize,
     default_permissions: TabPermissions,
     event_buffer: usize,
+    opened_tab_policy: Option<OpenedTabPolicy>,
+    tab_tools: Option<TabToolsFactory>,
 }
+
+/// Makes the tools the hub adds to each tab's agent besides `send_to_tab` and `read_tab`, for
+/// that tab (for example page tools that act on the browser tab it is wired to). It gets a
+/// [`WeakTabHub`] so that the tools can look the hub up without keeping it alive.
+pub type TabToolsFactory = Arc<dyn Fn(&TabId, &WeakTabHub) -> Vec<Arc<dyn Tool>> + Send + Sync>;
 
 impl Default for TabHubBuilder {
     fn default() -> Self {
@@ -37,6 +46,8 @@ impl Default for TabHubBuilder {
             max_held_messages: DEFAULT_MAX_HELD_MESSAGES,
             default_permissions: TabPermissions::default(),
             event_buffer: 1024,
+            opened_tab_policy: None,
+            tab_tools: None,
         }
     }
 }
@@ -87,6 +98,24 @@ impl TabHubBuilder {
         self
     }
 
+    /// Tools the hub adds to each tab's agent, made for that tab: for example page tools that
+    /// act on the browser tab the hub tab is wired to (see [`TabHub::wire_host_tab`]). Called
+    /// whenever the hub builds a tab's agent, after the agent factory.
+    pub fn tab_tools(
+        mut self,
+        tools: impl Fn(&TabId, &WeakTabHub) -> Vec<Arc<dyn Tool>> + Send + Sync + 'static,
+    ) -> Self {
+        self.tab_tools = Some(Arc::new(tools));
+        self
+    }
+
+    /// Who gets a browser tab that a tab's agent opens ([`TabHub::adopt_host_tab`]): by
+    /// default the agent that opened it ([`OpenedTabOwner::SameAgent`]).
+    pub fn opened_tab_policy(mut self, policy: impl Fn(&OpenedTab) -> OpenedTabOwner + Send + Sync + 'static) -> Self {
+        self.opened_tab_policy = Some(Arc::new(policy));
+        self
+    }
+
     /// Builds the hub and restores the tabs of its tab store. Open tabs with queued messages
     /// pick them up as if their last turn had just ended.
     pub async fn build(self) -> Result<TabHub, TabError> {
@@ -105,6 +134,13 @@ impl TabHubBuilder {
             events,
             running: watch::channel(0).0,
             runtime,
+            host_tabs: RwLock::new(HostTabIndex::default()),
+            opened_tab_policy: self
+                .opened_tab_policy
+                .unwrap_or_else(|| Arc::new(|_: &OpenedTab| OpenedTabOwner::default())),
+            tab_tools: self.tab_tools.map(|make| -> MoreTabTools {
+                Arc::new(move |tab: &TabId, inner: Weak<HubInner>| make(tab, &WeakTabHub { inner }))
+            }),
         });
         let records = inner.tab_store.list_tabs().await?;
         let mut restored = Vec::new();
@@ -132,7 +168,7 @@ impl TabHubBuilder {
 /// Cheap to clone; clones share everything. See the [module docs](crate::tabs).
 #[derive(Clone)]
 pub struct TabHub {
-    inner: Arc<HubInner>,
+    pub(super) inner: Arc<HubInner>,
 }
 
 impl std::fmt::Debug for TabHub {
@@ -144,10 +180,39 @@ impl std::fmt::Debug for TabHub {
     }
 }
 
+/// A hub that does not keep its tabs alive: what per-tab tools hold, since the hub owns their
+/// agents (a strong handle there would be a reference cycle).
+#[derive(Clone, Default)]
+pub struct WeakTabHub {
+    inner: Weak<HubInner>,
+}
+
+impl std::fmt::Debug for WeakTabHub {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WeakTabHub")
+            .field("alive", &(self.inner.strong_count() > 0))
+            .finish()
+    }
+}
+
+impl WeakTabHub {
+    /// The hub, unless every [`TabHub`] handle to it has been dropped.
+    pub fn upgrade(&self) -> Option<TabHub> {
+        self.inner.upgrade().map(|inner| TabHub { inner })
+    }
+}
+
 impl TabHub {
     /// Starts building a hub.
     pub fn builder() -> TabHubBuilder {
         TabHubBuilder::default()
+    }
+
+    /// A handle that does not keep the hub alive (for tools the hub's agents hold).
+    pub fn downgrade(&self) -> WeakTabHub {
+        WeakTabHub {
+            inner: Arc::downgrade(&self.inner),
+        }
     }
 
     /// Opens a new tab with a random id, a new session and the default permissions.

@@ -2,12 +2,13 @@
 //! tab's live agent session. What happens to a delivered message is in `delivery`.
 
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, RwLock, Weak};
 
 use tokio::runtime::Handle;
 use tokio::sync::{broadcast, watch};
 
 use super::handles::{HandleIndex, Resolution};
+use super::host_tabs::{HostTabIndex, OpenedTabPolicy};
 use super::store::{TabRecord, TabStore};
 use super::tools::tab_tools;
 use super::types::{AgentFactory, TabError, TabEvent, TabEventKind, TabInfo, TabSnapshot};
@@ -15,6 +16,11 @@ use super::{TabId, TabPermissions, TabState};
 use crate::agent::{Agent, AgentError, Run, Session};
 use crate::message::Role;
 use crate::store::Store;
+use crate::tool::Tool;
+
+/// The host's per-tab tools (`TabHubBuilder::tab_tools`), given the hub as the weak reference
+/// the tools keep.
+pub(super) type MoreTabTools = Arc<dyn Fn(&TabId, Weak<HubInner>) -> Vec<Arc<dyn Tool>> + Send + Sync>;
 
 pub(crate) struct HubInner {
     pub(super) factory: AgentFactory,
@@ -30,6 +36,10 @@ pub(crate) struct HubInner {
     /// How many tabs are running.
     pub(super) running: watch::Sender<usize>,
     pub(super) runtime: Handle,
+    /// Which browser tabs belong to which hub tab.
+    pub(super) host_tabs: RwLock<HostTabIndex>,
+    pub(super) opened_tab_policy: OpenedTabPolicy,
+    pub(super) tab_tools: Option<MoreTabTools>,
 }
 
 /// One tab: its mutable state behind an async lock (held only for decisions, never during a
@@ -195,6 +205,11 @@ impl HubInner {
         let mut builder = (self.factory)(tab).store_arc(self.store.clone());
         for tool in tab_tools(Arc::downgrade(self), tab.clone(), permissions) {
             builder = builder.tool_arc(tool);
+        }
+        if let Some(make) = &self.tab_tools {
+            for tool in make(tab, Arc::downgrade(self)) {
+                builder = builder.tool_arc(tool);
+            }
         }
         builder.build()
     }

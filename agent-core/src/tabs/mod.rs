@@ -58,8 +58,10 @@
 
 mod delivery;
 mod handles;
+mod host_tabs;
 mod hub;
 mod hub_inner;
+mod hub_wiring;
 mod store;
 mod tools;
 mod types;
@@ -74,7 +76,8 @@ use serde::{Deserialize, Serialize};
 #[doc(hidden)]
 pub use handles::normalize_prefix;
 pub use handles::{HandleIndex, MAX_LISTED_HANDLES, MIN_HANDLE_LEN, Resolution};
-pub use hub::{DeliveredMessage, TabHub, TabHubBuilder};
+pub use host_tabs::{HostTab, OpenedTab, OpenedTabOwner, OpenedTabPolicy};
+pub use hub::{DeliveredMessage, TabHub, TabHubBuilder, TabToolsFactory, WeakTabHub};
 pub use store::{MemoryTabStore, QueuedMessage, TabRecord, TabStore};
 pub use tools::{READ_TAB, SEND_TO_TAB};
 pub use types::{AgentFactory, Delivery, TabError, TabEvent, TabEventKind, TabInfo, TabSnapshot};

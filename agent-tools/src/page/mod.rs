@@ -11,6 +11,7 @@ mod html_text;
 mod refusal;
 mod scrape;
 pub(crate) mod scrape_policy;
+mod tab;
 mod tools;
 
 use std::sync::Arc;
@@ -20,22 +21,51 @@ use agent_core::Tool;
 use crate::host::BrowserHost;
 pub use config::PageToolsConfig;
 pub use scrape_policy::ScrapePolicy;
+pub use tab::PageTab;
 
 /// The page logic every host runs through [`BrowserHost::evaluate`].
 pub const PAGE_JS: &str = include_str!("page.js");
 
-/// All page and tab tools over one host, with the default configuration.
+/// All page and tab tools over one host, acting on whichever tab is active, with the default
+/// configuration. An agent that belongs to one tab wants [`page_tools_for_tab`].
 ///
-/// Gated: page_scrape, page_navigate, page_click, page_fill, page_select, tab_open, tab_close
-/// ([`crate::with_gated`] changes that, for example to let a host's page_scrape run freely).
+/// Gated: page_scrape, page_navigate, page_click, page_fill, page_select, tab_open,
+/// tab_activate, tab_close ([`crate::with_gated`] changes that, for example to let a host's
+/// page_scrape run freely).
 pub fn page_tools(host: Arc<dyn BrowserHost>) -> Vec<Arc<dyn Tool>> {
     page_tools_with(host, PageToolsConfig::default())
 }
 
-/// All page and tab tools over one host.
+/// All page and tab tools over one host, acting on whichever tab is active.
 pub fn page_tools_with(host: Arc<dyn BrowserHost>, cfg: PageToolsConfig) -> Vec<Arc<dyn Tool>> {
+    page_tools_for_tab_with(host, PageTab::Active, cfg)
+}
+
+/// All page and tab tools over one host, acting on one browser tab whatever tab is active (a
+/// host tab id, or a hub tab's wired tab: see [`PageTab`]), with the default configuration.
+/// The agent may activate and close only its own tabs; a closed tab fails every page tool with
+/// an error that tells the model what to do.
+///
+/// ```no_run
+/// # use std::sync::Arc;
+/// # use agent_tools::{BrowserHost, page_tools_for_tab};
+/// # async fn wire(host: Arc<dyn BrowserHost>) -> Result<(), agent_tools::HostError> {
+/// let tab = host.open_tab(None).await?;
+/// let tools = page_tools_for_tab(host.clone(), tab.id.as_str());
+/// # Ok(()) }
+/// ```
+pub fn page_tools_for_tab(host: Arc<dyn BrowserHost>, tab: impl Into<PageTab>) -> Vec<Arc<dyn Tool>> {
+    page_tools_for_tab_with(host, tab, PageToolsConfig::default())
+}
+
+/// All page and tab tools over one host, acting on one browser tab (see [`page_tools_for_tab`]).
+pub fn page_tools_for_tab_with(
+    host: Arc<dyn BrowserHost>,
+    tab: impl Into<PageTab>,
+    cfg: PageToolsConfig,
+) -> Vec<Arc<dyn Tool>> {
     // One shared state, so refs issued by one tool's read are known to the others.
-    let sh = Arc::new(tools::Shared::new(host, cfg));
+    let sh = Arc::new(tools::Shared::new(host, tab.into(), cfg));
     vec![
         tools::page_read(&sh),
         tools::page_text(&sh),

@@ -504,7 +504,8 @@ async (op, args) => {
 
   async function settleBriefly() {
     await new Promise((res) => setTimeout(res, 30));
-    await new Promise((res) => requestAnimationFrame(() => res()));
+    // A background tab paints no frames, so its animation-frame callbacks never run.
+    if (document.visibilityState === 'visible') await new Promise((res) => requestAnimationFrame(() => res()));
   }
 
   async function doFill() {

@@ -40,12 +40,12 @@ pub struct SelectArgs {
     pub value: String,
 }
 
-/// page_navigate: loads an address or a search in the active tab.
+/// page_navigate: loads an address or a search in the agent's tab.
 pub(crate) fn page_navigate(sh: &Arc<Shared>) -> Arc<dyn Tool> {
     Arc::new(
         tool_fn(
             "page_navigate",
-            "Load an address or a search phrase in the active tab, as the address bar would; returns the final URL after redirects. javascript:, file:, data: and other-app schemes are refused.",
+            "Load an address or a search phrase in your tab, as the address bar would; returns the final URL after redirects. javascript:, file:, data: and other-app schemes are refused.",
             bind(sh, navigate),
         )
         .gated(true),
@@ -53,10 +53,11 @@ pub(crate) fn page_navigate(sh: &Arc<Shared>) -> Arc<dyn Tool> {
 }
 
 async fn navigate(s: Arc<Shared>, a: NavigateArgs) -> Result<ToolOutput, ToolError> {
+    let tab = s.working()?;
     let (url, kind) = s.resolve_address(&a.url).await?;
-    s.host.navigate(None, &url).await?;
-    s.settle().await?;
-    let final_url = s.current_url().await?;
+    s.navigate(tab.as_deref(), &url).await?;
+    s.settle(tab.as_deref()).await?;
+    let final_url = s.current_url(tab.as_deref()).await?;
     let shown = shown_page_url(&final_url);
     Ok(output(
         format!("loaded {shown}{}", if kind == "search" { " (search)" } else { "" }),
@@ -81,7 +82,7 @@ pub(crate) fn page_fill(sh: &Arc<Shared>) -> Arc<dyn Tool> {
 async fn fill(s: Arc<Shared>, a: FillArgs) -> Result<ToolOutput, ToolError> {
     let mut args = a.target.to_json();
     args["text"] = json!(a.text);
-    let v = s.op("fill", args).await?;
+    let v = s.op(s.working()?.as_deref(), "fill", args).await?;
     let who = target_desc(&v);
     let expected = shown_value(v.get("expected").unwrap_or(&Value::Null));
     let actual = shown_value(v.get("actual").unwrap_or(&Value::Null));
@@ -119,7 +120,7 @@ pub(crate) fn page_select(sh: &Arc<Shared>) -> Arc<dyn Tool> {
 async fn select(s: Arc<Shared>, a: SelectArgs) -> Result<ToolOutput, ToolError> {
     let mut args = a.target.to_json();
     args["value"] = json!(a.value);
-    let v = s.op("select", args).await?;
+    let v = s.op(s.working()?.as_deref(), "select", args).await?;
     let who = target_desc(&v);
     let expected = shown_value(v.get("expected").unwrap_or(&Value::Null));
     let actual = shown_value(v.get("actual").unwrap_or(&Value::Null));

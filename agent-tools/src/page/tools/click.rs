@@ -25,16 +25,18 @@ pub(crate) fn page_click(sh: &Arc<Shared>) -> Arc<dyn Tool> {
 }
 
 async fn click(s: Arc<Shared>, a: TargetArgs) -> Result<ToolOutput, ToolError> {
+    let tab = s.working()?;
+    let tab = tab.as_deref();
     let tabs_before = s.tab_count().await;
-    let v = s.op("click", a.to_json()).await?;
+    let v = s.op(tab, "click", a.to_json()).await?;
     let before = v.get("before").cloned().unwrap_or(Value::Null);
-    s.settle().await?;
-    let after = match s.op("snapshot", json!({})).await {
+    s.settle(tab).await?;
+    let after = match s.op(tab, "snapshot", json!({})).await {
         Ok(a) => a,
         Err(_) => {
             // A click that navigates can replace the document mid-snapshot: settle again, retry once.
-            s.settle().await?;
-            s.op("snapshot", json!({})).await?
+            s.settle(tab).await?;
+            s.op(tab, "snapshot", json!({})).await?
         }
     };
     let mut reasons = page_changes(&before, &after);

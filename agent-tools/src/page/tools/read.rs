@@ -31,17 +31,17 @@ pub struct ScrapeArgs {
     pub url: String,
 }
 
-/// page_read: the active tab's facts and one line per interactive element.
+/// page_read: the page's facts and one line per interactive element.
 pub(crate) fn page_read(sh: &Arc<Shared>) -> Arc<dyn Tool> {
     Arc::new(tool_fn(
         "page_read",
-        "Read the active tab: url, title, counts, a text preview, and one line per interactive element with a ref (e12) for the other page tools. Elements in the viewport come first; use offset to page and find to search.",
+        "Read the page in your tab: url, title, counts, a text preview, and one line per interactive element with a ref (e12) for the other page tools. Elements in the viewport come first; use offset to page and find to search.",
         bind(sh, read),
     ))
 }
 
 async fn read(s: Arc<Shared>, a: ReadArgs) -> Result<ToolOutput, ToolError> {
-    let v = s.op("read", json!({})).await?;
+    let v = s.op(s.working()?.as_deref(), "read", json!({})).await?;
     let view = ReadView {
         offset: a.offset.unwrap_or(0),
         find: a.find.filter(|f| !f.trim().is_empty()),
@@ -67,7 +67,7 @@ pub(crate) fn page_text(sh: &Arc<Shared>) -> Arc<dyn Tool> {
 }
 
 async fn text(s: Arc<Shared>, a: TargetArgs) -> Result<ToolOutput, ToolError> {
-    let v = s.op("text", a.to_json()).await?;
+    let v = s.op(s.working()?.as_deref(), "text", a.to_json()).await?;
     let text = v.get("text").and_then(Value::as_str).unwrap_or("");
     let (text, cut) = cap_chars(text, s.cfg.max_chars.saturating_sub(300));
     let visible = v.get("visible").and_then(Value::as_bool).unwrap_or(false);

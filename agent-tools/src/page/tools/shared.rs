@@ -1,5 +1,5 @@
-//! What every page tool of one set shares: the host, the configuration, the ref counter and the
-//! scraper.
+//! What every page tool of one set shares: the host, the tab it works in, the configuration,
+//! the ref counter and the scraper.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -14,12 +14,14 @@ use super::super::config::PageToolsConfig;
 use super::super::refusal::format_refusal;
 use super::super::scrape::Scraper;
 use super::super::scrape_policy::ScrapePolicy;
+use super::super::tab::{Binding, PageTab};
 use super::output::page_source;
 use crate::host::{BrowserHost, HostError};
 
 /// The state one set of page tools shares (one per `page_tools_with` call).
 pub(crate) struct Shared {
     pub(super) host: Arc<dyn BrowserHost>,
+    pub(super) tab: Binding,
     pub(super) cfg: PageToolsConfig,
     /// Every ref number below this has been issued in some document.
     issued: AtomicU64,
@@ -27,9 +29,10 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub(crate) fn new(host: Arc<dyn BrowserHost>, cfg: PageToolsConfig) -> Shared {
+    pub(crate) fn new(host: Arc<dyn BrowserHost>, tab: PageTab, cfg: PageToolsConfig) -> Shared {
         Shared {
             host,
+            tab: Binding::new(tab),
             issued: AtomicU64::new(1),
             // `scrape_loopback_http` and the policy's own switch mean the same: either turns it on.
             scraper: Scraper::new(ScrapePolicy {
@@ -40,13 +43,27 @@ impl Shared {
         }
     }
 
-    /// Runs one page.js operation in the active tab. A refusal becomes a model error.
-    pub(super) async fn op(&self, op: &str, mut args: Value) -> Result<Value, ToolError> {
+    /// The host tab this call acts on (`None`: the active tab), or why there is none. A tool
+    /// resolves it once, so all of one call happens in one tab.
+    pub(super) fn working(&self) -> Result<Option<String>, ToolError> {
+        self.tab.working()
+    }
+
+    /// A host error from a call in `tab`; a tab that no longer exists is this agent's closed tab.
+    pub(super) fn failed(&self, tab: Option<&str>, e: HostError) -> ToolError {
+        match (tab, e) {
+            (Some(id), HostError::NoSuchTab(gone)) if gone == id => self.tab.gone(id),
+            (_, e) => e.into(),
+        }
+    }
+
+    /// Runs one page.js operation in `tab`. A refusal becomes a model error.
+    pub(super) async fn op(&self, tab: Option<&str>, op: &str, mut args: Value) -> Result<Value, ToolError> {
         if let Some(obj) = args.as_object_mut() {
             obj.insert("base".into(), json!(self.issued.load(Ordering::SeqCst).max(1)));
         }
         let expr = format!("({PAGE_JS})({}, {})", json!(op), args);
-        let v = self.host.evaluate(None, &expr).await?;
+        let v = self.host.evaluate(tab, &expr).await.map_err(|e| self.failed(tab, e))?;
         if let Some(n) = v.get("issued").and_then(Value::as_u64) {
             self.issued.fetch_max(n, Ordering::SeqCst);
         }
@@ -57,14 +74,24 @@ impl Shared {
         Ok(v)
     }
 
-    pub(super) async fn current_url(&self) -> Result<String, HostError> {
-        let v = self.host.evaluate(None, "location.href").await?;
+    pub(super) async fn current_url(&self, tab: Option<&str>) -> Result<String, ToolError> {
+        let v = self
+            .host
+            .evaluate(tab, "location.href")
+            .await
+            .map_err(|e| self.failed(tab, e))?;
         Ok(v.as_str().unwrap_or("").to_string())
     }
 
-    pub(super) async fn settle(&self) -> Result<(), ToolError> {
-        self.host.wait_settled(None, self.cfg.settle_timeout).await?;
-        Ok(())
+    pub(super) async fn settle(&self, tab: Option<&str>) -> Result<(), ToolError> {
+        self.host
+            .wait_settled(tab, self.cfg.settle_timeout)
+            .await
+            .map_err(|e| self.failed(tab, e))
+    }
+
+    pub(super) async fn navigate(&self, tab: Option<&str>, url: &str) -> Result<(), ToolError> {
+        self.host.navigate(tab, url).await.map_err(|e| self.failed(tab, e))
     }
 
     /// What the address bar would load for `input`: the host's own answer first (it may know
