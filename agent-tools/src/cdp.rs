@@ -482,8 +482,11 @@ impl CdpHost {
         }
         tokio::select! {
             r = fut => r.map_err(|e| {
+                // Only the connection failing means the browser is gone: a closed tab's own
+                // channel fails too, and must not fail every other tab.
+                let lost = matches!(e, CdpError::Ws(_));
                 let e = cdp_err(e);
-                if matches!(e, HostError::Disconnected(_)) { self.inner.dead.cancel(); }
+                if lost { self.inner.dead.cancel(); }
                 e
             }),
             _ = self.inner.dead.cancelled() => Err(HostError::Disconnected(format!("the browser went away during {what}"))),
@@ -516,6 +519,25 @@ impl CdpHost {
                 .cloned()
                 .ok_or_else(|| HostError::NoSuchTab(id.to_string())),
         }
+    }
+
+    /// A failed call in `page`: when the browser still answers but the tab's channel is gone,
+    /// the tab has closed (a script's `window.close()`, another client): it leaves the list
+    /// and the call fails with [`HostError::NoSuchTab`].
+    fn in_tab(&self, page: &Page, e: HostError) -> HostError {
+        if !matches!(e, HostError::Disconnected(_)) || self.check_dead() {
+            return e;
+        }
+        let id = page.target_id().as_ref().to_string();
+        if let Ok(mut t) = self.inner.tabs.lock()
+            && let Some(idx) = t.pages.iter().position(|p| p.target_id().as_ref() == id)
+        {
+            t.pages.remove(idx);
+            if t.active >= idx && t.active > 0 {
+                t.active -= 1;
+            }
+        }
+        HostError::NoSuchTab(id)
     }
 
     async fn info(&self, page: &Page, active: bool) -> TabInfo {
@@ -559,7 +581,7 @@ impl BrowserHost for CdpHost {
                     attempt += 1;
                     tokio::time::sleep(Duration::from_millis(100)).await;
                 }
-                Err(e) => return Err(e),
+                Err(e) => return Err(self.in_tab(&page, e)),
             }
         }
     }
@@ -571,7 +593,7 @@ impl BrowserHost for CdpHost {
             Err(HostError::Other(msg)) | Err(HostError::Script(msg)) => {
                 Err(HostError::Navigation(format!("{url}: {msg}")))
             }
-            Err(e) => Err(e),
+            Err(e) => Err(self.in_tab(&page, e)),
         }
     }
 

@@ -334,6 +334,26 @@ fn a_closed_tab_fails_its_agents_page_tools_with_what_to_do() {
     assert!(closed.contains("it was your last tab"), "{closed}");
     assert!(model_error(call(&tools, "page_read", json!({}))).contains("was closed"));
 
+    // A page that closes itself: its agent is told so, and the other tabs keep working.
+    let itself = open("/form.html?closes=itself");
+    let tools_of_itself = page_tools_for_tab(host(), itself.id.as_str());
+    eval(&itself.id, "window.close(); 1");
+    // The browser closes it on its own schedule: wait until the tab stops answering.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while rt().block_on(host().evaluate(Some(&itself.id), "1")).is_ok() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let msg = model_error(call(&tools_of_itself, "page_read", json!({})));
+    assert!(msg.contains(&format!("browser tab {} was closed", itself.id)), "{msg}");
+    assert!(browser().is_alive());
+    let elsewhere = page_tools_for_tab(host(), keep.id.as_str());
+    assert!(
+        call(&elsewhere, "page_read", json!({}))
+            .unwrap()
+            .text_content()
+            .contains("Reading list")
+    );
+
     // Through a hub: the host reports the browser tab closed, then closes the hub tab.
     let wired = open("/form.html");
     let hub = hub_with(OpenedTabOwner::SameAgent);

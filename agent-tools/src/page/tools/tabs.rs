@@ -55,9 +55,10 @@ async fn list(s: Arc<Shared>, _a: NoArgs) -> Result<ToolOutput, ToolError> {
         let mut row = json!({"id": t.id, "url": url, "title": title, "active": t.active});
         let mut note = String::new();
         if bound {
-            let yours = matches!(s.tab.owner(&t.id), Owner::Mine);
+            let owner = s.tab.owner(&t.id);
+            let yours = matches!(owner, Owner::Mine);
             let here = working.as_deref() == Some(t.id.as_str());
-            note = match s.tab.owner(&t.id) {
+            note = match owner {
                 Owner::Mine if here => " (yours, you work here)".into(),
                 Owner::Mine => " (yours)".into(),
                 Owner::Tab(handle) => format!(" (tab {handle}'s agent)"),
