@@ -57,7 +57,7 @@ impl TabHub {
     }
 
     /// Hands a browser tab that the agent of `opened.opener` opened to its owner, as the hub's
-    /// [`OpenedTabPolicy`] decides: wired to the opener (which then works in it), or to a new
+    /// [`OpenedTabPolicy`](super::OpenedTabPolicy) decides: wired to the opener (which then works in it), or to a new
     /// hub tab with its own agent. Returns the hub tab that got it.
     pub async fn adopt_host_tab(&self, opened: &OpenedTab) -> Result<TabId, TabError> {
         match (self.inner.opened_tab_policy)(opened) {

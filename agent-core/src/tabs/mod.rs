@@ -12,6 +12,12 @@
 //! the [`SEND_TO_TAB`] and [`READ_TAB`] tools, which the hub gives to a tab's agent only when
 //! the tab's [`TabPermissions`] allow them (both are off by default).
 //!
+//! A host **wires** each hub tab to its own browser tab by the host's tab id
+//! ([`TabHub::open_tab_for_host`], [`TabHub::wire_host_tab`]) and gives every tab's agent tools
+//! made for its tab ([`TabHubBuilder::tab_tools`]), such as page tools that act on that browser
+//! tab whatever tab is active. A browser tab an agent opens goes to that agent or to a new hub
+//! tab, as the host's [`TabHubBuilder::opened_tab_policy`] decides ([`OpenedTabOwner`]).
+//!
 //! Agent-originated messages that wake an idle tab spend its **auto-wake budget** (6 by
 //! default). At zero, agent messages are still queued but no longer wake the tab: the sender is
 //! told the target is held, and a [`TabEventKind::Notice`] is emitted. Any human delivery refills
