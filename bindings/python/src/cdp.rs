@@ -16,7 +16,7 @@ pub fn host_error(e: HostError) -> PyErr {
         HostError::Other(_) => "other",
     };
     let message = e.to_string();
-    crate::runtime::attach(|py| {
+    crate::interpreter::attach(|py| {
         let build = || -> PyResult<PyErr> {
             let class = py.import("agent_core.errors")?.getattr("HostError")?;
             let exc = class.call1((message.clone(), kind))?;
@@ -24,7 +24,7 @@ pub fn host_error(e: HostError) -> PyErr {
         };
         build().unwrap_or_else(|_| pyo3::exceptions::PyRuntimeError::new_err(message.clone()))
     })
-    .unwrap_or_else(crate::runtime::shutting_down)
+    .unwrap_or_else(crate::interpreter::shutting_down)
 }
 
 /// A Chromium browser driven over CDP (launched by this process, or connected to).

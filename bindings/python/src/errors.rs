@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 /// `kind` attribute when given. Falls back to `RuntimeError` if the module cannot be imported.
 pub fn new_error(name: &str, message: impl Into<String>, kind: Option<&str>) -> PyErr {
     let message = message.into();
-    crate::runtime::attach(|py| {
+    crate::interpreter::attach(|py| {
         let build = || -> PyResult<PyErr> {
             let class = py.import("agent_core.errors")?.getattr(name)?;
             let exc = class.call1((message.clone(),))?;

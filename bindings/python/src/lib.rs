@@ -9,6 +9,7 @@ mod cdp;
 mod convert;
 mod errors;
 mod host;
+mod interpreter;
 mod mcp;
 mod provider;
 mod pyloop;
@@ -44,7 +45,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(adapters::provider_configured, m)?)?;
     m.add_function(wrap_pyfunction!(adapters::provider_from_env, m)?)?;
     m.add_function(wrap_pyfunction!(adapters::provider_fallback, m)?)?;
-    m.add_function(wrap_pyfunction!(runtime::shutdown, m)?)?;
+    m.add_function(wrap_pyfunction!(interpreter::shutdown, m)?)?;
     m.add_function(wrap_pyfunction!(host::page_tools, m)?)?;
     m.add("CORE_VERSION", env!("CARGO_PKG_VERSION"))?;
     Ok(())

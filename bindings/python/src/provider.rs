@@ -49,11 +49,11 @@ impl NativeProvider {
             let request = to_json(request);
             let choose = choose.clone();
             let pick = move || {
-                crate::runtime::attach(|py| -> PyResult<ScriptStep> {
+                crate::interpreter::attach(|py| -> PyResult<ScriptStep> {
                     let step = choose.bind(py).call1((json_to_py(py, &request)?,))?;
                     parse_step(&step)
                 })
-                .unwrap_or_else(|| Err(crate::runtime::shutting_down()))
+                .unwrap_or_else(|| Err(crate::interpreter::shutting_down()))
             };
             // The scripted provider asks synchronously; keep the runtime's other tasks moving.
             let picked = match tokio::runtime::Handle::try_current() {

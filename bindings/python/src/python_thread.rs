@@ -98,11 +98,19 @@ impl PythonThread {
     /// while the worker was busy.
     pub fn on_worker_park(&self) {
         PARKING_WORKER.with(|w| w.set(true));
-        if self.shared.wake_on_park.swap(false, Ordering::AcqRel)
-            && let Some(state) = self.shared.lock()
-            && state.sleeping
-            && !state.queue.is_empty()
-        {
+        if !self.shared.wake_on_park.swap(false, Ordering::AcqRel) {
+            return;
+        }
+        let wake = match self.shared.lock() {
+            Some(mut state) if state.sleeping && !state.queue.is_empty() => {
+                state.sleeping = false;
+                true
+            }
+            _ => false,
+        };
+        // Notified after the lock is released: on one CPU the woken thread runs at once, and
+        // would otherwise only find the lock still held and sleep again.
+        if wake {
             self.shared.wake.notify_one();
         }
     }
@@ -146,7 +154,7 @@ impl PythonThread {
             let this = self.clone();
             drop(handle.spawn(async move { this.run(f).await }));
         } else {
-            crate::runtime::attach(f);
+            crate::interpreter::attach(f);
         }
     }
 
@@ -176,6 +184,7 @@ impl PythonThread {
                 self.shared.wake_on_park.store(true, Ordering::Release);
             } else {
                 state.sleeping = false;
+                drop(state);
                 self.shared.wake.notify_one();
             }
         }
@@ -202,19 +211,19 @@ impl Shared {
 
     /// The thread's body: one thread state for its whole life, the GIL taken once per batch.
     fn serve(&self) {
-        if !crate::runtime::enter() {
+        if !crate::interpreter::enter() {
             self.refuse_forever(Vec::new());
         }
         Python::attach(|py| {
             let mut completions: Vec<Completion> = Vec::new();
             loop {
-                crate::runtime::leave();
+                crate::interpreter::leave();
                 let batch = py.detach(|| {
                     for complete in completions.drain(..) {
                         complete();
                     }
                     let batch = self.next_batch();
-                    if !crate::runtime::enter() {
+                    if !crate::interpreter::enter() {
                         // The interpreter is finalizing: never take the GIL again.
                         self.refuse_forever(batch);
                     }
@@ -261,7 +270,7 @@ impl Shared {
 
 /// Runs one piece of work on the calling thread (the blocking pool).
 fn run_alone(job: Job) {
-    if let Some(complete) = crate::runtime::attach(job) {
+    if let Some(complete) = crate::interpreter::attach(job) {
         complete();
     }
 }

@@ -1,52 +1,15 @@
-//! The runtime side of the binding: Rust futures as asyncio futures, and taking the GIL from
-//! Rust threads safely around interpreter shutdown.
-//!
-//! A Rust thread that takes the GIL while the interpreter finalizes is killed by CPython in the
-//! middle of Rust code (a crash at exit). So every GIL acquisition from a runtime thread goes
-//! through [`attach`], and an `atexit` hook ([`shutdown`]) stops new ones and waits for those in
-//! flight before finalization starts.
+//! The runtime side of the binding: the Tokio runtime, the thread that runs Python work for
+//! it, and Rust futures as asyncio futures.
 
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
 
 use pyo3::IntoPyObjectExt;
-use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use tokio::task::AbortHandle;
 
 use crate::python_thread::PythonThread;
-
-static ACTIVE: AtomicUsize = AtomicUsize::new(0);
-static FINALIZING: AtomicBool = AtomicBool::new(false);
-
-/// Runs `f` with the GIL, unless the interpreter is shutting down (then `None`).
-pub fn attach<T>(f: impl FnOnce(Python<'_>) -> T) -> Option<T> {
-    if !enter() {
-        return None;
-    }
-    let result = Python::attach(f);
-    leave();
-    Some(result)
-}
-
-/// Announces that this thread is about to take the GIL: false (and nothing announced) when
-/// the interpreter is shutting down. Each `true` is paired with one [`leave`].
-pub fn enter() -> bool {
-    ACTIVE.fetch_add(1, Ordering::SeqCst);
-    if FINALIZING.load(Ordering::SeqCst) {
-        ACTIVE.fetch_sub(1, Ordering::SeqCst);
-        return false;
-    }
-    true
-}
-
-/// This thread is done with the GIL (see [`enter`]).
-pub fn leave() {
-    ACTIVE.fetch_sub(1, Ordering::SeqCst);
-}
 
 /// The thread that runs Python work for the runtime. One per process, like the runtime it
 /// serves (pyo3-async-runtimes keeps one) and the interpreter whose GIL it takes.
@@ -61,24 +24,6 @@ pub fn configure() {
     let mut builder = tokio::runtime::Builder::new_multi_thread();
     builder.enable_all().on_thread_park(|| python_thread().on_worker_park());
     pyo3_async_runtimes::tokio::init(builder);
-}
-
-/// The error used when Python is gone.
-pub fn shutting_down() -> PyErr {
-    PyRuntimeError::new_err("the Python interpreter is shutting down")
-}
-
-/// Registered with `atexit`: refuses new GIL acquisitions from Rust threads and waits (up to
-/// two seconds, without the GIL) for those in flight.
-#[pyfunction]
-pub fn shutdown(py: Python<'_>) {
-    FINALIZING.store(true, Ordering::SeqCst);
-    py.detach(|| {
-        let deadline = Instant::now() + Duration::from_secs(2);
-        while ACTIVE.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-    });
 }
 
 fn resolver(py: Python<'_>) -> PyResult<&Py<PyAny>> {

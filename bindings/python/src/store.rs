@@ -93,7 +93,8 @@ impl PyCrypt {
         T: Send,
     {
         let call = || {
-            crate::runtime::attach(|py| f(py, self.0.bind(py))).unwrap_or_else(|| Err(crate::runtime::shutting_down()))
+            crate::interpreter::attach(|py| f(py, self.0.bind(py)))
+                .unwrap_or_else(|| Err(crate::interpreter::shutting_down()))
         };
         let result = match tokio::runtime::Handle::try_current() {
             Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
@@ -102,7 +103,9 @@ impl PyCrypt {
             _ => call(),
         };
         result.map_err(|e| {
-            CryptError::Failed(crate::runtime::attach(|py| e.value(py).to_string()).unwrap_or_else(|| e.to_string()))
+            CryptError::Failed(
+                crate::interpreter::attach(|py| e.value(py).to_string()).unwrap_or_else(|| e.to_string()),
+            )
         })
     }
 }
