@@ -133,7 +133,8 @@ pub enum EventKind {
         /// The question's id.
         clarification_id: String,
     },
-    /// The question was dismissed (run cancelled or a new message arrived).
+    /// The question was dismissed (run cancelled, a new message arrived, or the host
+    /// dismissed it).
     ClarificationDismissed {
         /// The question's id.
         clarification_id: String,

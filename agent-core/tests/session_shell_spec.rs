@@ -324,7 +324,10 @@ async fn tool_call_cap_ends_capped_with_valid_transcript() {
     let messages = messages_of(&session).await;
     assert_transcript_valid(&messages);
     assert!(tool_results(&messages)[2].0.contains("tool-call cap"));
-    assert_eq!(messages.last().unwrap().text(), "Reached maximum iteration limit");
+    assert_eq!(
+        messages.last().unwrap().text(),
+        "Reached maximum tool call limit (2 per turn)"
+    );
 }
 
 #[tokio::test]

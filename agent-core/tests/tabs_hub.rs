@@ -597,6 +597,68 @@ async fn a_tab_parked_on_a_question_holds_agent_messages_until_its_person_answer
 }
 
 #[tokio::test]
+async fn the_host_dismisses_a_tab_question_and_held_messages_start() {
+    let brains = Brains::default();
+    let hub = brains.hub().build().await.unwrap();
+    let tab = hub.open_tab().await.unwrap();
+    brains.set(&tab, |req| {
+        let m = last(req);
+        match m.role {
+            Role::User if m.text() == "ask" => ScriptStep::Reply(ScriptedReply::tool_call(
+                agent_core::CLARIFICATION_TOOL,
+                serde_json::json!({"kind": "confirm", "question": "Proceed?"}),
+            )),
+            Role::User => ScriptStep::Reply(ScriptedReply::text(format!("got: {}", m.text()))),
+            _ => ScriptStep::Reply(ScriptedReply::text(format!("after: {}", m.text()))),
+        }
+    });
+    let d = hub.deliver(&tab, "ask", Origin::Human).await.unwrap();
+    assert_eq!(d.run.unwrap().outcome().await.status, OutcomeStatus::AwaitingUser);
+    hub.wait_idle(&tab).await.unwrap();
+    let d = hub.deliver(&tab, "from a peer", Origin::Agent).await.unwrap();
+    assert_eq!(d.status, DeliveryStatus::Held);
+    let question = hub.session(&tab).await.unwrap().pending_clarification().unwrap();
+
+    hub.dismiss_clarification(&tab, &question.id).await.unwrap();
+    assert!(hub.session(&tab).await.unwrap().pending_clarification().is_none());
+    // The held message was waiting only for the question: it starts a turn now.
+    hub.wait_all_idle().await;
+    assert_eq!(
+        brains.turns(&tab),
+        2,
+        "the dismissal resumed nothing; the held message made one turn"
+    );
+    assert_eq!(
+        hub.read(&tab).await.unwrap().last_response.as_deref(),
+        Some("got: from a peer")
+    );
+    let info = hub.tab(&tab).unwrap();
+    assert!(!info.awaiting_user && !info.held);
+    assert_eq!(
+        info.auto_wake_budget, 5,
+        "a dismissal refills nothing; the wake spent one"
+    );
+    // The model saw the dismissal as the question's result.
+    let seen = brains.requests(&tab).last().cloned().unwrap();
+    assert!(
+        seen.messages
+            .iter()
+            .any(|m| m.role == Role::Tool && m.text().starts_with("[Clarification dismissed]: the person dismissed")),
+        "{:?}",
+        seen.messages
+    );
+    // A question no longer pending cannot be dismissed or answered again.
+    assert!(matches!(
+        hub.dismiss_clarification(&tab, &question.id).await,
+        Err(TabError::Clarification(_))
+    ));
+    assert!(matches!(
+        hub.answer_clarification(&tab, &question.id, "yes").await,
+        Err(TabError::Clarification(_))
+    ));
+}
+
+#[tokio::test]
 async fn opening_and_closing_tabs_is_announced_with_handles() {
     let brains = Brains::default();
     let hub = brains.hub().build().await.unwrap();

@@ -5,6 +5,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::compress::CompressionConfig;
 
+/// Default of [`AgentConfig::max_tool_calls`]: 12 tool calls per turn, as browser agents
+/// commonly cap a turn, so a model stuck retrying a page stops within a few steps.
+pub const DEFAULT_MAX_TOOL_CALLS: u32 = 12;
+
 /// What happens when the gate denies a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -32,7 +36,8 @@ pub enum DenialPolicy {
 pub struct AgentConfig {
     /// Model calls per turn before the turn ends `capped` (default 100).
     pub max_iterations: u32,
-    /// Tool calls per turn before the turn ends `capped` (default unlimited).
+    /// Tool calls per turn before the turn ends `capped` with its own message (default 12;
+    /// `None`, or `null` as data, for unlimited).
     pub max_tool_calls: Option<u32>,
     /// The whole model call, stream included (default 180 s).
     #[serde(rename = "model_timeout_ms", with = "crate::options::duration_ms")]
@@ -70,7 +75,7 @@ impl Default for AgentConfig {
     fn default() -> Self {
         AgentConfig {
             max_iterations: 100,
-            max_tool_calls: None,
+            max_tool_calls: Some(DEFAULT_MAX_TOOL_CALLS),
             model_timeout: Duration::from_secs(180),
             tool_timeout: Duration::from_secs(60),
             max_parallel_tools: 3,

@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use builder::AgentBuilder;
 pub use clarification::{CLARIFICATION_TOOL, Clarification, ClarificationError, ClarificationKind};
-pub use config::{AgentConfig, DenialPolicy};
+pub use config::{AgentConfig, DEFAULT_MAX_TOOL_CALLS, DenialPolicy};
 pub use emit::EventObserver;
 pub use error_kind::{ErrorKind, UnknownErrorKind};
 pub use run::{Outcome, OutcomeStatus, Run, RunEvents, RunState, RunStatus};
@@ -301,6 +301,15 @@ impl Session {
             answer,
         };
         Ok(self.start(input, CancellationToken::new()))
+    }
+
+    /// Dismisses the pending question without answering it (the person closed it): the
+    /// parked `ask_clarification` call gets a "dismissed" result, the question is no longer
+    /// pending (in the store too, so this works after a restart), and `clarification_dismissed`
+    /// goes to the agent's observers. No turn starts: the model reads the dismissal with the
+    /// next message. Waits for a running turn of the session to end first.
+    pub async fn dismiss_clarification(&self, clarification_id: &str) -> Result<(), ClarificationError> {
+        clarification::dismiss(&self.agent.inner, &self.state, clarification_id).await
     }
 
     fn start(&self, input: turn::TurnInput, cancel: CancellationToken) -> Run {

@@ -127,7 +127,8 @@ pub struct RunStatus {
     pub iteration: u32,
     /// The tool running now, if any (the first, when several run at once).
     pub current_tool: Option<String>,
-    /// The latest assistant text.
+    /// The latest assistant text. While the model streams an answer, the text so far: it grows
+    /// with every streamed piece, so a host that polls shows progress.
     pub last_message: Option<String>,
     /// The error, once the run failed.
     pub error: Option<String>,

@@ -395,6 +395,14 @@ impl TabHub {
         self.inner.answer_clarification(tab, clarification_id, answer).await
     }
 
+    /// Dismisses the question the tab's turn is parked on, without answering it (the person
+    /// closed it; see [`Session::dismiss_clarification`]). Works on a tab restored after a
+    /// restart too. Messages held only because the tab was waiting for its person then start
+    /// a turn, within the auto-wake budget.
+    pub async fn dismiss_clarification(&self, tab: &TabId, clarification_id: &str) -> Result<(), TabError> {
+        self.inner.dismiss_clarification(tab, clarification_id).await
+    }
+
     /// Removes and returns the messages queued for a tab.
     pub async fn take_queue(&self, tab: &TabId) -> Result<Vec<QueuedMessage>, TabError> {
         let slot = self.inner.slot(tab)?;

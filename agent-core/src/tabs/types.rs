@@ -51,7 +51,8 @@ pub enum TabError {
         /// The limit.
         limit: usize,
     },
-    /// A clarification answer was refused (not pending, expired, or the wrong kind of answer).
+    /// A clarification answer or dismissal was refused (not pending, expired, or the wrong
+    /// kind of answer).
     #[error(transparent)]
     Clarification(#[from] ClarificationError),
 }

@@ -168,6 +168,31 @@ pub(super) async fn dismiss_for_new_message(turn: &Turn<'_>, history: &mut Histo
     Ok(())
 }
 
+/// The host dismisses pending question `id` (the person closed it without answering): its
+/// call gets a result saying so, the parked state is cleared in the store, and
+/// `clarification_dismissed` goes to the agent's observers. No turn starts; the model reads
+/// the dismissal in the transcript on the next turn.
+pub(super) async fn dismiss(agent: &AgentInner, state: &SessionState, id: &str) -> Result<(), ClarificationError> {
+    // The history first, then the slot: the watcher takes them in this order too.
+    let mut history = state.history.lock().await;
+    let Some(question) = state.clarification.take(Some(id)) else {
+        return Err(ClarificationError::NotPending(id.to_owned()));
+    };
+    let text = "[Clarification dismissed]: the person dismissed the question without answering";
+    watch::settle(&mut history, agent.store.as_ref(), &state.id, &question, text, false).await?;
+    drop(history);
+    let emitter = Emitter::detached(
+        state.id.clone(),
+        agent.observers.clone(),
+        Arc::new(Mutex::new(RunStatus::default())),
+    );
+    emitter.emit(EventKind::ClarificationDismissed {
+        clarification_id: question.id,
+        reason: "dismissed by the host".into(),
+    });
+    Ok(())
+}
+
 /// The question a stored session's turn was parked on when the process stopped, if any.
 pub(super) async fn load_parked(store: &dyn Store, session: &SessionId) -> Result<Option<Clarification>, StoreError> {
     Ok(match store.parked_run(session).await? {

@@ -60,10 +60,12 @@ impl Turn<'_> {
         let call = async {
             let mut stream = self.agent.provider.stream(request, self.cancel.child_token()).await?;
             let mut assembler = ResponseAssembler::new();
+            let mut streaming_text = false;
             while let Some(event) = stream.next().await {
                 let event = event?;
                 match &event {
                     StreamEvent::TextDelta { text } => {
+                        self.follow_text(text, std::mem::replace(&mut streaming_text, true));
                         self.emitter.emit(EventKind::ContentToken { text: text.clone() })
                     }
                     StreamEvent::ReasoningDelta { text } => {
@@ -97,5 +99,15 @@ impl Turn<'_> {
                 Ok(Ok(response)) => Ok(response),
             },
         }
+    }
+
+    /// Keeps the status's `last_message` on the text being streamed, so a host that polls
+    /// shows the answer as it grows: the first delta of a call replaces the previous message,
+    /// later ones are appended in place (no copy of the whole text per delta).
+    fn follow_text(&self, delta: &str, continuing: bool) {
+        self.emitter.update(|s| match (&mut s.last_message, continuing) {
+            (Some(text), true) => text.push_str(delta),
+            (last, _) => *last = Some(delta.to_owned()),
+        });
     }
 }

@@ -12,8 +12,14 @@ use crate::agent::tools_exec::{ExecCtx, Executed, Stop, not_run};
 use crate::message::{Message, ToolCall};
 use crate::tool::ToolSet;
 
-/// The assistant message appended when a cap ends the turn.
-const CAP_MESSAGE: &str = "Reached maximum iteration limit";
+/// The assistant message appended when the iteration cap ends the turn.
+const ITERATION_CAP_MESSAGE: &str = "Reached maximum iteration limit";
+
+/// The assistant message appended when the tool-call cap ends the turn: its own, so the person
+/// (and a host that polls `last_message`) can tell which limit stopped the agent.
+fn tool_call_cap_message(max: u32) -> String {
+    format!("Reached maximum tool call limit ({max} per turn)")
+}
 
 const TOOL_CALL_CAP: &str = "the tool-call cap was reached";
 
@@ -39,7 +45,10 @@ impl Turn<'_> {
         };
         if outcome.iterations >= config.max_iterations {
             let results = not_run(&exec, calls, "the iteration cap was reached").await;
-            return ControlFlow::Break(self.capped(history, outcome, results).await);
+            return ControlFlow::Break(
+                self.capped(history, outcome, results, ITERATION_CAP_MESSAGE.to_owned())
+                    .await,
+            );
         }
         let used_before = outcome.tool_calls as usize - calls.len();
         let allowed = config.max_tool_calls.map_or(calls.len(), |max| {
@@ -62,7 +71,8 @@ impl Turn<'_> {
             if let Some((call, _)) = &question {
                 results.extend(not_run(&exec, std::slice::from_ref(call), TOOL_CALL_CAP).await);
             }
-            return ControlFlow::Break(self.capped(history, outcome, results).await);
+            let message = tool_call_cap_message(config.max_tool_calls.unwrap_or_default());
+            return ControlFlow::Break(self.capped(history, outcome, results, message).await);
         }
         if let Err(e) = history.push(self.agent.store.as_ref(), self.session, results).await {
             return ControlFlow::Break(store_failed(outcome, e));
@@ -120,14 +130,20 @@ impl Turn<'_> {
         }
     }
 
-    /// Appends the results of the last calls and the cap message; ends `capped`.
-    async fn capped(&self, history: &mut History, mut outcome: Outcome, mut results: Vec<Message>) -> Outcome {
-        results.push(Message::assistant(CAP_MESSAGE));
+    /// Appends the results of the last calls and the cap's message; ends `capped`.
+    async fn capped(
+        &self,
+        history: &mut History,
+        mut outcome: Outcome,
+        mut results: Vec<Message>,
+        message: String,
+    ) -> Outcome {
+        results.push(Message::assistant(message.as_str()));
         if let Err(e) = history.push(self.agent.store.as_ref(), self.session, results).await {
             return store_failed(outcome, e);
         }
-        self.emitter.update(|s| s.last_message = Some(CAP_MESSAGE.to_owned()));
-        outcome.final_text = Some(CAP_MESSAGE.to_owned());
+        self.emitter.update(|s| s.last_message = Some(message.clone()));
+        outcome.final_text = Some(message);
         with_status(outcome, OutcomeStatus::Capped)
     }
 }
