@@ -212,7 +212,8 @@ fn event_forwarder(callback: Py<PyAny>, loops: Arc<Loops>) -> impl Fn(&AgentEven
             let _ = run_blocking(move |py| {
                 for (event, target) in events.iter().zip(targets) {
                     let delivered = json_to_py(py, &to_json(event)).and_then(|ev| match &target {
-                        Some(l) if !l.bind(py).call_method0("is_closed")?.extract::<bool>()? => l
+                        Some(l) if !l.event_loop.bind(py).call_method0("is_closed")?.extract::<bool>()? => l
+                            .event_loop
                             .bind(py)
                             .call_method1("call_soon_threadsafe", (callback.bind(py), ev))
                             .map(drop),

@@ -10,6 +10,7 @@ mod convert;
 mod errors;
 mod host;
 mod interpreter;
+mod loop_bridge;
 mod mcp;
 mod provider;
 mod pyloop;

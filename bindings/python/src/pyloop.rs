@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use agent_core::SessionId;
 use pyo3::exceptions::PyRuntimeError;
@@ -14,16 +15,37 @@ use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use tokio::sync::oneshot;
 
+use crate::loop_bridge::{LoopBridge, LoopJob};
+
 /// The asyncio loops runs were started from: per session, plus the latest one as a fallback.
 #[derive(Default)]
 pub struct Loops {
     inner: Mutex<LoopsInner>,
 }
 
+/// An asyncio loop and its bridge (see [`LoopBridge`]), when it has one.
+pub struct SessionLoop {
+    /// The loop.
+    pub event_loop: Py<PyAny>,
+    /// Wakes the loop's thread to run work, without the GIL.
+    pub bridge: Option<Arc<LoopBridge>>,
+}
+
+impl SessionLoop {
+    /// The loop running on this thread, with its bridge (made on first use).
+    fn running(py: Python<'_>) -> Option<Arc<SessionLoop>> {
+        let event_loop = pyo3_async_runtimes::get_running_loop(py).ok()?;
+        Some(Arc::new(SessionLoop {
+            bridge: LoopBridge::of(py, &event_loop),
+            event_loop: event_loop.unbind(),
+        }))
+    }
+}
+
 #[derive(Default)]
 struct LoopsInner {
-    by_session: HashMap<SessionId, Arc<Py<PyAny>>>,
-    latest: Option<Arc<Py<PyAny>>>,
+    by_session: HashMap<SessionId, Arc<SessionLoop>>,
+    latest: Option<Arc<SessionLoop>>,
     /// How many sessions the map held after its last sweep of closed loops.
     swept_at: usize,
 }
@@ -43,7 +65,7 @@ impl Loops {
         let (latest, sweep) = match self.inner.lock() {
             Ok(inner) => {
                 let sweep = inner.by_session.len() >= 2 * inner.swept_at.max(64);
-                let distinct: Vec<Arc<Py<PyAny>>> = if sweep {
+                let distinct: Vec<Arc<SessionLoop>> = if sweep {
                     let mut seen = HashMap::new();
                     for l in inner.by_session.values() {
                         seen.entry(Arc::as_ptr(l)).or_insert_with(|| l.clone());
@@ -57,12 +79,15 @@ impl Loops {
             Err(_) => return,
         };
         let event_loop = match latest {
-            Some(latest) if latest.bind(py).is(&event_loop) => latest,
-            _ => Arc::new(event_loop.unbind()),
+            Some(latest) if latest.event_loop.bind(py).is(&event_loop) => latest,
+            _ => match SessionLoop::running(py) {
+                Some(running) => running,
+                None => return,
+            },
         };
-        let closed: Option<Vec<*const Py<PyAny>>> =
+        let closed: Option<Vec<*const SessionLoop>> =
             sweep.map(|loops| loops.iter().filter(|l| is_closed(py, l)).map(Arc::as_ptr).collect());
-        let removed: Vec<Arc<Py<PyAny>>> = match self.inner.lock() {
+        let removed: Vec<Arc<SessionLoop>> = match self.inner.lock() {
             Ok(mut inner) => {
                 let mut removed = Vec::new();
                 if let Some(closed) = closed {
@@ -87,27 +112,28 @@ impl Loops {
 
     /// Records a loop as the fallback.
     pub fn remember_current(&self, py: Python<'_>) {
-        if let Ok(event_loop) = pyo3_async_runtimes::get_running_loop(py)
+        if let Some(running) = SessionLoop::running(py)
             && let Ok(mut inner) = self.inner.lock()
         {
-            inner.latest = Some(Arc::new(event_loop.unbind()));
+            inner.latest = Some(running);
         }
     }
 
     /// The latest loop a run was started from (or the one current when these were made).
-    pub fn latest(&self) -> Option<Arc<Py<PyAny>>> {
+    pub fn latest(&self) -> Option<Arc<SessionLoop>> {
         self.inner.lock().ok()?.latest.clone()
     }
 
     /// The loop to run the session's async callbacks on.
-    pub fn for_session(&self, session: &SessionId) -> Option<Arc<Py<PyAny>>> {
+    pub fn for_session(&self, session: &SessionId) -> Option<Arc<SessionLoop>> {
         let inner = self.inner.lock().ok()?;
         inner.by_session.get(session).or(inner.latest.as_ref()).cloned()
     }
 }
 
-fn is_closed(py: Python<'_>, event_loop: &Arc<Py<PyAny>>) -> bool {
+fn is_closed(py: Python<'_>, event_loop: &Arc<SessionLoop>) -> bool {
     event_loop
+        .event_loop
         .bind(py)
         .call_method0("is_closed")
         .and_then(|c| c.extract::<bool>())
@@ -143,7 +169,7 @@ impl Callback {
     /// [`Self::call`] with the asyncio loop given (async callables need one).
     pub async fn call_on<T, F, G>(
         &self,
-        event_loop: Option<Arc<Py<PyAny>>>,
+        event_loop: Option<Arc<SessionLoop>>,
         make_args: F,
         finish: G,
     ) -> Result<T, String>
@@ -160,7 +186,7 @@ impl Callback {
             })
             .await;
         }
-        let Some(event_loop) = event_loop else {
+        let Some(session_loop) = event_loop else {
             return run_blocking(move |py| {
                 finish(
                     py,
@@ -172,45 +198,110 @@ impl Callback {
             .await;
         };
         // The result is finished (`finish`) by the done callback itself, on the asyncio
-        // thread that already holds the GIL, instead of by one more hop through the blocking
-        // pool.
+        // thread that already holds the GIL.
         let (tx, rx) = oneshot::channel();
         let deliver: Deliver = Box::new(move |py, result| {
             let _ = tx.send(finish(py, result));
         });
         let deliver = Arc::new(Mutex::new(Some(deliver)));
         // The guard exists before the coroutine is scheduled, so that dropping this future at
-        // any point (even while the scheduling thread still runs) cancels the Python task.
+        // any point (even before the coroutine starts) cancels the Python task.
         let slot = Arc::new(Mutex::new(Slot::Pending));
         let guard = CancelOnDrop(slot.clone());
+        let bridge = session_loop.bridge.clone();
         let on_done = deliver.clone();
-        let scheduled = blocking(move |py| -> PyResult<()> {
-            let args = make_args(py)?;
-            let coro = func.bind(py).call1(args)?;
-            let asyncio = py.import("asyncio")?;
-            let cfut = asyncio.call_method1("run_coroutine_threadsafe", (coro, event_loop.bind(py)))?;
-            cfut.call_method1("add_done_callback", (Done { deliver: on_done },))?;
-            let mut slot = slot.lock().map_err(|_| PyRuntimeError::new_err("poisoned lock"))?;
-            if matches!(*slot, Slot::Dropped) {
-                cfut.call_method0("cancel")?;
-            } else {
-                *slot = Slot::Scheduled(cfut.unbind());
+        let target = session_loop.clone();
+        let start: StartFn = Box::new(move |py, on_loop| {
+            let started = start_coroutine(py, &func, make_args, &target, on_loop, &slot, on_done.clone());
+            if let Err(e) = started
+                && let Some(deliver) = on_done.lock().ok().and_then(|mut d| d.take())
+            {
+                deliver(py, Err(e));
             }
-            Ok(())
-        })
-        .await;
-        if let Err(e) = scheduled {
-            let unused = deliver.lock().ok().and_then(|mut d| d.take());
-            if let Some(deliver) = unused {
-                run_blocking(move |py| deliver(py, Err(e))).await?;
+        });
+        let start = Arc::new(Mutex::new(Some(start)));
+        let on_loop = start.clone();
+        let job: LoopJob = Box::new(move |py| {
+            if let Some(start) = on_loop.lock().ok().and_then(|mut s| s.take()) {
+                start(py, true);
             }
+        });
+        // Straight to the loop's thread when it has a bridge; else through the Python thread.
+        if bridge.as_ref().is_none_or(|b| b.push(job).is_err())
+            && let Some(start) = start.lock().ok().and_then(|mut s| s.take())
+        {
+            run_blocking(move |py| start(py, false)).await?;
         }
-        let result = rx
-            .await
-            .map_err(|_| "the async callback was dropped before it finished".to_owned());
+        let mut rx = rx;
+        let result = loop {
+            tokio::select! {
+                done = &mut rx => break done.map_err(|_| "the async callback was dropped before it finished".to_owned()),
+                () = tokio::time::sleep(LOOP_CHECK_EVERY) => {
+                    let closed = run_blocking({
+                        let target = session_loop.clone();
+                        move |py| is_closed(py, &target)
+                    });
+                    if closed.await.unwrap_or(true) {
+                        if let Some(bridge) = &bridge {
+                            bridge.close();
+                        }
+                        break Err(LOOP_CLOSED.to_owned());
+                    }
+                }
+            }
+        };
         guard.disarm();
         result
     }
+}
+
+/// How often a wait for an async callback checks that its loop still runs.
+const LOOP_CHECK_EVERY: Duration = Duration::from_secs(1);
+const LOOP_CLOSED: &str = "the asyncio loop this async callback runs on was closed before it finished: keep the loop \
+     that started the run open until the run ends";
+
+/// Starts an async callback: on the loop's thread (`on_loop`) or from another thread.
+type StartFn = Box<dyn for<'py> FnOnce(Python<'py>, bool) + Send>;
+
+/// Calls the coroutine function and schedules the coroutine on `target`'s loop, with `Done`
+/// as its done callback; nothing when the Rust side is gone already.
+fn start_coroutine<'py, F>(
+    py: Python<'py>,
+    func: &Py<PyAny>,
+    make_args: F,
+    target: &SessionLoop,
+    on_loop: bool,
+    slot: &Mutex<Slot>,
+    deliver: Arc<Mutex<Option<Deliver>>>,
+) -> PyResult<()>
+where
+    F: FnOnce(Python<'py>) -> PyResult<Bound<'py, PyTuple>>,
+{
+    let poisoned = || PyRuntimeError::new_err("poisoned lock");
+    if matches!(*slot.lock().map_err(|_| poisoned())?, Slot::Dropped) {
+        return Ok(());
+    }
+    let coro = func.bind(py).call1(make_args(py)?)?;
+    let event_loop = target.event_loop.bind(py);
+    let future = if on_loop {
+        event_loop.call_method1("create_task", (coro,))?
+    } else {
+        py.import("asyncio")?
+            .call_method1("run_coroutine_threadsafe", (coro, event_loop))?
+    };
+    future.call_method1("add_done_callback", (Done { deliver },))?;
+    let mut slot = slot.lock().map_err(|_| poisoned())?;
+    if matches!(*slot, Slot::Dropped) {
+        // Dropped while the coroutine was being scheduled; this thread may cancel it (a task
+        // on its own loop's thread, or a thread-safe concurrent future).
+        future.call_method0("cancel")?;
+    } else {
+        *slot = Slot::Scheduled {
+            future: future.unbind(),
+            bridge: on_loop.then(|| target.bridge.clone()).flatten(),
+        };
+    }
+    Ok(())
 }
 
 /// What the done callback does with the coroutine's result (or exception): finish it and send
@@ -227,21 +318,17 @@ where
     crate::runtime::python_thread().run(f).await
 }
 
-/// Runs `f` with the GIL on the Python thread, folding a failure into the result.
-pub async fn blocking<T, F>(f: F) -> PyResult<T>
-where
-    T: Send + 'static,
-    F: for<'py> FnOnce(Python<'py>) -> PyResult<T> + Send + 'static,
-{
-    run_blocking(f).await.map_err(PyRuntimeError::new_err)?
-}
-
 /// Where the scheduled `concurrent.futures.Future` of an async callback is kept.
 enum Slot {
     /// Not scheduled yet.
     Pending,
-    /// Scheduled: cancel this future to cancel the Python task.
-    Scheduled(Py<PyAny>),
+    /// Scheduled: cancel this future to cancel the Python task. A task started through a
+    /// bridge is cancelled on its loop's thread, through the bridge (tasks are not
+    /// thread-safe); a concurrent future from any thread.
+    Scheduled {
+        future: Py<PyAny>,
+        bridge: Option<Arc<LoopBridge>>,
+    },
     /// The Rust side is gone (cancelled) or done: cancel as soon as it is scheduled.
     Dropped,
 }
@@ -264,11 +351,16 @@ impl Drop for CancelOnDrop {
             return;
         };
         match std::mem::replace(&mut *slot, Slot::Dropped) {
-            Slot::Scheduled(cfut) => {
-                // Off the runtime's workers: taking the GIL may wait.
-                crate::runtime::python_thread().spawn(move |py| {
-                    let _ = cfut.bind(py).call_method0("cancel");
-                });
+            Slot::Scheduled { future, bridge } => {
+                let cancel = move |py: Python<'_>| {
+                    let _ = future.bind(py).call_method0("cancel");
+                };
+                match bridge {
+                    // A closed loop runs nothing any more: nothing to cancel.
+                    Some(bridge) => drop(bridge.push(Box::new(cancel))),
+                    // Off the runtime's workers: taking the GIL may wait.
+                    None => crate::runtime::python_thread().spawn(cancel),
+                }
             }
             Slot::Pending => {}
             // Disarmed after completion.

@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use tokio::task::AbortHandle;
 
+use crate::loop_bridge::{LoopBridge, LoopJob};
 use crate::python_thread::PythonThread;
 
 /// The thread that runs Python work for the runtime. One per process, like the runtime it
@@ -40,25 +41,38 @@ where
 {
     let event_loop = pyo3_async_runtimes::get_running_loop(py)?;
     let py_fut = event_loop.call_method0("create_future")?;
-    let target = (event_loop.clone().unbind(), py_fut.clone().unbind());
+    let bridge = LoopBridge::of(py, &event_loop);
+    let target = (event_loop.unbind(), py_fut.clone().unbind());
     let handle = pyo3_async_runtimes::tokio::get_runtime().spawn(async move {
         let result = fut.await;
         let (event_loop, py_fut) = target;
-        let delivered = python_thread().run(move |py| {
+        let deliver: LoopJob = Box::new(move |py| {
             let (ok, value) = match result.and_then(|v| v.into_py_any(py)) {
                 Ok(v) => (true, v.into_bound(py)),
                 Err(e) => (false, e.into_value(py).into_bound(py).into_any()),
             };
+            let on_loop = pyo3_async_runtimes::get_running_loop(py).is_ok_and(|l| l.is(event_loop.bind(py)));
             let delivered = resolver(py).and_then(|resolve| {
-                event_loop
-                    .bind(py)
-                    .call_method1("call_soon_threadsafe", (resolve, py_fut.bind(py), ok, value))
+                if on_loop {
+                    resolve.bind(py).call1((py_fut.bind(py), ok, value))
+                } else {
+                    event_loop
+                        .bind(py)
+                        .call_method1("call_soon_threadsafe", (resolve, py_fut.bind(py), ok, value))
+                }
             });
             // A closed loop means nobody waits for the result any more.
             drop(delivered);
         });
-        // Err only when the interpreter is shutting down: nobody waits any more.
-        drop(delivered.await);
+        // Straight to the loop's thread when it has a bridge; else through the Python thread.
+        let deliver = match bridge {
+            Some(bridge) => bridge.push(deliver).err(),
+            None => Some(deliver),
+        };
+        if let Some(deliver) = deliver {
+            // Err only when the interpreter is shutting down: nobody waits any more.
+            drop(python_thread().run(deliver).await);
+        }
     });
     py_fut.call_method1(
         "add_done_callback",

@@ -154,13 +154,13 @@ def test_the_interpreter_exits_cleanly_with_python_tool_calls_in_flight(tmp_path
             @ac.tool(name="slow")
             def slow() -> str:
                 \"\"\"Sleeps a little.\"\"\"
-                time.sleep(0.01)
+                time.sleep(0.05)
                 return "ok"
 
             @ac.tool(name="later")
             async def later() -> str:
                 \"\"\"Sleeps a little, async.\"\"\"
-                await asyncio.sleep(0.01)
+                await asyncio.sleep(0.05)
                 return "ok"
 
             async def main():
