@@ -163,7 +163,7 @@ impl NativeAgent {
         let id = id.map(|i| SessionId::parse(&i)).transpose().map_err(invalid_id)?;
         let agent = self.agent.clone();
         let loops = self.loops.clone();
-        crate::runtime::spawn_py(py, async move {
+        crate::runtime::spawn_py_eager(py, async move {
             let session = match id {
                 Some(id) => agent.create_session_with_id(id).await,
                 None => agent.create_session().await,
@@ -380,7 +380,7 @@ impl NativeEvents {
     /// The next event dict, or None after the final one. Awaitable.
     fn next<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let stream = self.stream.clone();
-        crate::runtime::spawn_py(py, async move {
+        crate::runtime::spawn_py_eager(py, async move {
             let mut stream = stream.lock().await;
             Ok(stream.next().await.map(|e| Json(to_json(&e))))
         })

@@ -2,6 +2,7 @@
 //! it, and Rust futures as asyncio futures.
 
 use std::future::Future;
+use std::task::{Context, Poll, Waker};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use pyo3::IntoPyObjectExt;
@@ -80,6 +81,34 @@ where
             handle: Mutex::new(Some(handle.abort_handle())),
         },),
     )?;
+    Ok(py_fut)
+}
+
+/// [`spawn_py`] for futures that are often ready at once (a buffered event, a session
+/// created in memory): polled once on the calling thread first (with the GIL released), and
+/// only spawned when not ready, which saves waking a runtime worker and then the loop.
+///
+/// Only for futures whose first poll does no blocking work: it runs on the loop's thread.
+pub fn spawn_py_eager<'py, F, T>(py: Python<'py>, fut: F) -> PyResult<Bound<'py, PyAny>>
+where
+    F: Future<Output = PyResult<T>> + Send + 'static,
+    T: for<'a> IntoPyObject<'a> + Send + 'static,
+{
+    let mut fut = Box::pin(fut);
+    let first = py.detach(|| {
+        let _runtime = pyo3_async_runtimes::tokio::get_runtime().enter();
+        let mut cx = Context::from_waker(Waker::noop());
+        fut.as_mut().poll(&mut cx)
+    });
+    let Poll::Ready(result) = first else {
+        // Polled with a waker that does nothing: the runtime polls it again at once.
+        return spawn_py(py, fut);
+    };
+    let py_fut = pyo3_async_runtimes::get_running_loop(py)?.call_method0("create_future")?;
+    match result.and_then(|v| v.into_py_any(py)) {
+        Ok(v) => py_fut.call_method1("set_result", (v,))?,
+        Err(e) => py_fut.call_method1("set_exception", (e.into_value(py),))?,
+    };
     Ok(py_fut)
 }
 

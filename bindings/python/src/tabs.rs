@@ -304,7 +304,7 @@ impl NativeTabEvents {
     /// The next event dict (None once the hub is gone). Awaitable.
     fn next<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let receiver = self.receiver.clone();
-        crate::runtime::spawn_py(py, async move {
+        crate::runtime::spawn_py_eager(py, async move {
             let mut receiver = receiver.lock().await;
             loop {
                 match receiver.recv().await {
