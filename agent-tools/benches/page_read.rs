@@ -1,5 +1,6 @@
 //! page_read on the fixture corpus against real headless Chromium: characters of the first
-//! page_read result per page beside the page's raw HTML size, and the time per call.
+//! page_read result per page beside the page's raw HTML size, and the time per call; then, per
+//! page, one click and the characters of a `since_last` read against a full read.
 //!
 //! Run: `cargo bench -p agent-tools --bench page_read` (needs /usr/bin/chromium).
 
@@ -22,6 +23,13 @@ fn docs_page() -> String {
         "<!doctype html><html><head><meta charset=utf-8><title>Docs: the guide</title><style>.w{padding:2px}</style></head><body>",
     );
     s.push_str("<header class=\"site-header\"><div class=\"w\"><div class=\"w\"><a href=\"/\">Home</a> <input type=search aria-label=\"Search docs\"></div></div></header>");
+    // A collapsible "On this page" list, as documentation sites have: what the since_last
+    // figure clicks.
+    s.push_str("<button type=button aria-expanded=false onclick=\"const t=document.getElementById('toc');t.hidden=!t.hidden;this.setAttribute('aria-expanded',String(!t.hidden))\">On this page</button><ul id=toc hidden>");
+    for sec in 0..10 {
+        s.push_str(&format!("<li><a href=\"#s{sec}\">Section {sec}</a></li>"));
+    }
+    s.push_str("</ul>");
     s.push_str("<div class=\"layout\"><nav aria-label=\"Chapters\" class=\"sidebar\"><ul>");
     for c in 0..40 {
         s.push_str(&format!("<li class=\"chapter\"><div class=\"w\"><div class=\"w\"><span class=\"title\">Chapter {c}</span></div></div><ul>"));
@@ -62,8 +70,24 @@ fn table_page() -> String {
             "<tr class=\"row\"><td class=\"icon\"><svg width=16 height=16><rect width=16 height=16></rect></svg></td><td><a href=\"/repo/blob/main/src/module_{r}/file_{r}.rs\">src/module_{r}/file_{r}.rs</a></td><td>Commit message for file {r}</td><td><button type=button>Copy path</button> <button type=button aria-expanded=false>More</button></td></tr>"
         ));
     }
-    s.push_str("</tbody></table></body></html>");
+    // "More" opens a row's menu (two more buttons), as file listings do: what the since_last
+    // figure clicks.
+    s.push_str("</tbody></table><script>document.addEventListener('click',(e)=>{const b=e.target.closest('button[aria-expanded]');if(!b)return;const open=b.getAttribute('aria-expanded')!=='true';b.setAttribute('aria-expanded',String(open));if(open){b.insertAdjacentHTML('afterend','<span class=menu><button type=button>View history</button> <button type=button>Blame</button></span>')}else{b.nextElementSibling.remove()}})</script></body></html>");
     s
+}
+
+/// The element each page's since_last figure clicks (the first line naming it).
+fn click_target(page: &str) -> &'static str {
+    match page {
+        "links.html" => "\"Second page\"",
+        "form.html" => "\"Show details\"",
+        "shadow.html" => "\"Increment\"",
+        "rerender.html" => "\"Re-render\"",
+        "page2.html" => "\"Other button\"",
+        "frame.html" => "\"Frame button\"",
+        "docs (generated)" => "\"On this page\"",
+        _ => "\"More\"",
+    }
 }
 
 fn main() {
@@ -131,6 +155,7 @@ fn main() {
         let read = tools.iter().find(|t| t.spec().name == "page_read").unwrap().clone();
         println!("| page | raw HTML (chars) | rendered DOM (chars) | page_read (chars) | ratio | elements listed | page_read time (median of 10) |");
         println!("|---|---:|---:|---:|---:|---:|---:|");
+        let mut since_rows = Vec::new();
         for (i, (name, body)) in pages.iter().enumerate() {
             let path = if name.ends_with(".html") { format!("/{name}") } else { format!("/gen{i}.html") };
             shared.navigate(None, &format!("{base}{path}")).await.unwrap();
@@ -167,6 +192,37 @@ fn main() {
                 chars as f64 / raw as f64,
                 times[5].as_secs_f64() * 1000.0
             );
+
+            // One click, then what the model would read next: the changes against a full read.
+            let needle = click_target(name);
+            let target = out
+                .lines()
+                .find(|l| l.starts_with('e') && l.contains(needle))
+                .and_then(|l| l.split_whitespace().next())
+                .unwrap_or_else(|| panic!("no {needle} on {name}"))
+                .to_owned();
+            let cx = || ToolContext::detached(SessionId::new_random(), "bench");
+            let click = tools.iter().find(|t| t.spec().name == "page_click").unwrap();
+            click.call(json!({"ref": target}), cx()).await.unwrap();
+            let since = read.call(json!({"since_last": true}), cx()).await.unwrap();
+            let full = read.call(json!({}), cx()).await.unwrap().text_content();
+            let s = &since.structured.as_ref().unwrap()["since_last"];
+            let what = if s["full"] == true {
+                format!("full read ({})", s["reason"].as_str().unwrap_or(""))
+            } else {
+                format!("+{} -{} ~{}", s["added"], s["removed"], s["changed"])
+            };
+            let (since_chars, full_chars) = (since.text_content().chars().count(), full.chars().count());
+            since_rows.push(format!(
+                "| {name} | {needle} | {what} | {full_chars} | {since_chars} | {:.2} |",
+                since_chars as f64 / full_chars as f64
+            ));
+        }
+        println!();
+        println!("| page | clicked | since_last answered | full read after the click (chars) | since_last read (chars) | ratio |");
+        println!("|---|---|---|---:|---:|---:|");
+        for row in since_rows {
+            println!("{row}");
         }
         host.close().await.unwrap();
     });

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::format::{ReadView, format_read as format_read_view};
+use super::format::{ReadView, Snapshot, format_changes, format_read as format_read_view};
 use super::refusal::format_refusal;
 
 /// Extracts text from arbitrary bytes read as (lossy) UTF-8 HTML.
@@ -12,7 +12,8 @@ pub fn html_to_text(data: &[u8]) -> String {
 }
 
 /// Formats arbitrary JSON as page.js `read` and refusal results would be, with a view chosen by
-/// the first bytes (offset, find, caps). Inputs that are not JSON are ignored.
+/// the first bytes (offset, find, caps), and as the change list from and to an empty read.
+/// Inputs that are not JSON are ignored.
 pub fn format_read(data: &[u8]) {
     let (head, body) = data.split_at(data.len().min(4));
     let Ok(v) = serde_json::from_slice::<Value>(body) else {
@@ -34,6 +35,10 @@ pub fn format_read(data: &[u8]) {
             ..ReadView::default()
         },
     );
+    let (read, empty) = (Snapshot::of(&v, None), Snapshot::of(&Value::Null, None));
+    let _ = format_changes(&read, &empty);
+    let _ = format_changes(&empty, &read);
+    let _ = format_changes(&read, &read);
     let url = v.get("url").and_then(Value::as_str).unwrap_or("");
     let _ = format_refusal(&v, url, &agent_core::untrusted::Provenance::web_page(url));
 }

@@ -15,6 +15,9 @@ async (op, args) => {
   // New refs are always numbered above every ref issued so far in any document, so a ref
   // from an older page version or another tab is never mistaken for one of this page.
   if (typeof args.base === 'number' && args.base > S.next) S.next = args.base;
+  // This document's identity, chosen by the first read: a later read compares its elements
+  // with the last read's only when both come from the same document.
+  if (typeof S.doc !== 'string' && typeof args.doc === 'string') S.doc = args.doc;
 
   const COMMIT = /\b(submit|commit|place\s+(an\s+)?order|check\s*out|pay|purchase|buy\s+now|send|confirm|delete|publish)\b/i;
   const TEXT_TYPES = new Set(['', 'text', 'search', 'email', 'url', 'tel', 'number']);
@@ -250,6 +253,7 @@ async (op, args) => {
   function read() {
     const vw = W.innerWidth, vh = W.innerHeight;
     const items = [];
+    const beyond = [];
     const counts = { links: 0, images: 0, headings: 0, forms: 0, fields: 0, iframes: 0, shadowRoots: 0, hiddenInteractive: 0 };
     let total = 0;
     const LIMIT = args.maxItems || 3000;
@@ -272,7 +276,13 @@ async (op, args) => {
         if (inter) counts.hiddenInteractive++;
         return;
       }
-      if (items.length >= LIMIT) { total++; return; }
+      if (items.length >= LIMIT) {
+        total++;
+        // Listed before, past the limit now: still on the page, so not reported as removed.
+        const n = inter ? S.byEl.get(el) : undefined;
+        if (n !== undefined && beyond.length < 5000) beyond.push('e' + n);
+        return;
+      }
       total++;
       const o = frameOffset(el);
       const y = r.top + o.y, x = r.left + o.x;
@@ -293,6 +303,7 @@ async (op, args) => {
     const body = document.body;
     const fullText = body ? clean(body.innerText) : '';
     return {
+      doc: typeof S.doc === 'string' ? S.doc : '',
       url: location.href,
       title: document.title,
       readyState: document.readyState,
@@ -300,6 +311,7 @@ async (op, args) => {
       textPreview: fullText.slice(0, 4000),
       items,
       omittedItems: Math.max(0, total - items.length),
+      beyondLimit: beyond,
       scroll: { y: Math.round(W.scrollY), height: Math.round(document.documentElement.scrollHeight), viewport: vh },
     };
   }

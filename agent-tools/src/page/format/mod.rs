@@ -1,12 +1,14 @@
 //! How page text is shown to the model: the compact snapshot page_read returns (built in
-//! `read`), one line per element, shortened addresses and caps. Page text is capped here; the
+//! `read`) or what changed since the last one (`changes`), one line per element, shortened addresses and caps. Page text is capped here; the
 //! loop wraps the whole result in untrusted-content markers (the tools set its provenance).
 
+mod changes;
 mod read;
 
 use agent_core::untrusted::one_line;
 use serde_json::Value;
 
+pub use changes::{Snapshot, format_changes};
 pub use read::{ReadView, format_read};
 
 /// Most characters of a page title shown in a line.

@@ -3,6 +3,7 @@
 
 mod act;
 mod click;
+mod last_read;
 mod output;
 mod read;
 mod shared;

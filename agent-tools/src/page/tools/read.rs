@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::super::format::{ReadView, TITLE_CHARS, cap_chars, format_read, shown_page_url};
+use super::super::format::{ReadView, Snapshot, TITLE_CHARS, cap_chars, format_changes, format_read, shown_page_url};
 use super::output::{output, page_source, source_of};
 use super::shared::{Shared, bind};
 use super::target::{TargetArgs, capped_target, target_desc};
@@ -22,6 +22,11 @@ pub struct ReadArgs {
     /// Only list elements and headings whose name, value or link contains this text.
     #[serde(default)]
     pub find: Option<String>,
+    /// Answer with only what changed since your last page_read of this page (added, removed
+    /// and changed element lines). The first read of a page, a new page, or more changes than
+    /// the page itself gives the full read instead, marked as such.
+    #[serde(default)]
+    pub since_last: Option<bool>,
 }
 
 /// Arguments of page_scrape.
@@ -35,26 +40,69 @@ pub struct ScrapeArgs {
 pub(crate) fn page_read(sh: &Arc<Shared>) -> Arc<dyn Tool> {
     Arc::new(tool_fn(
         "page_read",
-        "Read the page in your tab: url, title, counts, a text preview, and one line per interactive element with a ref (e12) for the other page tools. Elements in the viewport come first; use offset to page and find to search.",
+        "Read the page in your tab: url, title, counts, a text preview, and one line per interactive element with a ref (e12) for the other page tools. Elements in the viewport come first; use offset to page and find to search. After an action, since_last=true answers with only what changed since your last read of the page.",
         bind(sh, read),
     ))
 }
 
 async fn read(s: Arc<Shared>, a: ReadArgs) -> Result<ToolOutput, ToolError> {
-    let v = s.op(s.working()?.as_deref(), "read", json!({})).await?;
+    let tab = s.working()?;
+    let v = s.op(tab.as_deref(), "read", json!({"doc": document_id()})).await?;
     let view = ReadView {
         offset: a.offset.unwrap_or(0),
         find: a.find.filter(|f| !f.trim().is_empty()),
         max_elements: s.cfg.max_elements,
         max_chars: s.cfg.max_chars.saturating_sub(200),
     };
-    let (text, cut) = format_read(&v, &view);
+    let (full, cut) = format_read(&v, &view);
     let field = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("");
-    let facts = json!({
+    let mut facts = json!({
         "url": shown_page_url(field("url")), "title": one_line(field("title"), TITLE_CHARS),
         "readyState": one_line(field("readyState"), 20), "counts": v.get("counts"),
     });
+    // Every read is remembered, so a since_last read compares with whatever read came last.
+    let next = Snapshot::of(&v, tab);
+    let prev = s.last_read.replace(next.clone());
+    if a.since_last != Some(true) {
+        return Ok(output(full, facts, cut, source_of(&v)));
+    }
+    let (text, cut, since) = match prev {
+        None => full_read(full, cut, "first_read", "no earlier page_read to compare with"),
+        Some(prev) if !prev.same_document(&next) => full_read(
+            full,
+            cut,
+            "new_document",
+            "another document than at your last page_read (navigated, reloaded or another tab); its refs are stale",
+        ),
+        Some(prev) => {
+            let (changes, counts) = format_changes(&prev, &next);
+            if changes.chars().count() >= full.chars().count() {
+                full_read(full, cut, "larger_than_full", "the changes are longer than the page")
+            } else {
+                let since =
+                    json!({"full": false, "added": counts.added, "removed": counts.removed, "changed": counts.changed});
+                (changes, false, since)
+            }
+        }
+    };
+    facts["since_last"] = since;
     Ok(output(text, facts, cut, source_of(&v)))
+}
+
+/// A since_last read that answers with the full read, marked with why.
+fn full_read(full: String, cut: bool, reason: &str, why: &str) -> (String, bool, Value) {
+    (
+        format!("[full read: {why}]\n{full}"),
+        cut,
+        json!({"full": true, "reason": reason}),
+    )
+}
+
+/// A fresh identity for the document a read runs in; page.js keeps the first one it is given
+/// for the document's lifetime, so two reads of one document report the same id.
+fn document_id() -> String {
+    use rand::Rng;
+    format!("{:016x}", rand::rng().random::<u64>())
 }
 
 /// page_text: the visible text of one element.

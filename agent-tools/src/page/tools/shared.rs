@@ -15,6 +15,7 @@ use super::super::refusal::format_refusal;
 use super::super::scrape::Scraper;
 use super::super::scrape_policy::ScrapePolicy;
 use super::super::tab::{Binding, PageTab};
+use super::last_read::LastRead;
 use super::output::page_source;
 use crate::host::{BrowserHost, HostError};
 
@@ -26,6 +27,8 @@ pub(crate) struct Shared {
     /// Every ref number below this has been issued in some document.
     issued: AtomicU64,
     pub(super) scraper: Scraper,
+    /// The last page_read, for the next `since_last` read.
+    pub(super) last_read: LastRead,
 }
 
 impl Shared {
@@ -34,6 +37,7 @@ impl Shared {
             host,
             tab: Binding::new(tab),
             issued: AtomicU64::new(1),
+            last_read: LastRead::default(),
             // `scrape_loopback_http` and the policy's own switch mean the same: either turns it on.
             scraper: Scraper::new(ScrapePolicy {
                 allow_loopback_http: cfg.scrape.allow_loopback_http || cfg.scrape_loopback_http,
