@@ -269,6 +269,11 @@ async fn run(o: Opts) -> Result<(), String> {
             .provider(provider)
             .tool(step)
             .system_prompt("You are a benchmark.")
+            // Any --steps: the default cap (12 tool calls per turn) would end longer sessions.
+            .config(agent_core::AgentConfig {
+                max_tool_calls: None,
+                ..agent_core::AgentConfig::default()
+            })
             .build()
             .map_err(|e| e.to_string())?,
     );
