@@ -1,7 +1,8 @@
 //! A run's event log, what [`super::Run::events`] reads: the last `capacity` events, kept in a
 //! queue that grows as events come. A broadcast channel of the same capacity allocated (and
 //! zeroed) every slot up front, hundreds of kilobytes for every run, though a run usually has
-//! a few dozen events.
+//! a few dozen events. Once the run's handle and every reader are gone nobody can read the
+//! log again, so it stops keeping events (a run awaited for its outcome alone keeps none).
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -47,6 +48,10 @@ pub(crate) struct EventWriter(Arc<Log>);
 
 impl EventWriter {
     pub fn push(&self, event: AgentEvent) {
+        // Only this writer holds the log: no reader exists or can be made any more.
+        if Arc::strong_count(&self.0) == 1 {
+            return;
+        }
         {
             let mut state = self.0.state();
             if state.events.len() == self.0.capacity {
@@ -159,6 +164,20 @@ mod tests {
         assert!(early.next().await.is_none());
         assert_eq!(iteration(&late.next().await.unwrap()), 2);
         assert!(late.next().await.is_none());
+    }
+
+    #[tokio::test]
+    async fn a_log_nobody_can_read_keeps_nothing() {
+        let (writer, log) = event_log(8);
+        writer.push(event(1));
+        let mut cursor = log.cursor_at_start();
+        drop(log);
+        writer.push(event(2));
+        assert_eq!(iteration(&cursor.next().await.unwrap()), 1);
+        assert_eq!(iteration(&cursor.next().await.unwrap()), 2);
+        drop(cursor);
+        writer.push(event(3));
+        assert_eq!(writer.0.state().events.len(), 2, "the last event was not kept");
     }
 
     #[tokio::test]

@@ -156,7 +156,8 @@ pub type RunEvents = Pin<Box<dyn Stream<Item = AgentEvent> + Send>>;
 ///
 /// Read its events with [`Run::events`], poll [`Run::status`], stop it with [`Run::cancel`],
 /// and `.await` it (or call [`Run::outcome`]) for the [`Outcome`]. Dropping the handle does not
-/// cancel the turn.
+/// cancel the turn. Awaiting or dropping the handle gives up the events nobody has read: the
+/// run stops keeping them.
 pub struct Run {
     pub(crate) id: String,
     pub(crate) session_id: SessionId,
@@ -228,11 +229,14 @@ impl Run {
 
     /// Waits for the run to end and returns its outcome. May be called many times.
     pub async fn outcome(&self) -> Outcome {
-        let mut receiver = self.outcome.clone();
-        match receiver.wait_for(Option::is_some).await {
-            Ok(value) => value.clone().unwrap_or_else(lost_outcome),
-            Err(_) => lost_outcome(),
-        }
+        wait_for_outcome(self.outcome.clone()).await
+    }
+}
+
+async fn wait_for_outcome(mut receiver: watch::Receiver<Option<Outcome>>) -> Outcome {
+    match receiver.wait_for(Option::is_some).await {
+        Ok(value) => value.clone().unwrap_or_else(lost_outcome),
+        Err(_) => lost_outcome(),
     }
 }
 
@@ -258,6 +262,9 @@ impl IntoFuture for Run {
     type IntoFuture = Pin<Box<dyn Future<Output = Outcome> + Send>>;
 
     fn into_future(self) -> Self::IntoFuture {
-        Box::pin(async move { self.outcome().await })
+        // Only the outcome is waited for: the event log's reading side is dropped here, so the
+        // run stops keeping events nobody can read any more.
+        let Run { outcome, .. } = self;
+        Box::pin(async move { wait_for_outcome(outcome).await })
     }
 }

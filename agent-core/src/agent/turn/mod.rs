@@ -131,6 +131,9 @@ impl Turn<'_> {
             h = slot.0 => h,
         };
         let outcome = self.drive_locked(&mut history, input).await;
+        // The kept request serves the next model call of this turn only: an idle session
+        // would hold a second copy of its conversation.
+        history.forget_model_view();
         // Still holding the session: the next turn starts from a durable history.
         self.settle_store(&mut history, outcome).await
     }
