@@ -10,6 +10,7 @@ use std::fmt;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
+use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -32,9 +33,52 @@ pub(crate) type BodyStream = Pin<Box<dyn Stream<Item = Result<Bytes, ProviderErr
 /// Sends POST requests with a fixed set of headers.
 #[derive(Clone)]
 pub(crate) struct HttpClient {
-    reqwest: reqwest::Client,
+    reqwest: Arc<LazyReqwest>,
     /// `None` when a proxy is configured (every request then goes through reqwest).
     plain: Option<Plain>,
+}
+
+/// The reqwest client, built when first needed if the endpoint is plain HTTP: building it sets
+/// up TLS (root certificates, the crypto provider), about half a megabyte of code and data a
+/// client of a local server would otherwise keep resident without ever using it.
+struct LazyReqwest {
+    client: OnceLock<reqwest::Client>,
+    headers: HeaderMap,
+    user_agent: HeaderValue,
+    connect_timeout: Duration,
+    proxy: Option<String>,
+}
+
+impl LazyReqwest {
+    fn get(&self) -> Result<&reqwest::Client, ProviderError> {
+        if let Some(client) = self.client.get() {
+            return Ok(client);
+        }
+        let built = self.build()?;
+        // Another request may have built one meanwhile: either will do.
+        Ok(self.client.get_or_init(|| built))
+    }
+
+    fn build(&self) -> Result<reqwest::Client, ProviderError> {
+        let mut builder = reqwest::Client::builder()
+            .default_headers(self.headers.clone())
+            .connect_timeout(self.connect_timeout)
+            .user_agent(self.user_agent.clone())
+            .tcp_nodelay(true)
+            // reqwest's own retry layer only retries HTTP/2 and HTTP/3 protocol NACKs, which an
+            // HTTP/1-only client never sees; with no retries allowed it also stops cloning every
+            // request's headers in case of one. The transport retries per `HttpConfig`.
+            .retry(reqwest::retry::never().max_retries_per_request(0))
+            .no_proxy();
+        if let Some(proxy) = &self.proxy {
+            let proxy = reqwest::Proxy::all(proxy.as_str())
+                .map_err(|e| ProviderError::Config(format!("invalid proxy URL {proxy:?}: {e}")))?;
+            builder = builder.proxy(proxy);
+        }
+        builder
+            .build()
+            .map_err(|e| ProviderError::Config(format!("could not build the HTTP client: {e}")))
+    }
 }
 
 #[derive(Clone)]
@@ -47,7 +91,7 @@ struct Plain {
 impl fmt::Debug for HttpClient {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("HttpClient")
-            .field("reqwest", &self.reqwest)
+            .field("reqwest", &self.reqwest.client.get())
             .field("plain_http", &self.plain.is_some())
             .finish()
     }
@@ -60,28 +104,18 @@ const TCP_KEEPALIVE_RETRIES: u32 = 3;
 const TCP_USER_TIMEOUT: Duration = Duration::from_secs(30);
 
 impl HttpClient {
-    /// A client whose every request carries `headers`.
-    pub(crate) fn new(http: &HttpConfig, headers: HeaderMap) -> Result<Self, ProviderError> {
+    /// A client whose every request carries `headers`, for requests to `endpoint` (others
+    /// work too).
+    pub(crate) fn new(http: &HttpConfig, headers: HeaderMap, endpoint: &Url) -> Result<Self, ProviderError> {
         let user_agent = HeaderValue::from_str(&http.user_agent)
             .map_err(|_| ProviderError::Config(format!("invalid user agent {:?}", http.user_agent)))?;
-        let mut builder = reqwest::Client::builder()
-            .default_headers(headers.clone())
-            .connect_timeout(http.connect_timeout)
-            .user_agent(user_agent.clone())
-            .tcp_nodelay(true)
-            // reqwest's own retry layer only retries HTTP/2 and HTTP/3 protocol NACKs, which an
-            // HTTP/1-only client never sees; with no retries allowed it also stops cloning every
-            // request's headers in case of one. The transport retries per `HttpConfig`.
-            .retry(reqwest::retry::never().max_retries_per_request(0))
-            .no_proxy();
-        if let Some(proxy) = &http.proxy {
-            let proxy = reqwest::Proxy::all(proxy.as_str())
-                .map_err(|e| ProviderError::Config(format!("invalid proxy URL {proxy:?}: {e}")))?;
-            builder = builder.proxy(proxy);
-        }
-        let reqwest = builder
-            .build()
-            .map_err(|e| ProviderError::Config(format!("could not build the HTTP client: {e}")))?;
+        let reqwest = Arc::new(LazyReqwest {
+            client: OnceLock::new(),
+            headers: headers.clone(),
+            user_agent: user_agent.clone(),
+            connect_timeout: http.connect_timeout,
+            proxy: http.proxy.clone(),
+        });
         let plain = http.proxy.is_none().then(|| {
             // Like reqwest: a timeout on the TCP connect, and one on the whole connection
             // (name resolution included).
@@ -108,28 +142,35 @@ impl HttpClient {
             all.insert(USER_AGENT, user_agent);
             Plain { client, headers: all }
         });
-        Ok(HttpClient { reqwest, plain })
+        let client = HttpClient { reqwest, plain };
+        // Whatever reqwest serves reports a bad proxy or a TLS setup failure here, not at the
+        // first call.
+        if client.plain_for(endpoint).is_none() {
+            client.reqwest.get()?;
+        }
+        Ok(client)
+    }
+
+    /// The plain client, when it serves `url`: plain HTTP, no proxy, and nothing that reqwest
+    /// would handle (it turns credentials in the URL into basic auth and drops a fragment).
+    fn plain_for(&self, url: &Url) -> Option<&Plain> {
+        self.plain.as_ref().filter(|_| {
+            url.scheme() == "http" && url.username().is_empty() && url.password().is_none() && url.fragment().is_none()
+        })
     }
 
     /// POSTs `body` to `url` and returns the response head.
     pub(crate) async fn post(&self, url: &Url, body: Bytes) -> Result<Response, ProviderError> {
-        match &self.plain {
-            // reqwest turns credentials in the URL into basic auth and drops a fragment.
-            Some(plain)
-                if url.scheme() == "http"
-                    && url.username().is_empty()
-                    && url.password().is_none()
-                    && url.fragment().is_none() =>
-            {
-                plain.post(url, body).await
-            }
-            _ => self.post_via_reqwest(url, body).await,
+        match self.plain_for(url) {
+            Some(plain) => plain.post(url, body).await,
+            None => self.post_via_reqwest(url, body).await,
         }
     }
 
     /// POSTs through reqwest (HTTPS, proxies, URLs with credentials or a fragment).
     async fn post_via_reqwest(&self, url: &Url, body: Bytes) -> Result<Response, ProviderError> {
         self.reqwest
+            .get()?
             .post(url.clone())
             .body(body)
             .send()
@@ -301,7 +342,8 @@ mod tests {
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         headers.insert(AUTHORIZATION, HeaderValue::from_static("Bearer k"));
         headers.insert("x-extra", HeaderValue::from_static("1"));
-        HttpClient::new(&HttpConfig::default(), headers).unwrap()
+        let endpoint = Url::parse("http://127.0.0.1/v1/chat/completions").unwrap();
+        HttpClient::new(&HttpConfig::default(), headers, &endpoint).unwrap()
     }
 
     /// The same POST through reqwest.
@@ -369,6 +411,10 @@ mod tests {
     #[tokio::test]
     async fn credentials_in_the_url_go_through_reqwest() {
         let client = client();
+        assert!(
+            client.reqwest.client.get().is_none(),
+            "built before a request needed it"
+        );
         let (url, server) = serve_once(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok").await;
         let mut url = url;
         url.set_username("user").unwrap();
@@ -376,6 +422,13 @@ mod tests {
         assert!(matches!(response, Response::Reqwest(_)));
         let head = server.await.unwrap();
         assert!(head.to_ascii_lowercase().contains("authorization: basic"), "{head}");
+    }
+
+    #[test]
+    fn an_https_endpoint_sets_up_tls_at_once() {
+        let endpoint = Url::parse("https://api.example.com/v1/chat/completions").unwrap();
+        let client = HttpClient::new(&HttpConfig::default(), HeaderMap::new(), &endpoint).unwrap();
+        assert!(client.reqwest.client.get().is_some());
     }
 
     #[tokio::test]

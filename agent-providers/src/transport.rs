@@ -163,10 +163,16 @@ pub(crate) struct Transport {
 }
 
 impl Transport {
-    /// A transport whose every request carries `headers`.
-    pub(crate) fn new(http: HttpConfig, secret: &str, headers: HeaderMap) -> Result<Self, ProviderError> {
+    /// A transport whose every request carries `headers`, for requests to `endpoint` (others
+    /// work too).
+    pub(crate) fn new(
+        http: HttpConfig,
+        secret: &str,
+        headers: HeaderMap,
+        endpoint: &Url,
+    ) -> Result<Self, ProviderError> {
         Ok(Transport {
-            client: HttpClient::new(&http, headers)?,
+            client: HttpClient::new(&http, headers, endpoint)?,
             http,
             secret: secret.into(),
         })

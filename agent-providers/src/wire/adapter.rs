@@ -35,10 +35,11 @@ impl<W: Wire> HttpProvider<W> {
         let key = config.api_key.expose();
         wire.auth_headers(key, &mut headers)?;
         let model = wire.model_name(&config.model);
+        let url = parse_url(&wire.url(&model, config.streaming))?;
         Ok(HttpProvider {
-            url: parse_url(&wire.url(&model, config.streaming))?,
+            transport: Transport::new(config.http.clone(), key, headers, &url)?,
+            url,
             model,
-            transport: Transport::new(config.http.clone(), key, headers)?,
             streaming: config.streaming,
             max_input_tokens: config.max_input_tokens,
             wire,

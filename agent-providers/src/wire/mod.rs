@@ -62,6 +62,9 @@ pub(crate) fn to_bytes<T: serde::Serialize>(view: &T, capacity: usize) -> Result
     let mut buf = Vec::with_capacity(capacity);
     serde_json::to_writer(&mut buf, view)
         .map_err(|e| ProviderError::BadRequest(format!("could not encode the request: {e}")))?;
+    // The body is kept until the response head arrives (for retries): give back the room the
+    // estimate left over (often half of it) rather than hold it for every call in flight.
+    buf.shrink_to_fit();
     Ok(buf)
 }
 
