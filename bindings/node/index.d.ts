@@ -33,8 +33,8 @@ export declare class NativeAgentBuilder {
   store(store: NativeStore): void
   /** Adds every tool of a native tool set (fs, shell, page tools). */
   toolSet(set: NativeToolSet): void
-  /** Adds a JS tool. */
-  tool(definition: ToolDefinition, invoke: (input: ToolCallInput) => ToolReply | Promise<ToolReply>): void
+  /** Adds a JS tool, which `dispatcher` runs under `index`. */
+  tool(definition: ToolDefinition, dispatcher: NativeToolDispatcher, index: number): void
   /** Sets the function that aborts a JS tool invocation's AbortSignal. */
   abortHook(abort: (invocation: number) => void): void
   /** Sets the consent gate. */
@@ -259,6 +259,20 @@ export declare class NativeTabHub {
   events(): NativeTabEvents
 }
 
+/**
+ * Queues JS tool calls for the JS thread (see the module docs). Made by the JS layer with its
+ * `dispatch` function; tools are registered with `NativeAgentBuilder.tool`.
+ */
+export declare class NativeToolDispatcher {
+  /**
+   * A dispatcher calling `dispatch` with batches of calls; it answers each call with a
+   * reply, or `undefined` when the reply comes later through `reply`.
+   */
+  constructor(dispatch: (calls: DispatchedCall[]) => Array<ToolReply | undefined>)
+  /** Answers a call whose tool returned a promise. */
+  reply(invocation: number, reply: ToolReply): void
+}
+
 /** A group of native tools, added to an agent as a whole. */
 export declare class NativeToolSet {
   /** The tools' specs (name, description, parameters, gated, parallelSafe, timeout). */
@@ -286,6 +300,20 @@ export interface CryptRequest {
   op: string
   /** The plaintext (`encrypt`) or the base64 ciphertext (`decrypt`). */
   data?: string
+}
+
+/** One call as the JS `dispatch` function receives it. */
+export interface DispatchedCall {
+  /** The index the tool was registered under. */
+  tool: number
+  /** The validated arguments. */
+  args: any
+  /** The session. */
+  sessionId: string
+  /** The call's id, as the model gave it. */
+  callId: string
+  /** A number naming this invocation, for the abort hook and for `reply`. */
+  invocation: number
 }
 
 /**
@@ -401,18 +429,6 @@ export declare function openSqliteStore(path: string, options?: object | undefin
  * evaluated).
  */
 export declare function pageTools(host: (request: HostRequest) => Promise<HostReply>, options: object | undefined | null, hostWaits: boolean): NativeToolSet
-
-/** What a JS tool receives for one call. */
-export interface ToolCallInput {
-  /** The validated arguments. */
-  args: any
-  /** The session. */
-  sessionId: string
-  /** The call's id, as the model gave it. */
-  callId: string
-  /** A number naming this invocation, for the abort hook. */
-  invocation: number
-}
 
 /** A tool's definition from JS. */
 export interface ToolDefinition {

@@ -848,6 +848,7 @@ module.exports.NativeSession = nativeBinding.NativeSession
 module.exports.NativeStore = nativeBinding.NativeStore
 module.exports.NativeTabEvents = nativeBinding.NativeTabEvents
 module.exports.NativeTabHub = nativeBinding.NativeTabHub
+module.exports.NativeToolDispatcher = nativeBinding.NativeToolDispatcher
 module.exports.NativeToolSet = nativeBinding.NativeToolSet
 module.exports.fsTools = nativeBinding.fsTools
 module.exports.mcpConnect = nativeBinding.mcpConnect

@@ -3,6 +3,7 @@
  * What an agent and an MCP server share: JS tools, tool sets and the gate on a native builder.
  * @module agent-core/gate
  */
+const native = require('../index.js')
 const { wrap, AgentCoreError, ConfigError, ToolDefinitionError } = require('./errors.js')
 const { ToolSet, invoker, toJsonValue } = require('./tools.js')
 
@@ -27,6 +28,40 @@ function gateReply(reply) {
 }
 
 /**
+ * The native dispatcher that runs an agent's JS tools: it hands over every call queued since
+ * the last wake-up at once; plain replies go back in the returned list, promised ones through
+ * `reply` when they settle.
+ * @param {Array<(input: any) => any>} invokers
+ */
+function toolDispatcher(invokers) {
+  /** @type {any} */
+  const dispatcher = new native.NativeToolDispatcher((/** @type {any[]} */ calls) => {
+    const replies = new Array(calls.length)
+    for (let i = 0; i < calls.length; i++) {
+      const call = calls[i]
+      let reply
+      try {
+        reply = invokers[call.tool](call)
+      } catch (e) {
+        // The invoker turns a tool's throw into a reply; this catches a fault of its own.
+        reply = { kind: 'error', text: `the tool failed: ${e instanceof Error ? e.message : String(e)}` }
+      }
+      if (reply !== null && typeof reply === 'object' && typeof reply.then === 'function') {
+        const invocation = call.invocation
+        reply.then(
+          (/** @type {any} */ r) => dispatcher.reply(invocation, r),
+          (/** @type {any} */ e) => dispatcher.reply(invocation, { kind: 'error', text: String(e?.message ?? e) }),
+        )
+      } else {
+        replies[i] = reply
+      }
+    }
+    return replies
+  })
+  return dispatcher
+}
+
+/**
  * Adds tools (built-in tool sets and JS tools) and the gate to a native builder.
  * @param {any} b the NativeAgentBuilder
  * @param {any[]} tools
@@ -43,6 +78,10 @@ function addToolsAndGate(b, tools, gate, controllers, errors, nextId) {
       c.abort(new AgentCoreError('the tool call was cancelled', 'cancelled'))
     }
   })
+  /** @type {Array<(input: any) => any>} the JS tools' invokers, by dispatcher index */
+  const invokers = []
+  /** @type {any} */
+  let dispatcher
   for (const t of tools) {
     if (t instanceof ToolSet) {
       wrap(() => b.toolSet(t.native))
@@ -51,6 +90,7 @@ function addToolsAndGate(b, tools, gate, controllers, errors, nextId) {
     if (!t || t.kind !== 'agent-core.tool') {
       throw new ToolDefinitionError('every entry of `tools` must come from tool({...})', 'tool_invalid')
     }
+    dispatcher ??= toolDispatcher(invokers)
     wrap(() =>
       b.tool(
         {
@@ -61,9 +101,11 @@ function addToolsAndGate(b, tools, gate, controllers, errors, nextId) {
           parallelSafe: t.parallelSafe,
           timeoutMs: t.timeoutMs,
         },
-        invoker(t, controllers, errors, nextId),
+        dispatcher,
+        invokers.length,
       ),
     )
+    invokers.push(invoker(t, controllers, errors, nextId))
   }
   if (gate !== undefined) {
     if (typeof gate !== 'function') throw new ConfigError('`gate` must be a function', 'invalid_argument')

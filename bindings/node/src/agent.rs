@@ -10,8 +10,9 @@ use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi_derive::napi;
 
-use crate::callbacks::{AbortFn, Callback, GateFn, JsGate, JsTool, ToolDefinition, ToolFn};
+use crate::callbacks::{AbortFn, Callback, GateFn, JsGate, JsTool, ToolDefinition};
 use crate::convert::{Json, js};
+use crate::dispatch::{Dispatcher, NativeToolDispatcher};
 use crate::error::{agent_error, coded};
 use crate::provider::NativeProvider;
 use crate::run::NativeRun;
@@ -101,7 +102,7 @@ impl Recipe {
 pub struct NativeAgentBuilder {
     pub(crate) recipe: Recipe,
     abort: Option<Arc<AbortFn>>,
-    js_tools: Vec<(ToolDefinition, ToolFn)>,
+    js_tools: Vec<(ToolDefinition, Dispatcher, u32)>,
     next_invocation: Arc<AtomicU32>,
 }
 
@@ -137,22 +138,10 @@ impl NativeAgentBuilder {
         self.recipe.tools.extend(set.tools.iter().cloned());
     }
 
-    /// Adds a JS tool.
-    #[napi(
-        ts_args_type = "definition: ToolDefinition, invoke: (input: ToolCallInput) => ToolReply | Promise<ToolReply>"
-    )]
-    pub fn tool(
-        &mut self,
-        definition: ToolDefinition,
-        invoke: Function<
-            '_,
-            crate::callbacks::ToolCallInput,
-            Either<crate::callbacks::ToolReply, Promise<crate::callbacks::ToolReply>>,
-        >,
-    ) -> Result<()> {
-        let tsfn: ToolFn = invoke.build_threadsafe_function().weak::<true>().build()?;
-        self.js_tools.push((definition, tsfn));
-        Ok(())
+    /// Adds a JS tool, which `dispatcher` runs under `index`.
+    #[napi]
+    pub fn tool(&mut self, definition: ToolDefinition, dispatcher: &NativeToolDispatcher, index: u32) {
+        self.js_tools.push((definition, dispatcher.user(), index));
     }
 
     /// Sets the function that aborts a JS tool invocation's AbortSignal.
@@ -214,8 +203,8 @@ impl NativeAgentBuilder {
     /// Turns the JS tools added so far into native tools (`build` does it too).
     #[napi]
     pub fn seal(&mut self) -> Result<()> {
-        for (def, func) in self.js_tools.drain(..) {
-            let tool = JsTool::new(def, func, self.abort.clone(), self.next_invocation.clone())?;
+        for (def, dispatcher, index) in self.js_tools.drain(..) {
+            let tool = JsTool::new(def, dispatcher, index, self.abort.clone(), self.next_invocation.clone())?;
             self.recipe.tools.push(Arc::new(tool));
         }
         Ok(())

@@ -19,44 +19,11 @@ use napi_derive::napi;
 use serde_json::Value;
 
 use crate::convert::Json;
+use crate::dispatch::{Dispatcher, ToolReply, call_of as dispatched_call};
 use crate::error::JsErrorRef;
 
 /// A weak, non-callee-handled threadsafe function with one argument.
 pub type Callback<In, Out> = ThreadsafeFunction<In, Out, In, Status, false, true>;
-
-/// What a JS tool receives for one call.
-#[napi(object, object_from_js = false)]
-pub struct ToolCallInput {
-    /// The validated arguments.
-    #[napi(ts_type = "any")]
-    pub args: Json,
-    /// The session.
-    pub session_id: String,
-    /// The call's id, as the model gave it.
-    pub call_id: String,
-    /// A number naming this invocation, for the abort hook.
-    pub invocation: u32,
-}
-
-/// What the JS tool wrapper answers.
-#[napi(object)]
-pub struct ToolReply {
-    /// `text`, `json`, `error` (for the model) or `fatal` (ends the turn).
-    pub kind: String,
-    /// The text result, or the error message (kind `image`: the media type).
-    pub text: Option<String>,
-    /// The JSON result as JSON text (kind `json`), or the base64 data (kind `image`).
-    ///
-    /// Text on purpose, unlike the other values crossing the binding: from JS to Rust,
-    /// `JSON.stringify` plus serde_json reads a value 1.7 to 2.6 times faster than napi's
-    /// property-by-property object conversion (measured: 0.4 vs 0.7 µs for `{n: 1}`, 10 vs
-    /// 26 µs for 800 bytes), and a tool's result is on the per-step hot path.
-    pub json: Option<String>,
-    /// Whether an `error` may succeed when retried.
-    pub retryable: Option<bool>,
-    /// The JS layer's id of the original error object (kind `fatal`).
-    pub error_id: Option<u32>,
-}
 
 /// A tool's definition from JS.
 #[napi(object)]
@@ -75,22 +42,28 @@ pub struct ToolDefinition {
     pub timeout_ms: Option<f64>,
 }
 
-/// The tool function as the JS layer hands it over.
-pub type ToolFn = Callback<ToolCallInput, Either<ToolReply, Promise<ToolReply>>>;
 /// The hook that aborts an invocation's AbortSignal.
 pub type AbortFn = Callback<u32, ()>;
 
 /// A tool implemented in JavaScript.
 pub struct JsTool {
     spec: ToolSpec,
-    func: Arc<ToolFn>,
+    dispatcher: Dispatcher,
+    /// The index the JS layer's dispatcher knows the tool by.
+    index: u32,
     abort: Option<Arc<AbortFn>>,
     next: Arc<AtomicU32>,
 }
 
 impl JsTool {
-    /// Wraps a JS tool function.
-    pub fn new(def: ToolDefinition, func: ToolFn, abort: Option<Arc<AbortFn>>, next: Arc<AtomicU32>) -> Result<Self> {
+    /// A JS tool that its dispatcher knows by `index`.
+    pub fn new(
+        def: ToolDefinition,
+        dispatcher: Dispatcher,
+        index: u32,
+        abort: Option<Arc<AbortFn>>,
+        next: Arc<AtomicU32>,
+    ) -> Result<Self> {
         let mut parameters = def.parameters;
         crate::convert::integral_numbers(&mut parameters);
         let mut spec = ToolSpec::new(def.name, def.description, parameters)
@@ -101,7 +74,8 @@ impl JsTool {
         }
         Ok(JsTool {
             spec,
-            func: Arc::new(func),
+            dispatcher,
+            index,
             abort,
             next,
         })
@@ -139,19 +113,23 @@ impl Tool for JsTool {
             invocation,
             armed: true,
         };
-        let input = ToolCallInput {
-            args: Json(args),
-            session_id: cx.session_id.to_string(),
-            call_id: cx.call_id.clone(),
+        let call = dispatched_call(
+            self.index,
+            args,
+            cx.session_id.to_string(),
+            cx.call_id.clone(),
             invocation,
-        };
+        );
         let reply = tokio::select! {
-            reply = call_either(&self.func, input) => reply,
+            reply = self.dispatcher.call(call) => reply,
             // Cancellation: the guard aborts the JS side when this future is dropped.
-            _ = cx.cancel.cancelled() => return Err(ToolError::model("the tool call was cancelled")),
+            _ = cx.cancel.cancelled() => {
+                self.dispatcher.forget(invocation);
+                return Err(ToolError::model("the tool call was cancelled"));
+            }
         };
         guard.armed = false;
-        let reply = reply.map_err(|e| ToolError::model(format!("the tool failed: {}", e.reason)))?;
+        let reply = reply.map_err(|e| ToolError::model(format!("the tool failed: {e}")))?;
         reply_to_output(reply)
     }
 }

@@ -14,6 +14,7 @@
 pub mod agent;
 pub mod callbacks;
 pub mod convert;
+pub mod dispatch;
 pub mod error;
 pub mod keys;
 pub mod mcp;

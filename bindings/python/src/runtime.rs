@@ -2,8 +2,8 @@
 //! it, and Rust futures as asyncio futures.
 
 use std::future::Future;
-use std::task::{Context, Poll, Waker};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::task::{Context, Poll, Waker};
 
 use pyo3::IntoPyObjectExt;
 use pyo3::prelude::*;
