@@ -10,7 +10,8 @@
 //!   the active tab; [`page_tools_for_tab`] builds them for one agent's own tab (a host tab id, or
 //!   the tab a [`TabHub`](agent_core::tabs::TabHub) tab is wired to), whatever tab is active. The
 //!   page logic is JavaScript shipped in this crate and run through [`BrowserHost::evaluate`], so
-//!   every host behaves the same.
+//!   every host behaves the same. [`BrowserPrompt`] is the default system prompt for an agent
+//!   with these tools (the rules it follows in someone else's browser), to extend or replace.
 //! - **A CDP host** (feature `cdp`): `CdpHost` drives headless Chromium over the DevTools protocol.
 //!
 //! Gated by default: fs_write, fs_delete, shell_exec, page_scrape (it sends a request off the
@@ -40,8 +41,8 @@ pub use fs::{
 pub use gating::with_gated;
 pub use host::{BrowserHost, HostError, SETTLE_JS, TabInfo, settle_with_script};
 pub use page::{
-    PAGE_JS, PageTab, PageToolsConfig, ScrapePolicy, page_tools, page_tools_for_tab, page_tools_for_tab_with,
-    page_tools_with,
+    BrowserPrompt, PAGE_JS, PageTab, PageToolsConfig, ScrapePolicy, page_tools, page_tools_for_tab,
+    page_tools_for_tab_with, page_tools_with,
 };
 
 /// Entry points for the fuzz targets (feature `fuzzing`).

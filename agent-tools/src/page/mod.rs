@@ -8,6 +8,7 @@ pub(crate) mod format;
 #[doc(hidden)]
 pub mod fuzzing;
 mod html_text;
+mod prompt;
 mod refusal;
 mod scrape;
 pub(crate) mod scrape_policy;
@@ -20,6 +21,7 @@ use agent_core::Tool;
 
 use crate::host::BrowserHost;
 pub use config::PageToolsConfig;
+pub use prompt::BrowserPrompt;
 pub use scrape_policy::ScrapePolicy;
 pub use tab::PageTab;
 
