@@ -50,7 +50,8 @@ export declare class NativeAgentBuilder {
   systemPrompt(prompt: string): void
   /**
    * Sets the loop's limits: an `AgentConfig` options object (camelCase keys of the options
-   * format; unset keys keep their defaults, unknown ones are refused).
+   * format; unset keys keep their defaults, unknown ones are refused; `maxToolCalls: null`
+   * is no cap).
    */
   config(config: object): void
   /** Turns the JS tools added so far into native tools (`build` does it too). */
@@ -62,8 +63,23 @@ export declare class NativeAgentBuilder {
    * MCP's streamable HTTP on loopback. Without a gate, gated tools are denied.
    */
   serveMcp(options: McpServeOptions): Promise<NativeMcpServer>
-  /** Builds a tab hub whose tabs' agents are made from this builder's pieces. */
-  tabHub(store?: NativeStore | undefined | null, autoWakeBudget?: number | undefined | null, sendToTab?: boolean | undefined | null, readTab?: boolean | undefined | null, maxHeldMessages?: number | undefined | null): Promise<NativeTabHub>
+  /**
+   * Builds a tab hub whose tabs' agents are made from this builder's pieces; `wiring` gives
+   * them page tools bound to their browser tabs and says who gets the tabs they open.
+   */
+  tabHub(store?: NativeStore | undefined | null, autoWakeBudget?: number | undefined | null, sendToTab?: boolean | undefined | null, readTab?: boolean | undefined | null, maxHeldMessages?: number | undefined | null, wiring?: NativeTabWiring | undefined | null): Promise<NativeTabHub>
+}
+
+/**
+ * A JS BrowserHost as the native side holds it: one per `pageTools(host)` call or hub, shared
+ * by every set of page tools made over it.
+ */
+export declare class NativeBrowserHost {
+  /**
+   * Wraps the JS host function. `hostWaits` says whether the JS host implements
+   * `waitSettled` (otherwise a settle script is evaluated).
+   */
+  constructor(host: (request: HostRequest) => Promise<HostReply>, hostWaits: boolean)
 }
 
 /** What a delivery did. */
@@ -203,6 +219,11 @@ export declare class NativeSession {
   pendingClarification(): any
   /** Answers the pending question; the parked turn goes on in a new run. */
   answerClarification(clarificationId: string, answer: string): NativeRun
+  /**
+   * Dismisses the pending question without answering it (the person closed it): no turn
+   * starts, and the model reads the dismissal with the next message.
+   */
+  dismissClarification(clarificationId: string): Promise<void>
   /** Every stored message of the session, with sequence numbers. */
   messages(): Promise<any[]>
   /** The messages the model would see on the next turn. */
@@ -227,6 +248,29 @@ export declare class NativeTabEvents {
 
 /** A tab hub. */
 export declare class NativeTabHub {
+  /** Opens a hub tab wired to the host's browser tab `hostTab`; returns its id. */
+  openTabForHost(hostTab: string): Promise<string>
+  /**
+   * Wires the browser tab `hostTab` to the hub tab `tab` (taking it from another hub tab)
+   * and makes it the one that tab's agent works in.
+   */
+  wireHostTab(tab: string, hostTab: string): void
+  /** The host reports that a browser tab closed; returns the hub tab it belonged to. */
+  hostTabClosed(hostTab: string): string | null
+  /**
+   * The browser tab the hub tab's agent works in: `{ state: 'unwired' }`, or `open` /
+   * `closed` with `hostTab`.
+   */
+  hostTab(tab: string): any
+  /** Every open browser tab that belongs to the hub tab, oldest first. */
+  hostTabs(tab: string): Array<string>
+  /** The hub tab a browser tab belongs to. */
+  tabForHost(hostTab: string): string | null
+  /**
+   * Hands a browser tab the agent of `opener` opened (outside tab_open: a popup, say) to
+   * its owner, as the hub's opened-tab policy decides; returns the hub tab that got it.
+   */
+  adoptHostTab(opener: string, hostTab: string, url?: string | undefined | null): Promise<string>
   /** Opens a tab; returns its id. */
   openTab(sendToTab?: boolean | undefined | null, readTab?: boolean | undefined | null): Promise<string>
   /** Closes a tab (its session and queue are kept for `reopenTab`). */
@@ -251,12 +295,35 @@ export declare class NativeTabHub {
   session(tab: string): Promise<NativeSession>
   /** Cancels a tab's running turn. */
   cancel(tab: string): Promise<void>
+  /**
+   * Answers the question the tab's turn is parked on; the turn goes on in a new run, and
+   * queued messages follow when it ends.
+   */
+  answerClarification(tab: string, clarificationId: string, answer: string): Promise<NativeRun>
+  /**
+   * Dismisses the question the tab's turn is parked on, without a turn; messages held only
+   * for the person then start one, within the auto-wake budget.
+   */
+  dismissClarification(tab: string, clarificationId: string): Promise<void>
   /** Waits until a tab is idle (its queue drained); returns its info. */
   waitIdle(tab: string): Promise<any>
   /** Waits until every tab is idle. */
   waitAllIdle(): Promise<void>
   /** The hub's events (tab opened/closed, state changes, every agent event, notices). */
   events(): NativeTabEvents
+}
+
+/**
+ * How a hub wires its tabs to a JS host's browser tabs (built by `TabHub.create` from its
+ * `pageTools` and `openedTabPolicy` options).
+ */
+export declare class NativeTabWiring {
+  /**
+   * `host` and `options` (a `PageToolsConfig` options object) give every tab's agent page
+   * tools bound to the browser tab its hub tab is wired to; `openedTabPolicy` is
+   * `same_agent`, `new_agent` or a function answering one of them.
+   */
+  constructor(host: NativeBrowserHost | undefined | null, options: object | undefined | null, openedTabPolicy: string | ((opened: OpenedTabInfo) => string) | undefined | null)
 }
 
 /**
@@ -415,6 +482,16 @@ export interface McpServeOptions {
 /** A fresh random bearer token (256 bits from the operating system, 64 hex digits). */
 export declare function newBearerToken(): string
 
+/** A browser tab a hub tab's agent opened, as a JS opened-tab policy sees it. */
+export interface OpenedTabInfo {
+  /** The hub tab whose agent opened it. */
+  opener: string
+  /** The host's id for the new browser tab. */
+  hostTab: string
+  /** Its address when it opened (empty for a blank tab). */
+  url: string
+}
+
 /**
  * Opens (or creates) a SQLite session store at `path`. `options` is a `SqliteOptions` options
  * object (camelCase keys of the options format; absent: the defaults).
@@ -424,11 +501,10 @@ export declare function openSqliteStore(path: string, options?: object | undefin
 /**
  * The page and tab tools (page_read, page_text, page_scrape, page_navigate, page_click,
  * page_fill, page_select, tabs_list, tab_open, tab_activate, tab_close) over a JS host.
- * `options` is a `PageToolsConfig` options object (camelCase keys of the options format);
- * `hostWaits` says whether the JS host implements `waitSettled` (otherwise a settle script is
- * evaluated).
+ * `options` is a `PageToolsConfig` options object (camelCase keys of the options format).
+ * `tab` binds them to that host tab whatever tab is active (absent: the active tab).
  */
-export declare function pageTools(host: (request: HostRequest) => Promise<HostReply>, options: object | undefined | null, hostWaits: boolean): NativeToolSet
+export declare function pageTools(host: NativeBrowserHost, options: object | undefined | null, tab?: string | undefined | null): NativeToolSet
 
 /** A tool's definition from JS. */
 export interface ToolDefinition {

@@ -8,13 +8,17 @@ import type { Tool, ToolSet } from './tools.js'
 
 /**
  * The loop's limits: the `AgentConfig` of the options format (api/options.json), in camelCase.
- * Every key has a default (`undefined` and `null` keep it); an unknown key is refused with a
- * `ConfigError` naming it. Durations are milliseconds (`...Ms`).
+ * Every key has a default (`undefined` and `null` keep it, except `maxToolCalls: null`: no cap);
+ * an unknown key is refused with a `ConfigError` naming it. Durations are milliseconds (`...Ms`).
  */
 export interface AgentConfig {
   /** Model calls per turn before the turn ends `capped` (default 100). */
   maxIterations?: number
-  /** Tool calls per turn before the turn ends `capped` (default unlimited). */
+  /**
+   * Tool calls per turn before the turn ends `capped` with its own message. `undefined` keeps
+   * the default, 12 (a model stuck retrying a page stops within a few steps); `null` means no
+   * cap (unlike the other keys, where `null` keeps the default).
+   */
   maxToolCalls?: number | null
   /** The whole model call, stream included, in ms (default 180 000). */
   modelTimeoutMs?: number

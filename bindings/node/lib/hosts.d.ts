@@ -11,8 +11,9 @@ export interface TabInfo {
 }
 
 /**
- * A browser the page tools act on, written in JS (puppeteer, playwright, Electron, ...). `tab`
- * absent means the active tab. Throw a `HostError` with a code to say what went wrong.
+ * A browser the page tools act on, written in JS (puppeteer, playwright, Electron, ...). Each
+ * call names the tab it is for (`tab` absent means the active tab). Throw a `HostError` with a
+ * code to say what went wrong; `no_such_tab` for a tab that no longer exists.
  */
 export interface BrowserHost {
   /** Evaluates a JS expression in the page (awaiting promises) and returns its JSON value. */
@@ -58,9 +59,30 @@ export interface ScrapePolicy {
   extraRootsPem?: string[]
 }
 /**
+ * The options of `pageTools(host, options)`: the page tool options, and which browser tab the
+ * tools act on.
+ */
+export interface PageToolsTabOptions extends PageToolsOptions {
+  /**
+   * A host tab id (`TabInfo.id`): the tools act on that tab whatever tab is active, so an agent
+   * woken in a background tab reads and clicks its own page. A tab the agent opens with
+   * tab_open becomes its own and the one it works in; tab_activate and tab_close accept only
+   * its own tabs. Once the host reports the tab gone (`HostError` code `no_such_tab`), every
+   * page tool fails with an error telling the model not to retry and to tell the person or
+   * open a new tab. Absent: the tools act on the active tab.
+   */
+  tab?: string | null
+}
+
+/**
  * page_read, page_text, page_scrape, page_navigate, page_click, page_fill, page_select,
  * tabs_list, tab_open, tab_activate, tab_close over a JS BrowserHost (actions are gated).
  * page_scrape is gated too and fetches public https addresses only unless the `scrape`
- * options allow more.
+ * options allow more. page_read takes `since_last: true` (a tool argument, for the model) to
+ * answer with only what changed since the previous page_read of the same page; each set of
+ * page tools keeps one snapshot for that.
+ *
+ * One agent per tab: `pageTools(host, { tab: hostTabId })` binds the tools to that tab; with a
+ * `TabHub`, its `pageTools` option gives every tab's agent tools bound to its own browser tab.
  */
-export declare function pageTools(host: BrowserHost, options?: PageToolsOptions): ToolSet
+export declare function pageTools(host: BrowserHost, options?: PageToolsTabOptions): ToolSet

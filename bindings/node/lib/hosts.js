@@ -10,19 +10,16 @@ const { ToolSet, toJsonValue } = require('./tools.js')
 const HOST_CODES = new Set(['disconnected', 'timeout', 'script', 'navigation', 'no_such_tab'])
 
 /**
- * The page and tab tools over a BrowserHost written in JS (puppeteer, playwright, Electron...).
+ * The native side of a JS BrowserHost: one function answering every host request with a promise
+ * of `{ ok }` or `{ error: { code, message } }`, never a rejection.
  * @param {any} host an object with evaluate, navigate, tabs, openTab, closeTab, activateTab
  *   (and optionally waitSettled, resolveAddress)
- * page_scrape is gated and fetches public https addresses only unless `scrape: { allowLoopback,
- * allowLoopbackHttp, allowPrivate }` (or `scrapeLoopbackHttp`) allow more; `scrape.extraRootsPem`
- * adds trusted root certificates. The options are the `PageToolsConfig` of the options format,
- * read by the native module.
- * @param {import('./hosts').PageToolsOptions} [options]
+ * @param {string} who what the host was given to, for the error message
  */
-function pageTools(host, options = {}) {
+function nativeHost(host, who) {
   for (const m of ['evaluate', 'navigate', 'tabs', 'openTab', 'closeTab', 'activateTab']) {
     if (!host || typeof host[m] !== 'function') {
-      throw new ConfigError(`pageTools(host): the host has no ${m}() method`, 'invalid_argument')
+      throw new ConfigError(`${who}: the host has no ${m}() method`, 'invalid_argument')
     }
   }
   const ok = (/** @type {unknown} */ value) => ({ ok: toJsonValue(value) })
@@ -63,7 +60,26 @@ function pageTools(host, options = {}) {
       return Promise.resolve(fail(e))
     }
   }
-  return new ToolSet(wrap(() => native.pageTools(call, options, typeof host.waitSettled === 'function')))
+  return wrap(() => new native.NativeBrowserHost(call, typeof host.waitSettled === 'function'))
 }
 
-module.exports = { pageTools }
+/**
+ * The page and tab tools over a BrowserHost written in JS (puppeteer, playwright, Electron...).
+ * page_scrape is gated and fetches public https addresses only unless `scrape: { allowLoopback,
+ * allowLoopbackHttp, allowPrivate }` (or `scrapeLoopbackHttp`) allow more; `scrape.extraRootsPem`
+ * adds trusted root certificates. The options are the `PageToolsConfig` of the options format,
+ * read by the native module, plus `tab`: a host tab id the tools act on whatever tab is active
+ * (without it they act on the active tab).
+ * @param {any} host see `nativeHost`
+ * @param {import('./hosts').PageToolsTabOptions} [options]
+ */
+function pageTools(host, options = {}) {
+  const { tab, ...config } = options ?? {}
+  if (tab !== undefined && tab !== null && (typeof tab !== 'string' || tab === '')) {
+    throw new ConfigError('pageTools(host, { tab }): `tab` must be a host tab id (a non-empty string, as the host\'s tabs() reports it)', 'invalid_argument')
+  }
+  const h = nativeHost(host, 'pageTools(host)')
+  return new ToolSet(wrap(() => native.pageTools(h, config, tab ?? undefined)))
+}
+
+module.exports = { pageTools, nativeHost }

@@ -11,7 +11,10 @@ export interface RunStatus {
   iteration: number
   /** The tool running now, if any. */
   currentTool: string | null
-  /** The latest assistant text. */
+  /**
+   * The latest assistant text. While the model streams an answer, the text so far: it grows
+   * with every streamed piece, so a host that polls `status()` shows progress.
+   */
   lastMessage: string | null
   /** The error, once the run failed. */
   error: string | null

@@ -37,6 +37,13 @@ export declare class Session {
   pendingClarification(): Clarification | null
   /** Answers the pending question; the parked turn goes on in a new run. */
   answerClarification(clarificationId: string, answer: string, options?: SendOptions): Run
+  /**
+   * Dismisses the pending question without answering it (the person closed it): no turn
+   * starts; the model reads the dismissal with the next message, and `clarification_dismissed`
+   * goes to `onEvent`. Rejects with a `ClarificationError` (`clarification_not_pending`) when
+   * the question is no longer pending.
+   */
+  dismissClarification(clarificationId: string): Promise<void>
   /** Every stored message of the session, with sequence numbers. */
   messages(): Promise<StoredMessage[]>
   /** The messages the model would see on the next turn. */

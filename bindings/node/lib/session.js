@@ -57,6 +57,18 @@ class Session {
     return run
   }
 
+  /**
+   * Dismisses the pending question without answering it (the person closed it): no turn
+   * starts, the parked `ask_clarification` call gets a "dismissed" result that the model reads
+   * with the next message, and `clarification_dismissed` goes to `onEvent`. Waits for a running
+   * turn of the session to end first. A question that is no longer pending is refused with a
+   * `ClarificationError` (`clarification_not_pending`).
+   * @param {string} clarificationId
+   */
+  dismissClarification(clarificationId) {
+    return wrap(() => this.#native.dismissClarification(clarificationId))
+  }
+
   /** Every stored message of the session, with sequence numbers. */
   async messages() {
     return wrap(() => this.#native.messages())

@@ -1,6 +1,7 @@
 /** One agent session per browser tab: the tab hub. */
 import type { AgentOptions } from './agent.js'
 import type { AgentEvent } from './events.js'
+import type { BrowserHost, PageToolsOptions } from './hosts.js'
 import type { Run } from './run.js'
 import type { Session } from './session.js'
 
@@ -43,6 +44,42 @@ export interface TabEvent {
   [key: string]: unknown
 }
 
+/** The browser tab a hub tab's agent works in (`hub.hostTab(tab)`). */
+export type HostTab =
+  /** No browser tab was ever wired to the hub tab. */
+  | { state: 'unwired' }
+  /** This browser tab, open as far as the host told the hub. */
+  | { state: 'open'; hostTab: string }
+  /** The browser tab it worked in closed (`hostTabClosed`), and no other was wired since. */
+  | { state: 'closed'; hostTab: string }
+
+/** A browser tab a hub tab's agent opened, as a function `openedTabPolicy` sees it. */
+export interface OpenedTab {
+  /** The hub tab whose agent opened it. */
+  opener: string
+  /** The host's id for the new browser tab. */
+  hostTab: string
+  /** Its address when it opened (empty for a blank tab). */
+  url: string
+}
+
+/**
+ * Who gets a browser tab that a tab's agent opened: `same_agent` (the default) keeps it with
+ * the agent that opened it, which works in it from then on; `new_agent` gives it to a new hub
+ * tab with its own agent and session (and the hub's default permissions), and the opener keeps
+ * working in its own tab.
+ */
+export type OpenedTabOwner = 'same_agent' | 'new_agent'
+
+/**
+ * Page tools for every tab's agent (`TabHubOptions.pageTools`): the host they act through and
+ * the page tool options. Each agent's tools act on the browser tab its hub tab is wired to
+ * (`openTabForHost`, `wireHostTab`), whatever tab is active, looked up on every call.
+ */
+export interface TabHubPageTools extends PageToolsOptions {
+  host: BrowserHost
+}
+
 /** Options of a tab hub: the options of every tab's agent, plus the hub's own. */
 export interface TabHubOptions extends AgentOptions {
   /** Agent-to-agent wakes of an idle tab allowed before a human message. */
@@ -56,6 +93,19 @@ export interface TabHubOptions extends AgentOptions {
   sendToTab?: boolean
   /** Whether new tabs get `read_tab`. */
   readTab?: boolean
+  /**
+   * Gives every tab's agent page tools over this host, bound to the browser tab its hub tab is
+   * wired to (one agent per browser tab): the host itself, or `{ host, ...page tool options }`.
+   * Do not also put `pageTools(host)` in `tools`: that set acts on the active tab, and the
+   * names would clash (refused with a `ConfigError`).
+   */
+  pageTools?: BrowserHost | TabHubPageTools
+  /**
+   * Who gets a browser tab that a tab's agent opens with tab_open (default `same_agent`). A
+   * function decides per tab while the agent's tab_open call waits: it must answer
+   * synchronously, and a throw or another answer keeps the default (with a process warning).
+   */
+  openedTabPolicy?: OpenedTabOwner | ((opened: OpenedTab) => OpenedTabOwner)
 }
 
 /**
@@ -67,6 +117,33 @@ export declare class TabHub {
   static create(options: TabHubOptions): Promise<TabHub>
   /** Opens a tab; returns its id. */
   openTab(permissions?: TabPermissions): Promise<string>
+  /**
+   * Opens a tab wired to the host's browser tab `hostTab` (the id the host's `tabs()` reports):
+   * its page tools act there. Returns the hub tab's id.
+   */
+  openTabForHost(hostTab: string): Promise<string>
+  /**
+   * Wires the browser tab `hostTab` to `tab` (taking it from another hub tab) and makes it the
+   * one `tab`'s agent works in. Throws (`tab_not_found`) for a tab the hub does not have.
+   */
+  wireHostTab(tab: string, hostTab: string): void
+  /**
+   * Tells the hub that a browser tab closed; returns the hub tab it belonged to, or null. That
+   * tab's page tools then fail with an error telling its model not to retry; the hub tab stays
+   * open until `closeTab`.
+   */
+  hostTabClosed(hostTab: string): string | null
+  /** The browser tab `tab`'s agent works in. */
+  hostTab(tab: string): HostTab
+  /** Every open browser tab that belongs to `tab`, oldest first. */
+  hostTabs(tab: string): string[]
+  /** The hub tab a browser tab belongs to, or null. */
+  tabForHost(hostTab: string): string | null
+  /**
+   * Hands a browser tab that `opener`'s agent opened outside tab_open (a popup, say) to its
+   * owner, as `openedTabPolicy` decides; returns the hub tab that got it.
+   */
+  adoptHostTab(opener: string, hostTab: string, url?: string): Promise<string>
   closeTab(tab: string): Promise<void>
   reopenTab(tab: string): Promise<void>
   /** Delivers a message: an idle tab starts a turn, a busy one queues it. */
@@ -91,6 +168,18 @@ export declare class TabHub {
   read(tab: string): Promise<{ tabId: string; handle: string | null; state: string; lastResponse: string | null }>
   session(tab: string): Promise<Session>
   cancel(tab: string): Promise<void>
+  /**
+   * Answers the question `tab`'s turn is parked on; the turn goes on in the returned run, and
+   * queued messages follow when it ends. A wrong kind of answer rejects with a
+   * `ClarificationError` and the question stays pending.
+   */
+  answerClarification(tab: string, clarificationId: string, answer: string): Promise<Run>
+  /**
+   * Dismisses the question `tab`'s turn is parked on, without a turn; messages held only for
+   * the person then start one, within the auto-wake budget. Rejects with a
+   * `ClarificationError` when the question is no longer pending.
+   */
+  dismissClarification(tab: string, clarificationId: string): Promise<void>
   waitIdle(tab: string): Promise<TabHubTab>
   waitAllIdle(): Promise<void>
   events(): AsyncGenerator<TabEvent, void, undefined>

@@ -8,6 +8,7 @@ const { Agent } = require('./agent.js')
 const { Session } = require('./session.js')
 const { Run, cancelOnAbort } = require('./run.js')
 const { iterate } = require('./events.js')
+const { tabWiring } = require('./tab_wiring.js')
 
 /**
  * One agent session per browser tab, with short git-style handles, `send_to_tab` /
@@ -26,15 +27,20 @@ class TabHub {
   /**
    * Builds a hub whose tabs' agents are made from `options` (the `Agent` options, plus
    * `autoWakeBudget`, `maxHeldMessages` (default 32: past it an agent's message is refused with
-   * `TabQueueFullError`), and `sendToTab` / `readTab`, the default permissions of new tabs).
+   * `TabQueueFullError`), `sendToTab` / `readTab`, the default permissions of new tabs,
+   * `pageTools: host` (or `{ host, ...page tool options }`), which gives every tab's agent page
+   * tools bound to the browser tab its hub tab is wired to, and `openedTabPolicy`, who gets a
+   * browser tab an agent opens).
    * @param {any} options
    */
   static async create(options) {
-    const { autoWakeBudget, maxHeldMessages, sendToTab, readTab, ...agentOptions } = options ?? {}
+    const { autoWakeBudget, maxHeldMessages, sendToTab, readTab, pageTools, openedTabPolicy, ...agentOptions } =
+      options ?? {}
+    const wiring = tabWiring(pageTools, openedTabPolicy, agentOptions.tools)
     const agent = new Agent(agentOptions)
     const store = agent._store
     const n = await wrap(() =>
-      agent._builder.tabHub(store ? store.native : undefined, autoWakeBudget, sendToTab, readTab, maxHeldMessages),
+      agent._builder.tabHub(store ? store.native : undefined, autoWakeBudget, sendToTab, readTab, maxHeldMessages, wiring),
     )
     return new TabHub(n, agent)
   }
@@ -45,6 +51,58 @@ class TabHub {
    */
   openTab(permissions = {}) {
     return wrap(() => this.#native.openTab(permissions.sendToTab, permissions.readTab))
+  }
+  /**
+   * Opens a tab wired to the host's browser tab `hostTab` (its id as the host's `tabs()`
+   * reports it): the tab's page tools act there. Returns the hub tab's id.
+   * @param {string} hostTab
+   */
+  openTabForHost(hostTab) {
+    return wrap(() => this.#native.openTabForHost(hostTab))
+  }
+  /**
+   * Wires the browser tab `hostTab` to `tab` (taking it from another hub tab) and makes it the
+   * one `tab`'s agent works in, from its page tools' next call.
+   * @param {string} tab
+   * @param {string} hostTab
+   */
+  wireHostTab(tab, hostTab) {
+    return wrap(() => this.#native.wireHostTab(tab, hostTab))
+  }
+  /**
+   * Tells the hub that a browser tab closed; returns the hub tab it belonged to, or null. That
+   * tab's page tools then fail with an error that tells its model what to do; the hub tab
+   * stays open until `closeTab`.
+   * @param {string} hostTab
+   */
+  hostTabClosed(hostTab) {
+    return this.#native.hostTabClosed(hostTab) ?? null
+  }
+  /**
+   * The browser tab `tab`'s agent works in: `{ state: 'unwired' }`, `{ state: 'open', hostTab }`
+   * or `{ state: 'closed', hostTab }`.
+   * @param {string} tab
+   */
+  hostTab(tab) {
+    return wrap(() => this.#native.hostTab(tab))
+  }
+  /** Every open browser tab that belongs to `tab`, oldest first. @param {string} tab */
+  hostTabs(tab) {
+    return wrap(() => this.#native.hostTabs(tab))
+  }
+  /** The hub tab a browser tab belongs to, or null. @param {string} hostTab */
+  tabForHost(hostTab) {
+    return this.#native.tabForHost(hostTab) ?? null
+  }
+  /**
+   * Hands a browser tab that `opener`'s agent opened outside tab_open (a popup, say) to its
+   * owner, as `openedTabPolicy` decides; returns the hub tab that got it.
+   * @param {string} opener the hub tab whose agent opened it
+   * @param {string} hostTab the host's id for the new browser tab
+   * @param {string} [url] its address when it opened
+   */
+  adoptHostTab(opener, hostTab, url = '') {
+    return wrap(() => this.#native.adoptHostTab(opener, hostTab, url))
   }
   /** @param {string} tab */
   closeTab(tab) {
@@ -113,6 +171,26 @@ class TabHub {
   /** Cancels a tab's running turn. @param {string} tab */
   cancel(tab) {
     return wrap(() => this.#native.cancel(tab))
+  }
+  /**
+   * Answers the question `tab`'s turn is parked on; the turn goes on in a new run (returned),
+   * and queued messages follow when it ends. The answer counts as the person's message.
+   * @param {string} tab
+   * @param {string} clarificationId
+   * @param {string} answer
+   */
+  async answerClarification(tab, clarificationId, answer) {
+    const n = await wrap(() => this.#native.answerClarification(tab, clarificationId, String(answer)))
+    return new Run(n, this.#agent)
+  }
+  /**
+   * Dismisses the question `tab`'s turn is parked on, without a turn (the person closed it);
+   * messages held only for the person then start one, within the auto-wake budget.
+   * @param {string} tab
+   * @param {string} clarificationId
+   */
+  dismissClarification(tab, clarificationId) {
+    return wrap(() => this.#native.dismissClarification(tab, clarificationId))
   }
   /** Waits until a tab is idle; returns its info. @param {string} tab */
   waitIdle(tab) {

@@ -191,12 +191,13 @@ impl NativeAgentBuilder {
     }
 
     /// Sets the loop's limits: an `AgentConfig` options object (camelCase keys of the options
-    /// format; unset keys keep their defaults, unknown ones are refused).
+    /// format; unset keys keep their defaults, unknown ones are refused; `maxToolCalls: null`
+    /// is no cap).
     #[napi(ts_args_type = "config: object")]
     pub fn config(&mut self, config: Unknown<'_>) -> Result<()> {
         const WHAT: &str = "Agent config";
         let value = crate::options::value_of(WHAT, config)?;
-        self.recipe.config = Some(crate::options::parse::<AgentConfig>(WHAT, value)?);
+        self.recipe.config = Some(crate::options::parse_named::<AgentConfig>(WHAT, "AgentConfig", value)?);
         Ok(())
     }
 
@@ -293,6 +294,18 @@ impl NativeAgent {
     }
 }
 
+/// A refused clarification answer or dismissal, with its code.
+pub(crate) fn clarification_error(e: agent_core::ClarificationError) -> Error {
+    use agent_core::ClarificationError as E;
+    let code = match &e {
+        E::NotPending(_) => "clarification_not_pending",
+        E::InvalidAnswer(_) => "clarification_invalid_answer",
+        E::Expired => "clarification_expired",
+        _ => "store",
+    };
+    coded(code, e)
+}
+
 /// A conversation with the agent.
 #[napi]
 pub struct NativeSession {
@@ -356,19 +369,23 @@ impl NativeSession {
         if self.closed.load(Ordering::SeqCst) {
             return Err(coded("closed", "the agent is closed"));
         }
-        use agent_core::ClarificationError as E;
         self.inner
             .answer_clarification(&clarification_id, &answer)
             .map(NativeRun::new)
-            .map_err(|e| {
-                let code = match &e {
-                    E::NotPending(_) => "clarification_not_pending",
-                    E::InvalidAnswer(_) => "clarification_invalid_answer",
-                    E::Expired => "clarification_expired",
-                    _ => "store",
-                };
-                coded(code, e)
-            })
+            .map_err(clarification_error)
+    }
+
+    /// Dismisses the pending question without answering it (the person closed it): no turn
+    /// starts, and the model reads the dismissal with the next message.
+    #[napi]
+    pub async fn dismiss_clarification(&self, clarification_id: String) -> Result<()> {
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(coded("closed", "the agent is closed"));
+        }
+        self.inner
+            .dismiss_clarification(&clarification_id)
+            .await
+            .map_err(clarification_error)
     }
 
     /// Every stored message of the session, with sequence numbers.

@@ -9,7 +9,8 @@
 //! 2. keys are renamed camelCase → snake_case, recursively, except inside free-form maps
 //!    ([`FREE_FORM`]: their keys are the user's, such as header names);
 //! 3. keys whose value is `null` are dropped: in JS, `null` and `undefined` mean "the default"
-//!    (napi already leaves out `undefined` ones);
+//!    (napi already leaves out `undefined` ones), except for the keys where `null` is a value of
+//!    its own ([`NULL_IS_A_VALUE`]: `maxToolCalls: null` is "no cap", its default is 12);
 //! 4. `serde_json::from_value::<T>()`; its error keeps serde's message with the keys it names in
 //!    camelCase (`unknown field `callTimeoutSecs`, expected one of `callTimeoutMs`, ...`), thrown
 //!    with the code `invalid_argument`.
@@ -32,25 +33,45 @@ use crate::error::coded;
 /// `arguments` (of scripted steps).
 pub const FREE_FORM: &[&str] = &["headers", "env", "set", "arguments"];
 
-/// Renames keys to snake_case and drops `null` ones, except inside [`FREE_FORM`] values.
-pub fn snake_options(value: Value) -> Value {
-    snake_options_noting(value, &mut HashMap::new(), &mut Vec::new())
+/// Top-level keys of an options type whose `null` is a value of its own rather than "the
+/// default": the type takes `null` and its default is something else. Kept as `null` for serde;
+/// every other `null` is dropped. A test checks this list against the options table.
+pub const NULL_IS_A_VALUE: &[(&str, &str)] = &[("AgentConfig", "max_tool_calls")];
+
+/// The keys of [`NULL_IS_A_VALUE`] for the options type `type_name`.
+pub fn null_values(type_name: &str) -> Vec<&'static str> {
+    NULL_IS_A_VALUE
+        .iter()
+        .filter(|(t, _)| *t == type_name)
+        .map(|(_, key)| *key)
+        .collect()
 }
 
-/// [`snake_options`], noting each renamed key's JS spelling (by its new name) for messages.
-fn snake_options_noting(value: Value, renamed: &mut HashMap<String, String>, duplicates: &mut Vec<String>) -> Value {
+/// Renames keys to snake_case and drops `null` ones, except inside [`FREE_FORM`] values.
+pub fn snake_options(value: Value) -> Value {
+    snake_options_noting(value, &[], &mut HashMap::new(), &mut Vec::new())
+}
+
+/// [`snake_options`], keeping the `null` of the top-level keys `keep_null` and noting each
+/// renamed key's JS spelling (by its new name) for messages.
+fn snake_options_noting(
+    value: Value,
+    keep_null: &[&str],
+    renamed: &mut HashMap<String, String>,
+    duplicates: &mut Vec<String>,
+) -> Value {
     match value {
         Value::Object(map) => {
             let mut out = Map::with_capacity(map.len());
             for (js_key, v) in map {
-                if v.is_null() {
+                let key = snake(&js_key);
+                if v.is_null() && !keep_null.contains(&key.as_str()) {
                     continue;
                 }
-                let key = snake(&js_key);
                 let v = if FREE_FORM.contains(&key.as_str()) {
                     v
                 } else {
-                    snake_options_noting(v, renamed, duplicates)
+                    snake_options_noting(v, &[], renamed, duplicates)
                 };
                 if out.contains_key(&key) {
                     // Both `maxIterations` and `max_iterations`: say so instead of keeping one.
@@ -67,7 +88,7 @@ fn snake_options_noting(value: Value, renamed: &mut HashMap<String, String>, dup
         Value::Array(items) => Value::Array(
             items
                 .into_iter()
-                .map(|v| snake_options_noting(v, renamed, duplicates))
+                .map(|v| snake_options_noting(v, &[], renamed, duplicates))
                 .collect(),
         ),
         other => other,
@@ -130,16 +151,32 @@ pub fn parse<T: DeserializeOwned>(what: &str, value: Value) -> Result<T> {
     parse_with(what, value, |v| serde_json::from_value(v))
 }
 
+/// [`parse`] of the options type `type_name` of the options table, whose keys in
+/// [`NULL_IS_A_VALUE`] keep their `null` (`AgentConfig`: `maxToolCalls: null` is no cap).
+pub fn parse_named<T: DeserializeOwned>(what: &str, type_name: &str, value: Value) -> Result<T> {
+    parse_keeping(what, value, &null_values(type_name), |v| serde_json::from_value(v))
+}
+
 /// [`parse`] with the reading step given (`read` gets the snake_case value), for types read
 /// by a function of their own such as `McpServerConfig::from_json`.
 pub fn parse_with<T, E: std::fmt::Display>(
     what: &str,
+    value: Value,
+    read: impl FnOnce(Value) -> std::result::Result<T, E>,
+) -> Result<T> {
+    parse_keeping(what, value, &[], read)
+}
+
+/// [`parse_with`], keeping the `null` of the top-level keys `keep_null`.
+fn parse_keeping<T, E: std::fmt::Display>(
+    what: &str,
     mut value: Value,
+    keep_null: &[&str],
     read: impl FnOnce(Value) -> std::result::Result<T, E>,
 ) -> Result<T> {
     integral_numbers(&mut value);
     let (mut renamed, mut duplicates) = (HashMap::new(), Vec::new());
-    let value = snake_options_noting(value, &mut renamed, &mut duplicates);
+    let value = snake_options_noting(value, keep_null, &mut renamed, &mut duplicates);
     if let Some(key) = duplicates.first() {
         return Err(coded(
             "invalid_argument",
@@ -261,6 +298,42 @@ mod tests {
         assert_eq!(c.max_output_tokens, Some(100));
         let s: agent_store::SqliteOptions = parse("options", json!({"maxSizeBytes": 1e10})).unwrap();
         assert_eq!(s.max_size_bytes, Some(10_000_000_000));
+    }
+
+    #[test]
+    fn max_tool_calls_null_is_no_cap_and_absent_is_the_default() {
+        let c: agent_core::AgentConfig = parse_named("config", "AgentConfig", json!({"maxToolCalls": null})).unwrap();
+        assert_eq!(c.max_tool_calls, None);
+        let c: agent_core::AgentConfig = parse_named("config", "AgentConfig", json!({"temperature": null})).unwrap();
+        assert_eq!(c.max_tool_calls, Some(agent_core::DEFAULT_MAX_TOOL_CALLS));
+        let c: agent_core::AgentConfig = parse_named("config", "AgentConfig", json!({"maxToolCalls": 3})).unwrap();
+        assert_eq!(c.max_tool_calls, Some(3));
+        // Only at the top level: a nested key of the same name still takes null as its default.
+        let h: agent_providers::HttpConfig = parse("http", json!({"maxToolCalls": null})).unwrap();
+        assert_eq!(h, agent_providers::HttpConfig::default());
+    }
+
+    /// The keys whose `null` is kept are exactly the table's keys that take null and default to
+    /// something else.
+    #[test]
+    fn null_is_a_value_exactly_where_the_table_says_so() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../api/options.json");
+        let table: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let mut found = BTreeSet::new();
+        for (type_name, keys) in table.as_object().unwrap() {
+            for (key, spec) in keys.as_object().unwrap() {
+                let nullable = spec["type"].as_str().unwrap().split('|').any(|t| t == "null");
+                let default = spec.get("default").unwrap_or(&Value::Null);
+                if nullable && !default.is_null() {
+                    found.insert((type_name.clone(), key.clone()));
+                }
+            }
+        }
+        let listed: BTreeSet<(String, String)> = NULL_IS_A_VALUE
+            .iter()
+            .map(|(t, k)| (t.to_string(), k.to_string()))
+            .collect();
+        assert_eq!(found, listed);
     }
 
     /// The free-form keys are exactly the table's object-typed keys without nested options

@@ -10,31 +10,44 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use tokio::sync::broadcast;
 
-use crate::agent::{NativeAgentBuilder, NativeSession, NativeStore};
+use crate::agent::{NativeAgentBuilder, NativeSession, NativeStore, clarification_error};
 use crate::convert::{Json, js};
 use crate::error::coded;
 use crate::run::NativeRun;
+use crate::tab_wiring::NativeTabWiring;
 
-fn tab_error(e: TabError) -> Error {
-    let code = match &e {
-        TabError::NotFound(_) => "tab_not_found",
-        TabError::Closed(_) => "tab_closed",
-        TabError::AlreadyExists(_) => "tab_exists",
-        TabError::QueueFull { .. } => "tab_queue_full",
-        TabError::Store(_) => "store",
-        TabError::Clarification(_) => "clarification_invalid_answer",
-        _ => "tab",
-    };
-    coded(code, e)
+/// A hub failure, with its code; the messages about tab ids say what to do in JS terms.
+pub(crate) fn tab_error(e: TabError) -> Error {
+    match e {
+        TabError::NotFound(id) => coded(
+            "tab_not_found",
+            format!("tab {id} is not a tab of this hub: use an id that openTab() or openTabForHost() returned"),
+        ),
+        TabError::Closed(id) => coded(
+            "tab_closed",
+            format!("tab {id} is closed: reopen it with hub.reopenTab(tab) first"),
+        ),
+        TabError::Clarification(c) => clarification_error(c),
+        e => {
+            let code = match &e {
+                TabError::AlreadyExists(_) => "tab_exists",
+                TabError::QueueFull { .. } => "tab_queue_full",
+                TabError::Store(_) => "store",
+                _ => "tab",
+            };
+            coded(code, e)
+        }
+    }
 }
 
-fn tab_id(id: &str) -> Result<TabId> {
+pub(crate) fn tab_id(id: &str) -> Result<TabId> {
     TabId::parse(id).map_err(|e| coded("invalid_argument", e))
 }
 
 #[napi]
 impl NativeAgentBuilder {
-    /// Builds a tab hub whose tabs' agents are made from this builder's pieces.
+    /// Builds a tab hub whose tabs' agents are made from this builder's pieces; `wiring` gives
+    /// them page tools bound to their browser tabs and says who gets the tabs they open.
     #[napi]
     pub async fn tab_hub(
         &self,
@@ -43,9 +56,13 @@ impl NativeAgentBuilder {
         send_to_tab: Option<bool>,
         read_tab: Option<bool>,
         max_held_messages: Option<u32>,
+        wiring: Option<&NativeTabWiring>,
     ) -> Result<NativeTabHub> {
         let recipe = self.recipe.clone();
         let mut b = TabHub::builder().agent_factory(move |_tab| recipe.builder(false));
+        if let Some(w) = wiring {
+            b = w.apply(b);
+        }
         if let Some(s) = store {
             b = b.store(s.inner.clone());
         }
@@ -102,7 +119,7 @@ impl NativeDelivery {
 /// A tab hub.
 #[napi]
 pub struct NativeTabHub {
-    inner: TabHub,
+    pub(crate) inner: TabHub,
 }
 
 #[napi]
@@ -210,6 +227,33 @@ impl NativeTabHub {
     #[napi]
     pub async fn cancel(&self, tab: String) -> Result<()> {
         self.inner.cancel(&tab_id(&tab)?).await.map_err(tab_error)
+    }
+
+    /// Answers the question the tab's turn is parked on; the turn goes on in a new run, and
+    /// queued messages follow when it ends.
+    #[napi]
+    pub async fn answer_clarification(
+        &self,
+        tab: String,
+        clarification_id: String,
+        answer: String,
+    ) -> Result<NativeRun> {
+        let run = self
+            .inner
+            .answer_clarification(&tab_id(&tab)?, &clarification_id, &answer)
+            .await
+            .map_err(tab_error)?;
+        Ok(NativeRun::from_arc(run))
+    }
+
+    /// Dismisses the question the tab's turn is parked on, without a turn; messages held only
+    /// for the person then start one, within the auto-wake budget.
+    #[napi]
+    pub async fn dismiss_clarification(&self, tab: String, clarification_id: String) -> Result<()> {
+        self.inner
+            .dismiss_clarification(&tab_id(&tab)?, &clarification_id)
+            .await
+            .map_err(tab_error)
     }
 
     /// Waits until a tab is idle (its queue drained); returns its info.

@@ -2,17 +2,15 @@
 //! SQLite store.
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use agent_core::{Tool, async_trait};
-use agent_tools::{BrowserHost, FsPolicy, HostError, PageToolsConfig, TabInfo};
+use agent_core::Tool;
+use agent_tools::{FsPolicy, PageTab, PageToolsConfig};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use serde_json::Value;
 
 use crate::agent::NativeStore;
-use crate::callbacks::Callback;
 use crate::error::coded;
+use crate::host::NativeBrowserHost;
 
 /// A group of native tools, added to an agent as a whole.
 #[napi]
@@ -82,152 +80,22 @@ pub fn open_sqlite_store<'env>(
     })
 }
 
-/// One request to the JS BrowserHost.
-#[napi(object)]
-pub struct HostRequest {
-    /// `evaluate`, `navigate`, `waitSettled`, `tabs`, `openTab`, `closeTab`, `activateTab` or
-    /// `resolveAddress`.
-    pub op: String,
-    /// The tab (absent: the active tab).
-    pub tab: Option<String>,
-    /// The expression (`evaluate`), URL (`navigate`, `openTab`) or text (`resolveAddress`).
-    pub arg: Option<String>,
-    /// The timeout (`waitSettled`), in ms.
-    pub timeout_ms: Option<f64>,
-}
-
-/// The JS host wrapper's answer: `{ ok: value }` or `{ error: { code, message } }`.
-#[napi(object)]
-pub struct HostReply {
-    /// The host method's result (plain JSON data; absent: null).
-    pub ok: Option<Value>,
-    /// What went wrong.
-    pub error: Option<HostReplyError>,
-}
-
-/// A host failure: a `HostError` code (`disconnected`, `timeout`, `script`, `navigation`,
-/// `no_such_tab`, `other`) and its message.
-#[napi(object)]
-pub struct HostReplyError {
-    /// The code.
-    pub code: String,
-    /// The message.
-    pub message: String,
-}
-
-/// The JS host wrapper as the native side calls it. It always answers a promise (a reply
-/// object would be ambiguous with a promise: every field of [`HostReply`] is optional).
-pub type HostFn = Callback<HostRequest, Promise<HostReply>>;
-
-/// A BrowserHost implemented in JavaScript.
-pub struct JsHost {
-    func: HostFn,
-    has_wait: bool,
-}
-
-impl JsHost {
-    async fn ask(
-        &self,
-        op: &str,
-        tab: Option<&str>,
-        arg: Option<&str>,
-        timeout: Option<Duration>,
-    ) -> std::result::Result<Value, HostError> {
-        let request = HostRequest {
-            op: op.to_owned(),
-            tab: tab.map(str::to_owned),
-            arg: arg.map(str::to_owned),
-            timeout_ms: timeout.map(|d| d.as_millis() as f64),
-        };
-        let reply = match self.func.call_async_catch(request).await {
-            Ok(promise) => promise.await,
-            Err(e) => Err(e),
-        }
-        .map_err(|e| HostError::Other(format!("the host callback failed: {}", e.reason)))?;
-        if let Some(HostReplyError { code, message }) = reply.error {
-            return Err(match code.as_str() {
-                "disconnected" => HostError::Disconnected(message),
-                "timeout" => HostError::Timeout(message),
-                "script" => HostError::Script(message),
-                "navigation" => HostError::Navigation(message),
-                "no_such_tab" => HostError::NoSuchTab(tab.unwrap_or_default().to_owned()),
-                _ => HostError::Other(message),
-            });
-        }
-        let mut value = reply.ok.unwrap_or(Value::Null);
-        crate::convert::integral_numbers(&mut value);
-        Ok(value)
-    }
-}
-
-fn tab_info(v: Value) -> std::result::Result<TabInfo, HostError> {
-    serde_json::from_value(v).map_err(|e| HostError::Other(format!("the host answered a malformed tab: {e}")))
-}
-
-#[async_trait]
-impl BrowserHost for JsHost {
-    async fn evaluate(&self, tab: Option<&str>, expression: &str) -> std::result::Result<Value, HostError> {
-        self.ask("evaluate", tab, Some(expression), None).await
-    }
-
-    async fn navigate(&self, tab: Option<&str>, url: &str) -> std::result::Result<(), HostError> {
-        self.ask("navigate", tab, Some(url), None).await.map(|_| ())
-    }
-
-    async fn wait_settled(&self, tab: Option<&str>, timeout: Duration) -> std::result::Result<(), HostError> {
-        if self.has_wait {
-            self.ask("waitSettled", tab, None, Some(timeout)).await.map(|_| ())
-        } else {
-            agent_tools::settle_with_script(self, tab, timeout).await
-        }
-    }
-
-    async fn tabs(&self) -> std::result::Result<Vec<TabInfo>, HostError> {
-        let v = self.ask("tabs", None, None, None).await?;
-        match v {
-            Value::Array(items) => items.into_iter().map(tab_info).collect(),
-            _ => Err(HostError::Other("the host's tabs() must return an array".into())),
-        }
-    }
-
-    async fn open_tab(&self, url: Option<&str>) -> std::result::Result<TabInfo, HostError> {
-        tab_info(self.ask("openTab", None, url, None).await?)
-    }
-
-    async fn close_tab(&self, tab: &str) -> std::result::Result<(), HostError> {
-        self.ask("closeTab", Some(tab), None, None).await.map(|_| ())
-    }
-
-    async fn activate_tab(&self, tab: &str) -> std::result::Result<(), HostError> {
-        self.ask("activateTab", Some(tab), None, None).await.map(|_| ())
-    }
-
-    async fn resolve_address(&self, input: &str) -> std::result::Result<Option<String>, HostError> {
-        let v = self.ask("resolveAddress", None, Some(input), None).await?;
-        Ok(v.as_str().map(str::to_owned))
-    }
-}
-
 /// The page and tab tools (page_read, page_text, page_scrape, page_navigate, page_click,
 /// page_fill, page_select, tabs_list, tab_open, tab_activate, tab_close) over a JS host.
-/// `options` is a `PageToolsConfig` options object (camelCase keys of the options format);
-/// `hostWaits` says whether the JS host implements `waitSettled` (otherwise a settle script is
-/// evaluated).
-#[napi(
-    ts_args_type = "host: (request: HostRequest) => Promise<HostReply>, options: object | undefined | null, hostWaits: boolean"
-)]
+/// `options` is a `PageToolsConfig` options object (camelCase keys of the options format).
+/// `tab` binds them to that host tab whatever tab is active (absent: the active tab).
+#[napi(ts_args_type = "host: NativeBrowserHost, options: object | undefined | null, tab?: string | undefined | null")]
 pub fn page_tools(
-    host: Function<'_, HostRequest, Promise<HostReply>>,
+    host: &NativeBrowserHost,
     options: Option<Unknown<'_>>,
-    host_waits: bool,
+    tab: Option<String>,
 ) -> Result<NativeToolSet> {
     let cfg: PageToolsConfig = crate::options::from_js("pageTools options", options)?;
-    let func: HostFn = host.build_threadsafe_function().weak::<true>().build()?;
-    let host = Arc::new(JsHost {
-        func,
-        has_wait: host_waits,
-    });
+    let bound = match tab {
+        Some(id) => PageTab::Host(id),
+        None => PageTab::Active,
+    };
     Ok(NativeToolSet {
-        tools: agent_tools::page_tools_with(host, cfg),
+        tools: agent_tools::page_tools_for_tab_with(host.host(), bound, cfg),
     })
 }

@@ -125,6 +125,53 @@ test('the iteration cap ends the turn capped', async () => {
   await assert.rejects(run.result(), (e) => e.code === 'capped' && e.outcome.status === 'capped')
 })
 
+test('status().lastMessage follows the text while the model is still streaming it', async () => {
+  const { agent } = scripted([{ hang: 'Reading the page for you now' }])
+  const s = await agent.createSession()
+  const run = s.send('x')
+  await until(() => run.status().lastMessage === 'Reading the page for you now')
+  // The model call has not finished: the text is the streamed text so far.
+  assert.equal(run.finished, false)
+  assert.equal(run.status().state, 'thinking')
+  run.cancel()
+  assert.equal((await run.outcome).status, 'cancelled')
+})
+
+/** A planner that calls echo `calls` times, one call per step, then answers. */
+const echoes = (calls) =>
+  ScriptedProvider.fromFn((request) => {
+    const done = request.messages.filter((m) => m.role === 'tool').length
+    return done < calls ? { toolCalls: [{ name: 'echo', arguments: { text: `call ${done + 1}` } }] } : { text: `${done} calls` }
+  })
+
+/** Runs one turn of 20 echo calls under `config`; returns its outcome and how many calls ran. */
+async function twentyCalls(config) {
+  const agent = new Agent({ provider: echoes(20), tools: [echo], ...(config === 'absent' ? {} : { config }) })
+  const run = (await agent.createSession()).send('go')
+  const events = await collect(run)
+  const ran = events.filter((e) => e.type === 'tool_call_succeeded').length
+  return { outcome: await run.outcome, ran }
+}
+
+test('maxToolCalls: absent or undefined is the default of 12, a number is that cap, null is no cap', async () => {
+  for (const config of ['absent', {}, { maxToolCalls: undefined }]) {
+    const { outcome, ran } = await twentyCalls(config)
+    assert.equal(outcome.status, 'capped', JSON.stringify(config))
+    assert.equal(ran, 12, JSON.stringify(config))
+  }
+  let { outcome, ran } = await twentyCalls({ maxToolCalls: 3 })
+  assert.equal(outcome.status, 'capped')
+  assert.equal(ran, 3)
+  ;({ outcome, ran } = await twentyCalls({ maxToolCalls: null }))
+  assert.equal(outcome.status, 'done')
+  assert.equal(ran, 20)
+  assert.equal(outcome.finalText, '20 calls')
+  // null keeps the default for every other key (here: the iteration cap of 100 still holds).
+  ;({ outcome, ran } = await twentyCalls({ maxToolCalls: null, maxIterations: null }))
+  assert.equal(outcome.status, 'done')
+  assert.throws(() => new Agent({ provider: echoes(1), config: { maxToolCalls: -1 } }), ConfigError)
+})
+
 test('a provider error ends the turn with status error and a stable kind', async () => {
   const { agent } = scripted([{ error: { kind: 'auth', message: 'bad key' } }])
   const s = await agent.createSession()

@@ -27,6 +27,9 @@ import {
   newBearerToken,
   TabQueueFullError,
   type McpServer,
+  type HostTab,
+  type OpenedTab,
+  type Run,
 } from 'agent-core'
 
 async function tabs(): Promise<void> {
@@ -39,6 +42,47 @@ async function tabs(): Promise<void> {
   for await (const ev of hub.events()) if (ev.event?.type === 'run_completed') break
 }
 void tabs
+
+async function oneAgentPerTab(): Promise<void> {
+  // Tools bound to one host tab.
+  const bound = new Agent({ provider: new ScriptedProvider([]), tools: [pageTools(host, { tab: 't1', settleTimeoutMs: 200 })] })
+  // @ts-expect-error: a host tab id is a string
+  pageTools(host, { tab: 1 })
+  // A hub whose tabs get page tools bound to their wired browser tabs.
+  const hub = await TabHub.create({
+    provider: new ScriptedProvider([]),
+    pageTools: { host, settleTimeoutMs: 200, maxElements: 50 },
+    openedTabPolicy: (opened: OpenedTab) => (opened.url.startsWith('https://docs.') ? 'new_agent' : 'same_agent'),
+  })
+  await TabHub.create({ provider: new ScriptedProvider([]), openedTabPolicy: 'new_agent' })
+  // @ts-expect-error: owners are snake_case wire values
+  await TabHub.create({ provider: new ScriptedProvider([]), openedTabPolicy: 'sameAgent' })
+  // @ts-expect-error: the page tools need their host
+  await TabHub.create({ provider: new ScriptedProvider([]), pageTools: { settleTimeoutMs: 200 } })
+  const tab: string = await hub.openTabForHost('t1')
+  hub.wireHostTab(tab, 't2')
+  const where: HostTab = hub.hostTab(tab)
+  if (where.state !== 'unwired') console.log(where.hostTab.toUpperCase())
+  // @ts-expect-error: an unwired tab has no host tab
+  if (where.state === 'unwired') console.log(where.hostTab)
+  const owned: string[] = hub.hostTabs(tab)
+  const owner: string | null = hub.tabForHost('t2')
+  const closedIn: string | null = hub.hostTabClosed('t2')
+  const adopter: string = await hub.adoptHostTab(tab, 't3', 'https://example.com/')
+  await TabHub.create({ provider: new ScriptedProvider([]), pageTools: host })
+  const resumed: Run = await hub.answerClarification(tab, 'q1', 'yes')
+  await hub.dismissClarification(tab, 'q1')
+  const session = await hub.session(tab)
+  await session.dismissClarification('q1')
+  const last: string | null = resumed.status().lastMessage
+  // Tool-call cap: a number, the default (absent), or null for no cap.
+  new Agent({ provider: new ScriptedProvider([]), config: { maxToolCalls: null } })
+  new Agent({ provider: new ScriptedProvider([]), config: { maxToolCalls: 30 } })
+  // @ts-expect-error: the cap is a number
+  new Agent({ provider: new ScriptedProvider([]), config: { maxToolCalls: 'none' } })
+  console.log(bound, owned, owner, closedIn, adopter, last)
+}
+void oneAgentPerTab
 
 async function mcp(): Promise<void> {
   const stdio = await McpClient.connect({ alias: 'everything', command: 'node', args: ['server.js'], env: { A: 'b' }, cwd: '/tmp' })
