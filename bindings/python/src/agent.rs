@@ -10,7 +10,7 @@ use futures::StreamExt;
 use pyo3::prelude::*;
 use tokio::sync::mpsc;
 
-use crate::convert::{Json, json_to_py, options, py_to_json, to_json};
+use crate::convert::{Json, json_to_py, py_to_json, to_json};
 use crate::errors::{agent_error, config_error, invalid_id};
 use crate::provider::{NativeProvider, NativeStore, NativeTool};
 use crate::pyloop::{Loops, run_blocking};
@@ -89,7 +89,8 @@ pub struct NativeAgentParts {
 #[pymethods]
 impl NativeAgentParts {
     /// Keyword arguments only; pyo3 refuses an unknown or missing one with a `TypeError`
-    /// naming it. `config` is an AgentConfig dict in the options format.
+    /// naming it. `config` is an AgentConfig dict in the options format (`max_tool_calls: None`
+    /// means no cap; see `agent_config`).
     #[new]
     #[pyo3(signature = (
         *,
@@ -136,7 +137,7 @@ impl NativeAgentParts {
                 store: store.map(|s| s.inner.clone()),
                 gate,
                 system_prompt,
-                config: options::<AgentConfig>("AgentConfig", config)?,
+                config: crate::agent_config::agent_config(config)?,
                 on_event,
                 clarification,
                 loops,
@@ -280,6 +281,18 @@ impl NativeSession {
             .answer_clarification(clarification_id, answer)
             .map_err(clarification_error)?;
         Ok(NativeRun { run: Arc::new(run) })
+    }
+
+    /// Dismisses the pending question without answering it; no turn starts. Waits for a
+    /// running turn of the session to end first. Awaitable.
+    fn dismiss_clarification<'py>(&self, py: Python<'py>, clarification_id: String) -> PyResult<Bound<'py, PyAny>> {
+        let session = self.session.clone();
+        crate::runtime::spawn_py(py, async move {
+            session
+                .dismiss_clarification(&clarification_id)
+                .await
+                .map_err(clarification_error)
+        })
     }
 
     /// Every stored message (dicts with `seq`, `message`, `created_at_ms`). Awaitable.

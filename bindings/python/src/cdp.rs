@@ -1,8 +1,11 @@
 //! The CDP host: headless Chromium driven over the DevTools protocol (`agent_tools::CdpHost`).
 
-use agent_tools::{CdpConfig, CdpHost, HostError};
+use std::time::Duration;
+
+use agent_tools::{BrowserHost, CdpConfig, CdpHost, HostError, TabInfo};
 use pyo3::prelude::*;
 
+use crate::convert::{Json, to_json};
 use crate::runtime::spawn_py;
 
 /// Maps a host error to `agent_core.HostError` with its `host_kind`.
@@ -84,5 +87,70 @@ impl NativeCdpHost {
     /// Whether the browser is still reachable as far as this host knows.
     fn is_alive(&self) -> bool {
         self.inner.is_alive()
+    }
+
+    // The browser's side of the BrowserHost protocol, so that Python code can open, list and
+    // close the tabs it wires to a tab hub, and look into a page.
+
+    /// The open tabs (TabInfo dicts). Awaitable.
+    fn tabs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let inner = self.inner.clone();
+        spawn_py(py, async move {
+            Ok(Json(to_json(&inner.tabs().await.map_err(host_error)?)))
+        })
+    }
+
+    /// Opens a tab (at `url`, or blank) and makes it active; returns its TabInfo. Awaitable.
+    #[pyo3(signature = (url=None))]
+    fn open_tab<'py>(&self, py: Python<'py>, url: Option<String>) -> PyResult<Bound<'py, PyAny>> {
+        let inner = self.inner.clone();
+        spawn_py(py, async move {
+            let tab: TabInfo = inner.open_tab(url.as_deref()).await.map_err(host_error)?;
+            Ok(Json(to_json(&tab)))
+        })
+    }
+
+    /// Closes a tab. Awaitable.
+    fn close_tab<'py>(&self, py: Python<'py>, tab: String) -> PyResult<Bound<'py, PyAny>> {
+        let inner = self.inner.clone();
+        spawn_py(py, async move { inner.close_tab(&tab).await.map_err(host_error) })
+    }
+
+    /// Makes a tab the active one. Awaitable.
+    fn activate_tab<'py>(&self, py: Python<'py>, tab: String) -> PyResult<Bound<'py, PyAny>> {
+        let inner = self.inner.clone();
+        spawn_py(py, async move { inner.activate_tab(&tab).await.map_err(host_error) })
+    }
+
+    /// Evaluates a JavaScript expression in a tab (None: the active one); returns its value as
+    /// JSON data. Awaitable.
+    fn evaluate<'py>(&self, py: Python<'py>, tab: Option<String>, expression: String) -> PyResult<Bound<'py, PyAny>> {
+        let inner = self.inner.clone();
+        spawn_py(py, async move {
+            Ok(Json(
+                inner.evaluate(tab.as_deref(), &expression).await.map_err(host_error)?,
+            ))
+        })
+    }
+
+    /// Loads `url` in a tab (None: the active one). Awaitable.
+    fn navigate<'py>(&self, py: Python<'py>, tab: Option<String>, url: String) -> PyResult<Bound<'py, PyAny>> {
+        let inner = self.inner.clone();
+        spawn_py(py, async move {
+            inner.navigate(tab.as_deref(), &url).await.map_err(host_error)
+        })
+    }
+
+    /// Waits until a tab's page has settled, for at most `timeout` seconds. Awaitable.
+    fn wait_settled<'py>(&self, py: Python<'py>, tab: Option<String>, timeout: f64) -> PyResult<Bound<'py, PyAny>> {
+        let timeout = Duration::try_from_secs_f64(timeout).map_err(|_| {
+            crate::errors::config_error(format!(
+                "wait_settled timeout must be a non-negative number of seconds, not {timeout}"
+            ))
+        })?;
+        let inner = self.inner.clone();
+        spawn_py(py, async move {
+            inner.wait_settled(tab.as_deref(), timeout).await.map_err(host_error)
+        })
     }
 }

@@ -4,7 +4,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_core::async_trait;
-use agent_tools::{BrowserHost, HostError, PageToolsConfig, TabInfo, page_tools_with, settle_with_script};
+use agent_tools::{
+    BrowserHost, HostError, PageTab, PageToolsConfig, TabInfo, page_tools_for_tab_with, settle_with_script,
+};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use serde_json::Value;
@@ -181,37 +183,54 @@ impl BrowserHost for PyHost {
     }
 }
 
+/// The host behind the page tools: a `CdpHost`, or a Python object with the `BrowserHost`
+/// methods. A Python host's async methods run on the asyncio loop running now, so this is
+/// called from inside that loop.
+pub fn browser_host(py: Python<'_>, host: &Bound<'_, PyAny>) -> PyResult<Arc<dyn BrowserHost>> {
+    if let Ok(cdp) = host.cast::<NativeCdpHost>() {
+        return Ok(Arc::new(cdp.get().inner.clone()));
+    }
+    let loops = Arc::new(Loops::default());
+    loops.remember_current(py);
+    let req = |name| method(host, name, true).and_then(|m| m.ok_or_else(|| crate::errors::config_error(name)));
+    Ok(Arc::new(PyHost {
+        evaluate: req("evaluate")?,
+        navigate: req("navigate")?,
+        wait_settled: method(host, "wait_settled", false)?,
+        tabs: req("tabs")?,
+        open_tab: req("open_tab")?,
+        close_tab: req("close_tab")?,
+        activate_tab: req("activate_tab")?,
+        resolve_address: method(host, "resolve_address", false)?,
+        loops,
+    }))
+}
+
 /// The page and tab tools (page_read, page_text, page_scrape, page_navigate, page_click,
 /// page_fill, page_select, tabs_list, tab_open, tab_activate, tab_close) over a Python host or
 /// a `CdpHost`, configured by a PageToolsConfig dict (`search_template`, `settle_timeout_ms`,
-/// `max_chars`, `max_elements`, `scrape_loopback_http`, `scrape`).
+/// `max_chars`, `max_elements`, `scrape_loopback_http`, `scrape`). They act on the active tab,
+/// or, given `tab` (a host tab id), on that tab whatever tab is active.
 #[pyfunction]
-#[pyo3(signature = (host, config=None))]
+#[pyo3(signature = (host, config=None, tab=None))]
 pub fn page_tools(
     py: Python<'_>,
     host: &Bound<'_, PyAny>,
     config: Option<&Bound<'_, PyAny>>,
+    tab: Option<String>,
 ) -> PyResult<Vec<NativeTool>> {
     let cfg = crate::convert::options::<PageToolsConfig>("PageToolsConfig", config)?;
-    let browser_host: Arc<dyn BrowserHost> = if let Ok(cdp) = host.cast::<NativeCdpHost>() {
-        Arc::new(cdp.get().inner.clone())
-    } else {
-        let loops = Arc::new(Loops::default());
-        loops.remember_current(py);
-        let req = |name| method(host, name, true).and_then(|m| m.ok_or_else(|| crate::errors::config_error(name)));
-        Arc::new(PyHost {
-            evaluate: req("evaluate")?,
-            navigate: req("navigate")?,
-            wait_settled: method(host, "wait_settled", false)?,
-            tabs: req("tabs")?,
-            open_tab: req("open_tab")?,
-            close_tab: req("close_tab")?,
-            activate_tab: req("activate_tab")?,
-            resolve_address: method(host, "resolve_address", false)?,
-            loops,
-        })
+    let browser_host = browser_host(py, host)?;
+    let bound = match tab {
+        Some(id) if id.trim().is_empty() => {
+            return Err(crate::errors::config_error(
+                "page_tools(tab=...) got an empty tab id: pass the id of one of the host's tabs (TabInfo.id), or leave tab out for the active tab",
+            ));
+        }
+        Some(id) => PageTab::Host(id),
+        None => PageTab::Active,
     };
-    Ok(page_tools_with(browser_host, cfg)
+    Ok(page_tools_for_tab_with(browser_host, bound, cfg)
         .into_iter()
         .map(NativeTool::new)
         .collect())

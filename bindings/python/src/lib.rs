@@ -5,10 +5,12 @@
 
 mod adapters;
 mod agent;
+mod agent_config;
 mod cdp;
 mod convert;
 mod errors;
 mod host;
+mod hub_browser;
 mod interpreter;
 mod loop_bridge;
 mod mcp;

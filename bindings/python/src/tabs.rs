@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use agent_core::tabs::{Origin, TabError, TabEvent, TabHub, TabId, TabPermissions};
+use agent_core::tabs::{OpenedTab, Origin, TabError, TabEvent, TabHub, TabId, TabPermissions};
+use agent_tools::PageToolsConfig;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tokio::sync::broadcast;
@@ -10,6 +11,7 @@ use tokio::sync::broadcast;
 use crate::agent::{NativeAgentParts, NativeRun, NativeSession, runtime};
 use crate::convert::{Json, json_to_py, py_to_json, to_json};
 use crate::errors::{agent_error, config_error, new_error, store_error};
+use crate::hub_browser;
 
 fn tab_error(e: TabError) -> PyErr {
     match e {
@@ -47,15 +49,31 @@ pub struct NativeTabHub {
 #[pymethods]
 impl NativeTabHub {
     /// Builds a hub whose tabs each get an agent made from these settings (as for `Agent`).
-    /// Awaitable (returns the hub).
+    /// With `page_tools_host` (a `CdpHost` or a Python browser host) every tab's agent also
+    /// gets page tools bound to the browser tab its hub tab is wired to, configured by
+    /// `page_tools_config` (a PageToolsConfig dict); `opened_tab_policy` (`"same_agent"`,
+    /// `"new_agent"` or a callable) decides who gets a browser tab an agent opens. Awaitable
+    /// (returns the hub).
     #[staticmethod]
-    #[pyo3(signature = (parts, default_permissions=None, auto_wake_budget=None, max_held_messages=None))]
+    #[pyo3(signature = (
+        parts,
+        default_permissions=None,
+        auto_wake_budget=None,
+        max_held_messages=None,
+        page_tools_host=None,
+        page_tools_config=None,
+        opened_tab_policy=None
+    ))]
+    #[allow(clippy::too_many_arguments)]
     fn build<'py>(
         py: Python<'py>,
         parts: &NativeAgentParts,
         default_permissions: Option<Bound<'py, PyAny>>,
         auto_wake_budget: Option<u32>,
         max_held_messages: Option<usize>,
+        page_tools_host: Option<Bound<'py, PyAny>>,
+        page_tools_config: Option<Bound<'py, PyAny>>,
+        opened_tab_policy: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let parts = &parts.parts;
         let permissions = permissions(default_permissions.as_ref())?;
@@ -74,6 +92,21 @@ impl NativeTabHub {
         }
         if let Some(n) = max_held_messages {
             builder = builder.max_held_messages(n);
+        }
+        match page_tools_host.filter(|h| !h.is_none()) {
+            Some(host) => {
+                let cfg = crate::convert::options::<PageToolsConfig>("PageToolsConfig", page_tools_config.as_ref())?;
+                builder = hub_browser::with_page_tools(builder, crate::host::browser_host(py, &host)?, cfg);
+            }
+            None if page_tools_config.as_ref().is_some_and(|c| !c.is_none()) => {
+                return Err(config_error(
+                    "page_tools_config was given without page_tools: pass the browser host as page_tools=... too",
+                ));
+            }
+            None => {}
+        }
+        if let Some(policy) = opened_tab_policy.filter(|p| !p.is_none()) {
+            builder = hub_browser::with_opened_tab_policy(builder, &policy)?;
         }
         crate::runtime::spawn_py(py, async move {
             let hub = runtime()
@@ -262,6 +295,77 @@ impl NativeTabHub {
         crate::runtime::spawn_py(py, async move {
             hub.wait_all_idle().await;
             Ok(())
+        })
+    }
+
+    /// Opens a new tab wired to the host's browser tab `host_tab` and returns its id. Awaitable.
+    fn open_tab_for_host<'py>(&self, py: Python<'py>, host_tab: String) -> PyResult<Bound<'py, PyAny>> {
+        let hub = self.hub.clone();
+        crate::runtime::spawn_py(py, async move {
+            Ok(hub.open_tab_for_host(host_tab).await.map_err(tab_error)?.to_string())
+        })
+    }
+
+    /// Wires the browser tab `host_tab` to the tab `tab`: its agent works there from its next
+    /// page tool call.
+    fn wire_host_tab(&self, tab: &str, host_tab: String) -> PyResult<()> {
+        self.hub.wire_host_tab(&tab_id(tab)?, host_tab).map_err(tab_error)
+    }
+
+    /// The host closed the browser tab `host_tab`: returns the tab it belonged to, if any.
+    fn host_tab_closed(&self, host_tab: &str) -> Option<String> {
+        self.hub.host_tab_closed(host_tab).map(|t| t.to_string())
+    }
+
+    /// The browser tab the tab's agent works in: `{"state": "unwired" | "open" | "closed",
+    /// "host_tab": id}` (no `host_tab` when unwired).
+    fn host_tab<'py>(&self, py: Python<'py>, tab: &str) -> PyResult<Bound<'py, PyAny>> {
+        json_to_py(py, &to_json(&self.hub.host_tab(&tab_id(tab)?)))
+    }
+
+    /// Every open browser tab that belongs to the tab, oldest first.
+    fn host_tabs(&self, tab: &str) -> PyResult<Vec<String>> {
+        Ok(self.hub.host_tabs(&tab_id(tab)?))
+    }
+
+    /// The tab a browser tab belongs to.
+    fn tab_for_host(&self, host_tab: &str) -> Option<String> {
+        self.hub.tab_for_host(host_tab).map(|t| t.to_string())
+    }
+
+    /// Hands the browser tab `host_tab` that the agent of `opener` opened (now at `url`) to
+    /// the owner the opened-tab policy chooses; returns the tab that got it. Awaitable.
+    fn adopt_host_tab<'py>(
+        &self,
+        py: Python<'py>,
+        opener: String,
+        host_tab: String,
+        url: String,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let hub = self.hub.clone();
+        let opened = OpenedTab {
+            opener: tab_id(&opener)?,
+            host_tab,
+            url,
+        };
+        crate::runtime::spawn_py(py, async move {
+            Ok(hub.adopt_host_tab(&opened).await.map_err(tab_error)?.to_string())
+        })
+    }
+
+    /// Dismisses the question the tab's turn is parked on, without answering it. Awaitable.
+    fn dismiss_clarification<'py>(
+        &self,
+        py: Python<'py>,
+        tab: String,
+        clarification_id: String,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let hub = self.hub.clone();
+        let tab = tab_id(&tab)?;
+        crate::runtime::spawn_py(py, async move {
+            hub.dismiss_clarification(&tab, &clarification_id)
+                .await
+                .map_err(tab_error)
         })
     }
 

@@ -120,3 +120,24 @@ def test_missing_methods_are_a_config_error():
 
     with pytest.raises(ac.ConfigError, match="navigate"):
         ac.page_tools(Half())
+
+
+async def test_page_tools_bound_to_a_tab_pass_its_id_to_the_host():
+    host = StubHost()
+    host.tab_list.append({"id": "t2", "url": "http://127.0.0.1/b", "title": "B", "active": False})
+    provider = ac.ScriptedProvider(
+        [ac.ToolCallStep("page_navigate", {"url": "http://127.0.0.1:8000/links.html"}), "done"]
+    )
+    agent = ac.Agent(provider, tools=[ac.page_tools(host, tab="t2")], gate=allow)
+    outcome = await (await agent.create_session()).send("go")
+    assert outcome.status == "done", outcome
+    # The background tab t2, not the active t1 (None).
+    assert ("navigate", "t2", "http://127.0.0.1:8000/links.html") in host.calls
+    assert not [c for c in host.calls if c[0] in ("evaluate", "navigate") and c[1] is None]
+
+
+def test_a_tab_that_is_not_an_id_is_refused_saying_what_to_pass():
+    with pytest.raises(TypeError, match="tab id as a string"):
+        ac.page_tools(StubHost(), tab={"id": "t1"})
+    with pytest.raises(ac.ConfigError, match="leave tab out for the active tab"):
+        ac.page_tools(StubHost(), tab=" ")

@@ -1,5 +1,8 @@
 """Clarification: the question arrives as an event, the turn parks awaiting_user, and an
-answer (checked by kind) resumes it; it survives a restart with a SQLite store."""
+answer (checked by kind) resumes it; it survives a restart with a SQLite store; dismissing it
+(in a session, in a tab) leaves it unanswered without starting a turn."""
+
+import asyncio
 
 import pytest
 
@@ -73,3 +76,49 @@ async def test_pending_question_survives_a_restart(tmp_path):
     assert resumed.pending_clarification().id == qid
     outcome = await resumed.answer_clarification(qid, "small")
     assert outcome.status == "done" and "small" in outcome.final_text
+
+
+async def wait_for_event(events, kind, timeout=5.0):
+    """Waits until on_event has seen an event of `kind` (callbacks trail the run a little)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while kind not in types(events):
+        assert asyncio.get_running_loop().time() < deadline, f"no {kind} event in {types(events)}"
+        await asyncio.sleep(0.01)
+
+
+async def test_dismissing_the_question_leaves_it_unanswered():
+    events = []
+    agent = ac.Agent(script(), clarification=True, on_event=events.append)
+    session = await agent.create_session()
+    assert (await session.send("order a coffee")).status == "awaiting_user"
+    pending = session.pending_clarification()
+
+    with pytest.raises(ac.ClarificationError, match="no pending clarification") as info:
+        await session.dismiss_clarification("some-other-question")
+    assert info.value.kind == "clarification.not_pending"
+    assert session.pending_clarification() is not None
+
+    await session.dismiss_clarification(pending.id)
+    assert session.pending_clarification() is None
+    await wait_for_event(events, "clarification_dismissed")
+    # The model's question got a result saying so, and no turn started.
+    results = [m["message"] for m in await session.messages() if m["message"]["role"] == "tool"]
+    assert "dismissed" in str(results[-1]).lower(), results
+    assert types(events).count("run_started") == 1
+    with pytest.raises(ac.ClarificationError) as info:
+        session.answer_clarification(pending.id, "small")
+    assert info.value.kind == "clarification.not_pending"
+
+
+async def test_dismissing_a_tabs_question():
+    hub = await ac.TabHub.create(script(), clarification=True)
+    tab = await hub.open_tab()
+    assert (await (await hub.deliver(tab, "order")).run).status == "awaiting_user"
+    await hub.wait_idle(tab)
+    assert hub.tab(tab)["awaiting_user"]
+    pending = (await hub.session(tab)).pending_clarification()
+    await hub.dismiss_clarification(tab, pending.id)
+    assert (await hub.session(tab)).pending_clarification() is None
+    assert not hub.tab(tab)["awaiting_user"]
+    with pytest.raises(ac.ClarificationError):
+        await hub.dismiss_clarification(tab, pending.id)

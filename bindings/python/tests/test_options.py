@@ -74,7 +74,8 @@ SURFACES: Dict[str, Callable[[], Set[str]]] = {
     "SqliteOptions": lambda: params(ac.SqliteStore.__init__, "path"),
     "McpServerEntry": lambda: params(ac.McpClient.connect, "alias"),
     "OutputCaps": lambda: fields(ac.OutputCaps),
-    "PageToolsConfig": lambda: params(ac.page_tools, "host"),
+    # `tab` is which browser tab the tools act on, not a setting of the tools.
+    "PageToolsConfig": lambda: params(ac.page_tools, "host") - {"tab"},
     "ScrapePolicy": lambda: fields(ac.ScrapePolicy),
     # `gated` is the binding's per-tool gating override, not a policy key.
     "FsPolicy": lambda: params(ac.fs_tools) - {"gated"},
@@ -95,6 +96,11 @@ def test_every_options_type_has_a_python_surface():
 @pytest.mark.parametrize("name", sorted(TABLE))
 def test_the_python_surface_names_every_key(name):
     assert SURFACES[name]() == keys(name)
+
+
+def test_page_tools_config_names_the_keyword_arguments_of_page_tools():
+    # TabHub.create(page_tools_config=...) takes the same keys as one dict.
+    assert fields(ac.PageToolsConfig) == params(ac.page_tools, "host") - {"tab"}
 
 
 def test_twin_entry_points_take_the_same_options():

@@ -70,10 +70,10 @@ from .providers import (
     ToolCallStep,
     provider_from_env,
 )
-from .hosts import BrowserHost, CdpHost, ScrapePolicy, TabInfo, page_tools
+from .hosts import BrowserHost, CdpHost, PageToolsConfig, ScrapePolicy, TabInfo, page_tools
 from .mcp import McpClient, McpHttpServer, McpServerInfo, OutputCaps, new_bearer_token, serve_mcp_http
 from .stores import Crypt, KeyStore, MemoryStore, SqliteStore, Store
-from .tabs import Delivery, TabHub, TabPermissions
+from .tabs import Delivery, HostTab, OpenedTab, OpenedTabPolicy, TabHub, TabPermissions
 from .tools import NativeTools, ShellEnv, Tool, ToolContext, fs_tools, tool
 
 __version__: str = _native.CORE_VERSION
@@ -94,6 +94,7 @@ __all__ = [
     "serve_mcp_http",
     "new_bearer_token",
     "page_tools",
+    "PageToolsConfig",
     "TabInfo",
     "BrowserHost",
     "CdpHost",
@@ -111,6 +112,9 @@ __all__ = [
     "TabNotFoundError",
     "TabQueueFullError",
     "TabHub",
+    "HostTab",
+    "OpenedTab",
+    "OpenedTabPolicy",
     "SqliteStore",
     "KeyStore",
     "Delivery",

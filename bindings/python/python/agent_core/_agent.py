@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import enum
 import inspect
 from dataclasses import dataclass, field, fields
 from typing import (
@@ -52,6 +53,27 @@ OUTCOME_STATUSES = ("done", "denied", "capped", "cancelled", "error", "awaiting_
 """Every way a turn can end."""
 
 
+class _Default(enum.Enum):
+    """The default of a setting whose ``None`` means something of its own (``max_tool_calls``:
+    None is unlimited), so that leaving it out and passing None can differ."""
+
+    DEFAULT = "default"
+
+    def __repr__(self) -> str:
+        return "<default>"
+
+
+_DEFAULT = _Default.DEFAULT
+
+
+def _given(key: str, value: Any) -> bool:
+    """Whether a setting was given: not left at its default. None counts as given only for
+    ``max_tool_calls``, where it means unlimited; anywhere else it keeps the default."""
+    if value is _DEFAULT:
+        return False
+    return value is not None or key == "max_tool_calls"
+
+
 class CompressionConfig(TypedDict, total=False):
     """Limits of the write-time JSON compression of tool results (``AgentConfig.compression``).
     A missing key keeps its default (in brackets)."""
@@ -91,13 +113,17 @@ class CompactionConfig(TypedDict, total=False):
 @dataclass
 class AgentConfig:
     """The loop's limits and defaults: the keys of the Rust ``AgentConfig``. ``None`` keeps the
-    core's default (shown in brackets). Durations are milliseconds, in fields ending ``_ms``.
+    core's default (shown in brackets), except for ``max_tool_calls``, whose default is left
+    out and where ``None`` means unlimited. Durations are milliseconds, in fields ending
+    ``_ms``.
     """
 
     max_iterations: Optional[int] = None
     """Model calls per turn before the turn ends ``capped`` [100]."""
-    max_tool_calls: Optional[int] = None
-    """Tool calls per turn before the turn ends ``capped`` [unlimited]."""
+    max_tool_calls: Union[int, None, Literal[_Default.DEFAULT]] = _DEFAULT
+    """Tool calls per turn before the turn ends ``capped``, with a message saying the limit was
+    reached [12]. Leave it out for the default, give a number for another cap, or ``None``
+    for no cap at all (``AgentConfig(max_tool_calls=None)``)."""
     model_timeout_ms: Optional[float] = None
     """The whole model call, stream included, in milliseconds [180000]."""
     tool_timeout_ms: Optional[float] = None
@@ -122,8 +148,7 @@ class AgentConfig:
     """When and how older turns are compacted (:class:`CompactionConfig`)."""
 
     def _to_dict(self) -> Dict[str, Any]:
-        result: Dict[str, Any] = plain(self)
-        return result
+        return _config_dict(self)
 
 
 @dataclass
@@ -187,7 +212,9 @@ class RunStatus:
     """A cheap snapshot of a run, for hosts that poll.
 
     ``state`` is one of ``idle``, ``thinking``, ``tool_call``, ``complete``, ``error``,
-    ``cancelled``, ``awaiting_user``.
+    ``cancelled``, ``awaiting_user``. ``last_message`` is the latest assistant text; while the
+    model streams an answer it is the text so far, growing with every streamed piece, so a
+    host that polls can show progress.
     """
 
     state: str
@@ -331,13 +358,14 @@ def _wrap_gate(gate: GateFn) -> "tuple[Callable[[Dict[str, Any]], Any], bool]":
 
 
 def _config_dict(config: Union[AgentConfig, Mapping[str, Any], None]) -> Dict[str, Any]:
-    """An AgentConfig (or a dict of its keys) as the options dict the native module reads."""
+    """An AgentConfig (or a dict of its keys) as the options dict the native module reads: a
+    key left at its default is left out, and ``max_tool_calls: None`` is kept (unlimited)."""
     if config is None:
         return {}
     result = plain(config)
     if not isinstance(result, dict):
         raise TypeError(f"config must be an AgentConfig or a dict of its keys, not {type(config).__name__}")
-    return result
+    return {key: value for key, value in result.items() if value is not _DEFAULT}
 
 
 def _wrap_event_callback(cb: Callable[[Event], Any]) -> Callable[[Dict[str, Any]], None]:
@@ -368,6 +396,10 @@ class Agent:
     are :class:`AgentConfig` keys too (``Agent(provider, max_iterations=5,
     tool_timeout_ms=10_000)``) and win over ``config``'s. An unknown key raises
     :class:`ConfigError` naming it.
+
+    A turn makes at most 12 tool calls by default, then ends ``capped``:
+    ``Agent(provider, max_tool_calls=40)`` sets another cap, ``max_tool_calls=None`` removes
+    it (``agent.config["max_tool_calls"]`` reads None then).
     """
 
     def __init__(
@@ -390,7 +422,7 @@ class Agent:
         python_tools = [t for t in self.tools if isinstance(t, Tool)]
         native_tools = [n for t in self.tools if hasattr(t, "_native_tools") for n in t._native_tools()]
         conf = _config_dict(config)
-        conf.update({k: plain(v) for k, v in settings.items() if v is not None})
+        conf.update({k: plain(v) for k, v in settings.items() if _given(k, v)})
         gate_fn, gate_async = _wrap_gate(gate) if gate is not None else (None, False)
         self._native = _native.Agent(
             _native.AgentParts(
@@ -457,6 +489,16 @@ class Session:
         answer that does not fit (not yes/no for ``confirm``, not an option for ``choice``,
         empty ``input``) raises :class:`ClarificationError` and the question stays pending."""
         return Run(self._native.answer_clarification(clarification_id, answer))
+
+    async def dismiss_clarification(self, clarification_id: str) -> None:
+        """Dismisses the pending question without answering it (the person closed it): the
+        model's ``ask_clarification`` call gets a "dismissed" result, the question is no
+        longer pending (in the store too), and a ``clarification_dismissed`` event goes to
+        ``on_event``. No turn starts; the model reads the dismissal with the next message.
+        Waits for a running turn of the session to end first. Raises
+        :class:`ClarificationError` (``kind`` ``clarification.not_pending``) when that question
+        is not the one pending: read :meth:`pending_clarification` for the current one."""
+        await self._native.dismiss_clarification(clarification_id)
 
     async def messages(self) -> List[Dict[str, Any]]:
         """Every stored message (``seq``, ``message``, ``created_at_ms``), including those

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from types import TracebackType
-from typing import Any, Awaitable, List, Literal, Optional, Sequence, Tuple, Type, Union
+from typing import Any, Awaitable, List, Literal, Optional, Sequence, Tuple, Type, Union, cast
 
 from . import _native
 from ._options import options
@@ -17,7 +17,7 @@ try:
 except ImportError:  # pragma: no cover
     from typing_extensions import Protocol, TypedDict, runtime_checkable  # type: ignore[assignment]
 
-__all__ = ["BrowserHost", "CdpHost", "ScrapePolicy", "TabInfo", "page_tools"]
+__all__ = ["BrowserHost", "CdpHost", "PageToolsConfig", "ScrapePolicy", "TabInfo", "page_tools"]
 
 
 class ScrapePolicy(TypedDict, total=False):
@@ -35,6 +35,26 @@ class ScrapePolicy(TypedDict, total=False):
     extra_roots_pem: List[str]
     """Extra trusted root certificates, PEM text each (a private CA, or a test server's
     certificate)."""
+
+
+class PageToolsConfig(TypedDict, total=False):
+    """The page tools' options as one value (``TabHub.create(page_tools_config=...)``; the
+    keyword arguments of :func:`page_tools`; PageToolsConfig in ``api/options.json``). A
+    missing key keeps its default (in brackets)."""
+
+    search_template: str
+    """Where a search phrase goes; ``{}`` is replaced by the encoded phrase
+    [``https://duckduckgo.com/?q={}``]."""
+    settle_timeout_ms: float
+    """How long to wait for a page to settle after an action or a navigation [5000]."""
+    max_chars: int
+    """Cap on any result, in characters [20000]."""
+    max_elements: int
+    """Most element lines per page_read page [200]."""
+    scrape_loopback_http: bool
+    """Let page_scrape fetch loopback addresses over ``http://`` too [False]."""
+    scrape: ScrapePolicy
+    """Which other addresses page_scrape may reach (:class:`ScrapePolicy`)."""
 
 
 class TabInfo(TypedDict):
@@ -181,9 +201,44 @@ class CdpHost:
         """Whether the browser is still reachable as far as this host knows."""
         return self._native.is_alive()
 
+    # The methods of BrowserHost, for the code that wires browser tabs to a TabHub
+    # (``hub.open_tab_for_host(tab["id"])``) or looks into a page. Each raises HostError.
+
+    async def tabs(self) -> List[TabInfo]:
+        """The open tabs, in the order they were opened."""
+        return cast(List[TabInfo], await self._native.tabs())
+
+    async def open_tab(self, url: Optional[str] = None) -> TabInfo:
+        """Opens a tab (at ``url`` or blank) and makes it active."""
+        return cast(TabInfo, await self._native.open_tab(url))
+
+    async def close_tab(self, tab: str) -> None:
+        """Closes a tab (the last open tab cannot be closed). Tell a :class:`TabHub` with
+        ``hub.host_tab_closed(tab)``."""
+        await self._native.close_tab(tab)
+
+    async def activate_tab(self, tab: str) -> None:
+        """Makes a tab the active one."""
+        await self._native.activate_tab(tab)
+
+    async def evaluate(self, tab: Optional[str], expression: str) -> Any:
+        """Evaluates a JavaScript expression in the tab (None: the active one) and returns
+        its value as JSON data; a promise is awaited."""
+        return await self._native.evaluate(tab, expression)
+
+    async def navigate(self, tab: Optional[str], url: str) -> None:
+        """Loads ``url`` in the tab (None: the active one) and returns when it loaded."""
+        await self._native.navigate(tab, url)
+
+    async def wait_settled(self, tab: Optional[str], timeout: float) -> None:
+        """Waits up to ``timeout`` seconds until the tab's page has loaded and stopped
+        changing."""
+        await self._native.wait_settled(tab, timeout)
+
     def page_tools(
         self,
         *,
+        tab: Optional[str] = None,
         search_template: Optional[str] = None,
         settle_timeout_ms: Optional[float] = None,
         max_chars: Optional[int] = None,
@@ -191,9 +246,11 @@ class CdpHost:
         scrape_loopback_http: Optional[bool] = None,
         scrape: Optional[ScrapePolicy] = None,
     ) -> NativeTools:
-        """The page and tab tools over this browser: ``page_tools(self, ...)``."""
+        """The page and tab tools over this browser: ``page_tools(self, ...)``; with ``tab``
+        (a tab id from the ``tabs_list`` tool or a :class:`TabInfo`) bound to that tab."""
         return page_tools(
             self,
+            tab=tab,
             search_template=search_template,
             settle_timeout_ms=settle_timeout_ms,
             max_chars=max_chars,
@@ -220,6 +277,7 @@ class CdpHost:
 def page_tools(
     host: Union[BrowserHost, CdpHost],
     *,
+    tab: Optional[str] = None,
     search_template: Optional[str] = None,
     settle_timeout_ms: Optional[float] = None,
     max_chars: Optional[int] = None,
@@ -237,9 +295,23 @@ def page_tools(
     page_scrape is gated (the gate must allow each call) and by default fetches public
     ``https://`` addresses only, checked on every redirect and resolved address.
 
+    Without ``tab`` the tools act on whichever tab is active. With ``tab`` (the host's id of a
+    browser tab, :class:`TabInfo` ``id``) they act on that tab whatever tab is active, so an
+    agent that belongs to one tab reads and clicks its own page: give each tab's agent its own
+    ``page_tools(host, tab=...)``. A tab that agent opens with tab_open becomes its own and
+    the one it works in; tab_activate and tab_close accept only its own tabs. Once its tab is
+    closed, every page tool answers the model with an error saying the tab was closed and what
+    to do instead (tell the person, or open a new tab). With a :class:`TabHub`, use
+    ``TabHub.create(page_tools=host)`` instead: each hub tab's agent then works in the browser
+    tab that hub tab is wired to.
+
+    ``page_read`` takes ``since_last: true`` to list only what changed since the previous read
+    by the same set of tools (after a click, say): far shorter than a full read.
+
     The options are the keys of PageToolsConfig (``api/options.json``); None keeps the default:
 
     Args:
+        tab: The browser tab the tools act on (a host tab id); None for the active tab.
         search_template: Where a search phrase goes; ``{}`` is replaced by the encoded phrase
             (default ``https://duckduckgo.com/?q={}``).
         settle_timeout_ms: How long to wait for a page to settle after an action or a
@@ -251,6 +323,10 @@ def page_tools(
         scrape: Which other addresses page_scrape may reach and which extra root certificates
             it trusts (:class:`ScrapePolicy`).
     """
+    if tab is not None and not isinstance(tab, str):
+        raise TypeError(
+            f"page_tools(tab=...) takes the host's tab id as a string (TabInfo['id']), not {type(tab).__name__}"
+        )
     target: Any = host._native if isinstance(host, CdpHost) else host
     config = options(
         search_template=search_template,
@@ -260,4 +336,4 @@ def page_tools(
         scrape_loopback_http=scrape_loopback_http,
         scrape=scrape,
     )
-    return NativeTools(_native.page_tools(target, config))
+    return NativeTools(_native.page_tools(target, config, tab))

@@ -1,5 +1,6 @@
 """The tab hub: one agent session per tab, git-style short handles, deliver (start a turn or
-queue), ``send_to_tab`` / ``read_tab`` permissions and the auto-wake budget."""
+queue), ``send_to_tab`` / ``read_tab`` permissions and the auto-wake budget; and the wiring of
+hub tabs to a browser's own tabs, with page tools that act on each agent's own browser tab."""
 
 from __future__ import annotations
 
@@ -8,11 +9,14 @@ from typing import Any, AsyncIterator, Callable, Dict, List, Mapping, Optional, 
 
 from . import _native
 from ._agent import AgentConfig, Event, GateFn, Run, Session, _config_dict, _wrap_event_callback, _wrap_gate
+from ._host_tabs import HostTab, OpenedTab, OpenedTabPolicy, _native_policy
+from ._options import plain
+from .hosts import BrowserHost, CdpHost, PageToolsConfig
 from .providers import Provider
 from .stores import Store
 from .tools import Tool
 
-__all__ = ["TabHub", "TabPermissions", "Delivery"]
+__all__ = ["TabHub", "TabPermissions", "Delivery", "HostTab", "OpenedTab", "OpenedTabPolicy"]
 
 
 @dataclass
@@ -58,6 +62,12 @@ class TabHub:
     Build it with ``await TabHub.create(provider=..., tools=..., store=..., ...)``: every tab
     gets an agent made from these settings (as for :class:`Agent`); the hub adds the tab
     tools that each tab's permissions allow.
+
+    A browser that gives each of its tabs an agent wires every hub tab to its browser tab
+    (:meth:`open_tab_for_host`, :meth:`wire_host_tab`) and builds the hub with
+    ``page_tools=host``: each tab's agent then gets page tools that act on its own browser
+    tab whatever tab is active, so agents in several tabs work at the same time, each on its
+    own page. Tell the hub when a browser tab closes (:meth:`host_tab_closed`).
     """
 
     def __init__(self, native: _native.TabHub) -> None:
@@ -78,13 +88,32 @@ class TabHub:
         auto_wake_budget: Optional[int] = None,
         clarification: bool = False,
         max_held_messages: Optional[int] = None,
+        page_tools: Union[BrowserHost, CdpHost, None] = None,
+        page_tools_config: Optional[PageToolsConfig] = None,
+        opened_tab_policy: Optional[OpenedTabPolicy] = None,
     ) -> "TabHub":
         """Builds a hub (restoring the tabs a persistent store holds).
 
         ``max_held_messages`` caps the messages from other tabs' agents one tab's queue may
         hold (default 32); past it :meth:`deliver` with ``origin="agent"`` (and the sending
         model's ``send_to_tab``) is refused with :class:`TabQueueFullError`. Messages from the
-        person are never refused."""
+        person are never refused.
+
+        ``page_tools`` (a :class:`CdpHost` or a Python :class:`BrowserHost`) gives every tab's
+        agent the page and tab tools over that browser, bound to the browser tab its hub tab
+        is wired to (looked up on every call): configure them with ``page_tools_config`` (the
+        keyword arguments of :func:`page_tools`, as a :class:`PageToolsConfig` dict). A hub
+        tab not wired yet, or whose browser tab closed, fails its page tools with an error
+        that tells the model to stop and say so. For a Python host, create the hub inside the
+        asyncio loop that should run the host's async methods.
+
+        ``opened_tab_policy`` decides who gets a browser tab an agent opens with tab_open:
+        ``"same_agent"`` (the default: the agent that opened it works there from then on),
+        ``"new_agent"`` (a new hub tab with its own agent; the opener stays in its tab), or a
+        plain function taking an :class:`OpenedTab` and returning one of those two. The hub
+        asks the function while the agent's tab_open call waits, so it should decide quickly
+        from the tab alone; if it raises, the exception is printed and the opener keeps the
+        tab."""
         tools = [t if isinstance(t, Tool) or hasattr(t, "_native_tools") else Tool(t) for t in tools]
         gate_fn, gate_async = _wrap_gate(gate) if gate is not None else (None, False)
         parts = _native.AgentParts(
@@ -99,7 +128,17 @@ class TabHub:
             on_event=_wrap_event_callback(on_event) if on_event is not None else None,
             clarification=clarification,
         )
-        native = await _native.TabHub.build(parts, _perm(default_permissions), auto_wake_budget, max_held_messages)
+        if page_tools_config is not None and page_tools is None:
+            raise TypeError("page_tools_config configures page_tools: pass the browser host as page_tools=... too")
+        native = await _native.TabHub.build(
+            parts,
+            _perm(default_permissions),
+            auto_wake_budget,
+            max_held_messages,
+            page_tools._native if isinstance(page_tools, CdpHost) else page_tools,
+            plain(page_tools_config) if page_tools_config is not None else None,
+            _native_policy(opened_tab_policy),
+        )
         return cls(native)
 
     async def open_tab(
@@ -166,6 +205,52 @@ class TabHub:
         """Answers the question the tab's turn is parked on; the turn continues in the
         returned run (queued messages follow it). Counts as a human message."""
         return Run(await self._native.answer_clarification(tab, clarification_id, answer))
+
+    async def dismiss_clarification(self, tab: str, clarification_id: str) -> None:
+        """Dismisses the question the tab's turn is parked on, without answering it (the
+        person closed it; see :meth:`Session.dismiss_clarification`). Messages held only
+        because the tab waited for its person then start a turn, within the auto-wake
+        budget. Raises :class:`ClarificationError` when that question is not the one pending."""
+        await self._native.dismiss_clarification(tab, clarification_id)
+
+    async def open_tab_for_host(self, host_tab: str) -> str:
+        """Opens a new tab (a new session, the default permissions) wired to the browser tab
+        ``host_tab`` (the host's id for it, :class:`TabInfo` ``id``) and returns its id: its
+        agent's page tools act on that browser tab."""
+        return await self._native.open_tab_for_host(host_tab)
+
+    def wire_host_tab(self, tab: str, host_tab: str) -> None:
+        """Wires the browser tab ``host_tab`` to the hub tab ``tab`` and makes it the one
+        that tab's agent works in, from its next page tool call. A browser tab wired to
+        another hub tab is taken from it. Raises :class:`TabNotFoundError` for an unknown
+        ``tab`` (open it first)."""
+        self._native.wire_host_tab(tab, host_tab)
+
+    def host_tab_closed(self, host_tab: str) -> Optional[str]:
+        """Tells the hub that the browser closed ``host_tab``; returns the hub tab it belonged
+        to (None if none). That tab's agent, if it worked there, has no browser tab until one
+        is wired again, and its page tools say so. The hub tab stays open: close it with
+        :meth:`close_tab` when it has nothing left to do."""
+        return self._native.host_tab_closed(host_tab)
+
+    def host_tab(self, tab: str) -> HostTab:
+        """The browser tab the hub tab's agent works in (:class:`HostTab`)."""
+        return HostTab._from_dict(self._native.host_tab(tab))
+
+    def host_tabs(self, tab: str) -> List[str]:
+        """Every open browser tab that belongs to the hub tab (its own and those its agent
+        opened), oldest first."""
+        return self._native.host_tabs(tab)
+
+    def tab_for_host(self, host_tab: str) -> Optional[str]:
+        """The hub tab a browser tab belongs to, if any."""
+        return self._native.tab_for_host(host_tab)
+
+    async def adopt_host_tab(self, opener: str, host_tab: str, url: str = "") -> str:
+        """Hands a browser tab that the agent of ``opener`` opened (a popup its page opened,
+        say) to its owner, as ``opened_tab_policy`` decides; returns the hub tab that got it.
+        The page tools' tab_open does this itself."""
+        return await self._native.adopt_host_tab(opener, host_tab, url)
 
     async def take_queue(self, tab: str) -> List[Dict[str, Any]]:
         """Removes and returns the tab's queued messages."""

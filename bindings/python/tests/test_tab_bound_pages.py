@@ -1,0 +1,234 @@
+"""Page tools bound to one browser tab, in real headless Chromium on loopback pages: agents in
+two tabs act at the same time, each on its own page (page_tools(host, tab=...) and a TabHub
+built with page_tools=host); a closed or unwired tab answers the model with what to do; the
+hub's opened-tab policy decides who gets a tab an agent opens. One browser for the module."""
+
+import asyncio
+
+import pytest
+import pytest_asyncio
+
+import agent_core as ac
+from conftest import allow, results_of, serve_pages
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+FORM = (
+    "<!doctype html><html><head><title>Form</title><script>"
+    "document.title = 'Form ' + new URLSearchParams(location.search).get('agent');"
+    "</script></head><body><h1>Order</h1><label>Name <input id='name'></label>"
+    "<button id='details-btn' onclick=\"document.getElementById('details').hidden = false\">"
+    "Show details</button><p id='details' hidden>Details of this order</p></body></html>"
+)
+PAGES = {
+    "/form.html?agent=a": FORM,
+    "/form.html?agent=b": FORM,
+    "/form.html?agent=c": FORM,
+    "/links.html": "<!doctype html><html><head><title>Links</title></head><body><a href='/x'>X</a></body></html>",
+    "/opened.html": "<!doctype html><html><head><title>Opened</title></head><body><p>New tab</p></body></html>",
+}
+
+
+@pytest.fixture(scope="module")
+def site():
+    with serve_pages(PAGES) as url:
+        yield url
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def host():
+    async with await ac.CdpHost.launch(call_timeout_ms=20_000) as browser:
+        yield browser
+
+
+def text_of(message):
+    return "".join(p.get("text", "") for p in message.get("content", []) if isinstance(p, dict))
+
+
+def form_script(request):
+    """The person's task as a scripted model plays it: "fill NAME" reads the page, fills
+    #name with NAME, opens the details, reads again and answers with the title it read;
+    "open URL" opens a tab there; "read" reads the page and answers with what it got."""
+    messages = request["messages"]
+    start = max(i for i, m in enumerate(messages) if m["role"] == "user")
+    task = text_of(messages[start])
+    results = [text_of(m) for m in messages[start:] if m["role"] == "tool"]
+    if task.startswith("open "):
+        if not results:
+            return ac.ToolCallStep("tab_open", {"url": task.split(" ", 1)[1]})
+        return ac.Reply(f"opened: {results[0]}")
+    if task == "read":
+        if not results:
+            return ac.ToolCallStep("page_read")
+        return ac.Reply(f"read: {results[0]}")
+    name = task.split("fill ", 1)[1]
+    steps = [
+        ac.ToolCallStep("page_read"),
+        ac.ToolCallStep("page_fill", {"selector": "#name", "text": name}),
+        ac.ToolCallStep("page_click", {"selector": "#details-btn"}),
+        ac.ToolCallStep("page_read"),
+    ]
+    if len(results) < len(steps):
+        # A slow first model call, so that both agents are surely mid-turn together.
+        return ac.Delay(150, steps[0]) if not results else steps[len(results)]
+    title = next((line[len("title: ") :] for line in results[3].splitlines() if line.startswith("title: ")), "?")
+    title = title.strip('"')  # page_read quotes the title
+    return ac.Reply(f"filled {name} in {title}")
+
+
+async def open_settled(host, url):
+    tab = await host.open_tab(url)
+    await host.wait_settled(tab["id"], 5.0)
+    return tab
+
+
+async def page_state(host, tab):
+    return await host.evaluate(
+        tab, "({name: document.querySelector('#name').value, details: !document.getElementById('details').hidden})"
+    )
+
+
+async def active_tab(host):
+    return next(t["id"] for t in await host.tabs() if t["active"])
+
+
+def overlapped(events, first_session, second_session):
+    """Whether ``second_session`` called a tool before ``first_session``'s run completed."""
+    order = [(e["session_id"], e["type"]) for e in events]
+    first_done = order.index((first_session, "run_completed"))
+    second_tool = order.index((second_session, "tool_call_started"))
+    return second_tool < first_done
+
+
+async def test_two_agents_with_page_tools_bound_to_their_tabs_act_at_once(host, site):
+    a = await open_settled(host, f"{site}/form.html?agent=a")
+    b = await open_settled(host, f"{site}/form.html?agent=b")
+    person = await open_settled(host, f"{site}/links.html")
+    events = []
+    provider = ac.ScriptedProvider.from_fn(form_script)
+    agent_a = ac.Agent(provider, tools=[host.page_tools(tab=a["id"])], gate=allow, on_event=events.append)
+    agent_b = ac.Agent(provider, tools=[ac.page_tools(host, tab=b["id"])], gate=allow, on_event=events.append)
+    sa, sb = await agent_a.create_session(), await agent_b.create_session()
+
+    oa, ob = await asyncio.wait_for(asyncio.gather(sa.send("fill Ada"), sb.send("fill Bob")), 30)
+
+    assert (oa.status, oa.final_text) == ("done", "filled Ada in Form a"), oa
+    assert (ob.status, ob.final_text) == ("done", "filled Bob in Form b"), ob
+    assert await page_state(host, a["id"]) == {"name": "Ada", "details": True}
+    assert await page_state(host, b["id"]) == {"name": "Bob", "details": True}
+    assert await active_tab(host) == person["id"], "the tab the person looks at stays active"
+    assert overlapped(events, sa.id, sb.id) and overlapped(events, sb.id, sa.id)
+    for tab in (a, b, person):
+        await host.close_tab(tab["id"])
+
+
+async def test_two_hub_tabs_act_at_once_each_in_its_wired_browser_tab(host, site):
+    a = await open_settled(host, f"{site}/form.html?agent=a")
+    b = await open_settled(host, f"{site}/form.html?agent=b")
+    person = await open_settled(host, f"{site}/links.html")
+    events = []
+    hub = await ac.TabHub.create(
+        ac.ScriptedProvider.from_fn(form_script),
+        gate=allow,
+        on_event=events.append,
+        page_tools=host,
+        page_tools_config={"settle_timeout_ms": 5000},
+    )
+    ta = await hub.open_tab_for_host(a["id"])
+    tb = await hub.open_tab_for_host(b["id"])
+
+    da, db = await hub.deliver(ta, "fill Ada"), await hub.deliver(tb, "fill Bob")
+    assert da.status == db.status == "started"
+    oa, ob = await asyncio.wait_for(asyncio.gather(da.run, db.run), 30)
+
+    assert (oa.status, oa.final_text) == ("done", "filled Ada in Form a"), oa
+    assert (ob.status, ob.final_text) == ("done", "filled Bob in Form b"), ob
+    assert await page_state(host, a["id"]) == {"name": "Ada", "details": True}
+    assert await page_state(host, b["id"]) == {"name": "Bob", "details": True}
+    assert await active_tab(host) == person["id"]
+    session_a, session_b = (await hub.session(ta)).id, (await hub.session(tb)).id
+    assert overlapped(events, session_a, session_b) and overlapped(events, session_b, session_a)
+    for tab in (a, b, person):
+        await host.close_tab(tab["id"])
+
+
+def closed_error(events):
+    failed = [r for r in results_of(events) if r.name == "page_read"]
+    assert len(failed) == 1 and failed[0].type == "tool_call_failed", failed
+    assert failed[0].fatal is False, "the model is told, the turn goes on"
+    return failed[0].error
+
+
+async def test_a_closed_tab_gives_the_bound_agent_a_clear_error(host, site):
+    c = await open_settled(host, f"{site}/form.html?agent=c")
+    events = []
+    agent = ac.Agent(
+        ac.ScriptedProvider.from_fn(form_script), tools=[host.page_tools(tab=c["id"])], on_event=events.append
+    )
+    session = await agent.create_session()
+    # Closed in the browser with nobody told: the tools find out on their next call.
+    await host.close_tab(c["id"])
+    outcome = await asyncio.wait_for(session.send("read"), 20)
+    assert outcome.status == "done", outcome
+    error = closed_error(events)
+    assert f"browser tab {c['id']} was closed" in error, error
+    assert "Do not retry" in error and "tab_open" in error, error
+    assert "was closed" in outcome.final_text, "the model read the error"
+
+
+async def test_a_hub_tab_whose_browser_tab_closed_or_was_never_wired_says_so(host, site):
+    c = await open_settled(host, f"{site}/form.html?agent=c")
+    events = []
+    hub = await ac.TabHub.create(ac.ScriptedProvider.from_fn(form_script), on_event=events.append, page_tools=host)
+    tab = await hub.open_tab_for_host(c["id"])
+    await host.close_tab(c["id"])
+    assert hub.host_tab_closed(c["id"]) == tab
+    assert hub.host_tab(tab) == ac.HostTab("closed", c["id"])
+    outcome = await asyncio.wait_for((await hub.deliver(tab, "read")).run, 20)
+    assert outcome.status == "done", outcome
+    error = closed_error(events)
+    assert f"browser tab {c['id']} was closed" in error and "Do not retry" in error, error
+
+    events.clear()
+    unwired = await hub.open_tab()
+    assert hub.host_tab(unwired) == ac.HostTab("unwired")
+    outcome = await asyncio.wait_for((await hub.deliver(unwired, "read")).run, 20)
+    error = closed_error(events)
+    assert "no browser tab is attached" in error and "Do not retry" in error, error
+
+
+@pytest.mark.parametrize("choice", ["new_agent", "same_agent"])
+async def test_the_opened_tab_policy_decides_who_gets_a_tab_an_agent_opens(host, site, choice):
+    home = await open_settled(host, f"{site}/form.html?agent=a")
+    asked = []
+
+    def policy(opened: ac.OpenedTab) -> str:
+        asked.append(opened)
+        return choice
+
+    events = []
+    hub = await ac.TabHub.create(
+        ac.ScriptedProvider.from_fn(form_script),
+        gate=allow,
+        on_event=events.append,
+        page_tools=host,
+        opened_tab_policy=policy,
+    )
+    tab = await hub.open_tab_for_host(home["id"])
+    before = {t["id"] for t in await host.tabs()}
+    outcome = await asyncio.wait_for((await hub.deliver(tab, f"open {site}/opened.html")).run, 20)
+    assert outcome.status == "done", outcome
+    (opened_id,) = {t["id"] for t in await host.tabs()} - before
+    assert asked == [ac.OpenedTab(opener=tab, host_tab=opened_id, url=f"{site}/opened.html")]
+    owner = hub.tab_for_host(opened_id)
+    if choice == "new_agent":
+        assert owner not in (None, tab)
+        assert hub.host_tab(owner) == ac.HostTab("open", opened_id)
+        assert hub.host_tab(tab).open == home["id"], "the opener stays in its own tab"
+        assert f"(tab {hub.handle(owner)})" in outcome.final_text
+    else:
+        assert owner == tab
+        assert hub.host_tab(tab).open == opened_id, "the opener works in the tab it opened"
+        assert hub.host_tabs(tab) == [home["id"], opened_id]
+    for t in (home["id"], opened_id):
+        await host.close_tab(t)
