@@ -1,5 +1,5 @@
-//! Page tools over a [`BrowserHost`]: page_read, page_text, page_scrape, page_navigate,
-//! page_click, page_fill, page_select, and the tab tools.
+//! Page tools over a [`BrowserHost`]: page_read, page_text, page_scrape, page_scroll,
+//! page_navigate, page_click, page_fill, page_select, and the tab tools.
 
 pub(crate) mod address;
 mod config;
@@ -72,6 +72,7 @@ pub fn page_tools_for_tab_with(
         tools::page_read(&sh),
         tools::page_text(&sh),
         tools::page_scrape(&sh),
+        tools::page_scroll(&sh),
         tools::page_navigate(&sh),
         tools::page_click(&sh),
         tools::page_fill(&sh),

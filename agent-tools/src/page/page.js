@@ -369,15 +369,7 @@ async (op, args) => {
       return el;
     }
     if (!sel.trim()) throw refusal('empty_selector', 'the selector is empty; give a ref from page_read or a CSS selector');
-    let scopes = [document];
-    if (t.within != null && String(t.within).trim()) {
-      const boxes = queryDeep([document], String(t.within));
-      if (boxes.length === 0) throw refusal('within_missing', `the within container ${JSON.stringify(t.within)} matches nothing`);
-      if (boxes.length > 1) throw refusal('within_ambiguous', `the within container ${JSON.stringify(t.within)} matches ${boxes.length} elements`, { candidates: candidates(boxes) });
-      scopes = [boxes[0].shadowRoot || boxes[0]];
-      if (boxes[0].shadowRoot) scopes.push(boxes[0]);
-    }
-    const found = queryDeep(scopes, sel);
+    const found = selectorMatches(t, sel);
     if (found.length === 0) {
       // Help: the same selector inside shadow roots or frames.
       const deep = [];
@@ -391,6 +383,19 @@ async (op, args) => {
       throw refusal('ambiguous', `${JSON.stringify(sel)} matches ${found.length} elements; it must match exactly one. Use one of these refs or a more specific selector`, { candidates: candidates(found) });
     }
     return found[0];
+  }
+
+  // Every element a selector matches, in the `within` container when there is one.
+  function selectorMatches(t, sel) {
+    let scopes = [document];
+    if (t.within != null && String(t.within).trim()) {
+      const boxes = queryDeep([document], String(t.within));
+      if (boxes.length === 0) throw refusal('within_missing', `the within container ${JSON.stringify(t.within)} matches nothing`);
+      if (boxes.length > 1) throw refusal('within_ambiguous', `the within container ${JSON.stringify(t.within)} matches ${boxes.length} elements`, { candidates: candidates(boxes) });
+      scopes = [boxes[0].shadowRoot || boxes[0]];
+      if (boxes[0].shadowRoot) scopes.push(boxes[0]);
+    }
+    return queryDeep(scopes, sel);
   }
 
   // ---- inspection shared by click, fill and select ----
@@ -584,6 +589,281 @@ async (op, args) => {
     return { target: describe(el), expected, actual, ok: !!chosen && chosen === opt };
   }
 
+  // ---- scrolling: where the viewport is, and what came into view ----
+  const TEXT_BLOCKS = new Set(['p', 'li', 'blockquote', 'pre', 'td', 'th', 'dd', 'dt', 'figcaption']);
+
+  function inViewport(el, off) {
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0) return false;
+    const y = r.top + off.y, x = r.left + off.x;
+    return y < W.innerHeight && y + r.height > 0 && x < W.innerWidth && x + r.width > 0;
+  }
+
+  // The elements, headings and text blocks now in the viewport, in document order.
+  function viewItems() {
+    const out = [];
+    walk(document, { x: 0, y: 0 }, (el, off) => {
+      const t = tag(el);
+      const inter = isInteractive(el);
+      const heading = /^h[1-6]$/.test(t) || el.getAttribute('role') === 'heading';
+      if (!inter && !heading && !TEXT_BLOCKS.has(t)) return;
+      if (!inViewport(el, off) || !visible(el)) return;
+      out.push({ el, k: inter ? 'e' : heading ? 'h' : 't' });
+    });
+    return out;
+  }
+
+  // The element a direction scroll moves: the window, or (when the window cannot scroll) the
+  // largest visible scroll area of the document.
+  function scrollArea() {
+    const se = document.scrollingElement || document.documentElement;
+    if (se.scrollHeight > W.innerHeight + 2) return null;
+    let best = null, area = 0;
+    for (const el of document.querySelectorAll('*')) {
+      if (el.scrollHeight <= el.clientHeight + 2) continue;
+      if (!/(auto|scroll|overlay)/.test(W.getComputedStyle(el).overflowY)) continue;
+      const r = el.getBoundingClientRect();
+      if (r.width * r.height > area && visible(el)) { best = el; area = r.width * r.height; }
+    }
+    return best;
+  }
+
+  function scrollState(box) {
+    const se = document.scrollingElement || document.documentElement;
+    const y = Math.round(box ? box.scrollTop : W.scrollY);
+    const height = Math.round(box ? box.scrollHeight : se.scrollHeight);
+    const viewport = Math.round(box ? box.clientHeight : W.innerHeight);
+    return { y, height, viewport, atTop: y <= 1, atBottom: y + viewport >= height - 2, area: box ? short(box) : null };
+  }
+
+  // The first visible element whose own text contains `want` (case-insensitive), and how many
+  // visible elements contain it.
+  function findText(want) {
+    const w = want.toLowerCase();
+    let first = null, count = 0, hidden = 0;
+    walk(document, { x: 0, y: 0 }, (el) => {
+      if (['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'TITLE'].includes(el.tagName)) return;
+      let own = '';
+      for (const c of el.childNodes) if (c.nodeType === 3) own += c.nodeValue;
+      let hit = clean(own).toLowerCase().includes(w);
+      // A value shown in a field counts as its text.
+      if (!hit && ['input', 'textarea'].includes(tag(el)) && !isPassword(el)) hit = clean(el.value).toLowerCase().includes(w);
+      if (!hit) return;
+      const r = el.getBoundingClientRect();
+      if (r.width === 0 || r.height === 0 || !visible(el)) { hidden++; return; }
+      count++;
+      if (!first) first = el;
+    });
+    if (!first) {
+      // Text split across elements ("Hello <b>world</b>"): the deepest element holding all of it.
+      let el = document.body;
+      if (el && clean(el.innerText).toLowerCase().includes(w)) {
+        for (;;) {
+          const next = Array.from(el.children).find((c) => clean(c.innerText).toLowerCase().includes(w));
+          if (!next) break;
+          el = next;
+        }
+        if (el !== document.body) { first = el; count = 1; }
+      }
+    }
+    return { el: first, count, hidden };
+  }
+
+  function doScroll() {
+    const dir = args.direction == null ? '' : clean(args.direction).toLowerCase();
+    const text = args.text == null ? '' : clean(args.text);
+    const hasTarget = !!clean(args.ref) || (args.selector != null && String(args.selector).trim() !== '');
+    if ([!!dir, !!text, hasTarget].filter(Boolean).length !== 1) {
+      throw refusal('bad_scroll', 'give exactly one of: direction ("up", "down", "top" or "bottom"), a ref or selector to scroll to, or a text to scroll to');
+    }
+    if (dir && !['up', 'down', 'top', 'bottom'].includes(dir)) {
+      throw refusal('bad_scroll', `direction ${JSON.stringify(String(args.direction))} is not one of "up", "down", "top", "bottom"`);
+    }
+    let box = null, target = null, matches = 0;
+    if (!dir) {
+      if (text) {
+        const f = findText(text);
+        if (!f.el) {
+          const why = f.hidden ? ` (it is only in ${f.hidden} hidden element${f.hidden > 1 ? 's' : ''})` : '';
+          throw refusal('no_text', `no visible element contains ${JSON.stringify(text)}${why}`);
+        }
+        target = f.el;
+        matches = f.count;
+      } else {
+        target = resolveTarget(args);
+        inspectVisible(target, 'scroll to');
+      }
+      // The scroll area the target is in, when the window itself does not scroll.
+      for (let p = target.parentElement; p; p = p.parentElement) {
+        if (p.scrollHeight > p.clientHeight + 2 && /(auto|scroll|overlay)/.test(p.ownerDocument.defaultView.getComputedStyle(p).overflowY)) { box = p; break; }
+      }
+    } else {
+      box = scrollArea();
+    }
+    const before = scrollState(box);
+    S.scrollBefore = new WeakSet(viewItems().map((i) => i.el));
+    S.scrollArea = box ? new WeakRef(box) : null;
+    if (target) {
+      target.scrollIntoView({ block: 'center', inline: 'nearest', behavior: 'instant' });
+    } else {
+      const view = box ? box.clientHeight : W.innerHeight;
+      const step = Math.max(40, Math.round(view * 0.85));
+      const top = { up: -step, down: step }[dir];
+      const to = (o) => (box ? box.scrollTo(o) : W.scrollTo(o));
+      if (top !== undefined) {
+        if (box) box.scrollBy({ top, behavior: 'instant' }); else W.scrollBy({ top, behavior: 'instant' });
+      } else {
+        to({ top: dir === 'top' ? 0 : (box ? box.scrollHeight : (document.scrollingElement || document.documentElement).scrollHeight), behavior: 'instant' });
+      }
+    }
+    return { before, target: target ? describe(target) : null, matches };
+  }
+
+  // After a scroll has settled: where the viewport is and what came into view.
+  function doScrolled() {
+    const seen = S.scrollBefore instanceof WeakSet ? S.scrollBefore : new WeakSet();
+    const area = S.scrollArea && S.scrollArea.deref();
+    const box = area && area.isConnected ? area : null;
+    const items = viewItems();
+    const fresh = items.filter((i) => !seen.has(i.el));
+    const elements = fresh.filter((i) => i.k === 'e').slice(0, 20).map((i) => describe(i.el));
+    const headings = fresh.filter((i) => i.k === 'h').slice(0, 10).map((i) => cut(textOf(i.el), MAX_NAME)).filter(Boolean);
+    const blocks = fresh.filter((i) => i.k === 't');
+    let text = '';
+    for (const b of blocks) {
+      if (blocks.some((o) => o.el !== b.el && o.el.contains(b.el))) continue;
+      const t = textOf(b.el);
+      if (t) text += (text ? ' ' : '') + t;
+      if (text.length > 600) break;
+    }
+    const freshElements = fresh.filter((i) => i.k === 'e').length;
+    return { state: scrollState(box), elements, moreElements: Math.max(0, freshElements - elements.length), headings, text: cut(text, 600), inView: items.filter((i) => i.k === 'e').length };
+  }
+
+  // ---- waiting: whether a condition holds now ----
+  function pageText() {
+    let text = document.body ? document.body.innerText : '';
+    walk(document, { x: 0, y: 0 }, (el) => {
+      if (el.shadowRoot) text += ' ' + el.shadowRoot.textContent;
+      if (el.tagName === 'IFRAME') {
+        try { if (el.contentDocument && el.contentDocument.body) text += ' ' + el.contentDocument.body.innerText; } catch (_) { /* cross-origin */ }
+      }
+    });
+    return clean(text);
+  }
+
+  function shown(el) {
+    const r = el.getBoundingClientRect();
+    return el.isConnected && r.width > 0 && r.height > 0 && visible(el);
+  }
+
+  function doCheck() {
+    const gone = args.gone === true;
+    if (args.text != null) {
+      const w = clean(args.text).toLowerCase();
+      if (!w) throw refusal('empty_text', 'the text to wait for is empty');
+      const present = pageText().toLowerCase().includes(w);
+      return { met: present !== gone, present };
+    }
+    if (clean(args.ref)) {
+      let el;
+      try { el = resolveTarget({ ref: args.ref }); } catch (e) {
+        if (e && e.code === 'stale_ref' && gone) return { met: true, present: false, removed: true };
+        throw e;
+      }
+      const present = shown(el);
+      return { met: present !== gone, present, target: describe(el) };
+    }
+    const sel = args.selector == null ? '' : String(args.selector);
+    if (!sel.trim()) throw refusal('empty_selector', 'the selector is empty; give a ref from page_read or a CSS selector');
+    const found = selectorMatches(args, sel).filter(shown);
+    const present = found.length > 0;
+    return { met: present !== gone, present, count: found.length, target: present ? describe(found[0]) : null };
+  }
+
+  // ---- real input: where to point, and what a key would do ----
+  function doHoverPoint() {
+    const el = resolveTarget(args);
+    const d = inspectVisible(el, 'point at');
+    inspectCovered(el, d, 'point at');
+    const r = rectOf(el);
+    return { target: d, x: r.x + r.w / 2, y: r.y + r.h / 2, before: snapshot() };
+  }
+
+  // The element keys go to: the focused one, through open shadow roots and same-origin frames.
+  function focusedDeep() {
+    let el = document.activeElement;
+    for (;;) {
+      if (el && el.shadowRoot && el.shadowRoot.activeElement) { el = el.shadowRoot.activeElement; continue; }
+      if (el && (el.tagName === 'IFRAME' || el.tagName === 'FRAME')) {
+        let d = null;
+        try { d = el.contentDocument; } catch (_) { d = null; }
+        if (d && d.activeElement && d.activeElement !== d.body) { el = d.activeElement; continue; }
+      }
+      break;
+    }
+    return !el || el === document.body || el === document.documentElement ? null : el;
+  }
+
+  function fieldState(el) {
+    if (!el || isPassword(el)) return null;
+    const t = tag(el);
+    if (t === 'input' || t === 'textarea') {
+      const out = { value: String(el.value) };
+      try { if (typeof el.selectionStart === 'number') { out.selStart = el.selectionStart; out.selEnd = el.selectionEnd; } } catch (_) { /* no selection on this type */ }
+      if (t === 'input' && ['checkbox', 'radio'].includes(el.type)) out.value = el.checked ? 'checked' : 'unchecked';
+      return out;
+    }
+    if (t === 'select') return { value: Array.from(el.selectedOptions || []).map((o) => clean(o.label || o.text)).join(', ') };
+    if (el.isContentEditable) return { value: textOf(el) };
+    return null;
+  }
+
+  function doKeyTarget() {
+    const key = String(args.key || '');
+    const chord = String(args.chord || key);
+    const given = !!clean(args.ref) || (args.selector != null && String(args.selector).trim() !== '');
+    let el;
+    if (given) {
+      el = resolveTarget(args);
+      const d0 = describe(el);
+      if (isPassword(el)) throw refusal('password', `${d0.ref} is a password field; keys into passwords are left to the person`, { target: d0 });
+      if (isDisabled(el)) throw refusal('disabled', `${d0.ref} (${d0.role} "${d0.name}") is disabled; a person could not press keys in it`, { target: d0 });
+      inspectVisible(el, 'press keys in');
+      inspectCovered(el, d0, 'press keys in');
+      el.focus({ preventScroll: true });
+      if (focusedDeep() !== el) throw refusal('not_focusable', `${d0.ref} cannot take keyboard focus, so the keys would go elsewhere; give the ref of a field, button or link, or omit the ref to press keys on the page`, { target: d0 });
+    } else {
+      el = focusedDeep();
+    }
+    const d = el ? describe(el) : null;
+    if (el && isPassword(el)) throw refusal('password', `the focused element ${d.ref} is a password field; keys into passwords are left to the person (give a ref to press keys elsewhere)`, { target: d });
+    if (el && (key === 'Enter' || key === ' ')) {
+      const t = tag(el);
+      const ty = (el.getAttribute('type') || 'text').toLowerCase();
+      if (key === 'Enter' && t === 'input' && el.form && !['button', 'reset', 'file'].includes(ty) && !submitsForm(el)) {
+        throw refusal('submits_form', `pressing Enter in ${d.ref} (${d.role} "${d.name}") would submit its form; submitting is left to the person`, { target: d });
+      }
+      if (submitsForm(el)) throw refusal('submits_form', `pressing ${chord} on ${d.ref} (${d.role} "${d.name}") would submit its form; submitting is left to the person`, { target: d });
+      // Enter or Space on a button or link is a click: the same words are refused.
+      if (!['input', 'textarea', 'select'].includes(t) && !el.isContentEditable) {
+        const words = clean([d.name, textOf(el), el.getAttribute('aria-label'), el.getAttribute('title')].join(' '));
+        const m = COMMIT.exec(words);
+        if (m) throw refusal('commit_action', `${d.ref} (${d.role} "${d.name}") reads like a commit action ("${m[0]}"); pressing ${chord} on it is left to the person`, { target: d });
+      }
+    }
+    return { target: d, value: fieldState(el), before: snapshot() };
+  }
+
+  function doKeyAfter() {
+    const f = focusedDeep();
+    let value = null;
+    if (clean(args.ref)) {
+      try { value = fieldState(resolveTarget({ ref: args.ref })); } catch (_) { value = null; }
+    }
+    return { focus: f ? describe(f) : null, value, after: snapshot() };
+  }
+
   let result;
   try {
     switch (op) {
@@ -593,6 +873,12 @@ async (op, args) => {
       case 'fill': result = await doFill(); break;
       case 'select': result = await doSelect(); break;
       case 'snapshot': result = snapshot(); break;
+      case 'scroll': result = doScroll(); break;
+      case 'scrolled': result = doScrolled(); break;
+      case 'check': result = doCheck(); break;
+      case 'hoverpoint': result = doHoverPoint(); break;
+      case 'keytarget': result = doKeyTarget(); break;
+      case 'keyafter': result = doKeyAfter(); break;
       default: result = refusal('bad_op', 'unknown operation ' + op);
     }
   } catch (e) {

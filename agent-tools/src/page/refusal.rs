@@ -24,6 +24,13 @@ const PLAIN_CODES: &[&str] = &[
     "too_long",
     "empty_value",
     "bad_op",
+    "bad_scroll",
+    "no_text",
+    "bad_wait",
+    "bad_key",
+    "browser_key",
+    "commit_key",
+    "not_focusable",
 ];
 
 /// Most characters of a refusal message kept (an option list can be long).
