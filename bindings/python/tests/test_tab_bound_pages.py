@@ -9,7 +9,7 @@ import pytest
 import pytest_asyncio
 
 import agent_core as ac
-from conftest import allow, results_of, serve_pages
+from conftest import allow, results_of, run_and_collect, serve_pages
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -45,10 +45,12 @@ def text_of(message):
     return "".join(p.get("text", "") for p in message.get("content", []) if isinstance(p, dict))
 
 
-def form_script(request):
+def form_script(request, calls=None):
     """The person's task as a scripted model plays it: "fill NAME" reads the page, fills
     #name with NAME, opens the details, reads again and answers with the title it read;
-    "open URL" opens a tab there; "read" reads the page and answers with what it got."""
+    "open URL" opens a tab there; "read" reads the page and answers with what it got. Each
+    model call of a "fill" task is recorded in ``calls`` as (NAME, tool results so far), in
+    the order the calls are made."""
     messages = request["messages"]
     start = max(i for i, m in enumerate(messages) if m["role"] == "user")
     task = text_of(messages[start])
@@ -62,6 +64,8 @@ def form_script(request):
             return ac.ToolCallStep("page_read")
         return ac.Reply(f"read: {results[0]}")
     name = task.split("fill ", 1)[1]
+    if calls is not None:
+        calls.append((name, len(results)))
     steps = [
         ac.ToolCallStep("page_read"),
         ac.ToolCallStep("page_fill", {"selector": "#name", "text": name}),
@@ -92,22 +96,24 @@ async def active_tab(host):
     return next(t["id"] for t in await host.tabs() if t["active"])
 
 
-def overlapped(events, first_session, second_session):
-    """Whether ``second_session`` called a tool before ``first_session``'s run completed."""
-    order = [(e["session_id"], e["type"]) for e in events]
-    first_done = order.index((first_session, "run_completed"))
-    second_tool = order.index((second_session, "tool_call_started"))
-    return second_tool < first_done
+def overlapped(calls, first, second):
+    """Whether ``second``'s agent had a tool result back before ``first``'s made its last model
+    call: both were mid-task together."""
+    return calls.index((second, 1)) < calls.index((first, 4))
+
+
+def recording_script(calls):
+    return ac.ScriptedProvider.from_fn(lambda request: form_script(request, calls))
 
 
 async def test_two_agents_with_page_tools_bound_to_their_tabs_act_at_once(host, site):
     a = await open_settled(host, f"{site}/form.html?agent=a")
     b = await open_settled(host, f"{site}/form.html?agent=b")
     person = await open_settled(host, f"{site}/links.html")
-    events = []
-    provider = ac.ScriptedProvider.from_fn(form_script)
-    agent_a = ac.Agent(provider, tools=[host.page_tools(tab=a["id"])], gate=allow, on_event=events.append)
-    agent_b = ac.Agent(provider, tools=[ac.page_tools(host, tab=b["id"])], gate=allow, on_event=events.append)
+    calls = []
+    provider = recording_script(calls)
+    agent_a = ac.Agent(provider, tools=[host.page_tools(tab=a["id"])], gate=allow)
+    agent_b = ac.Agent(provider, tools=[ac.page_tools(host, tab=b["id"])], gate=allow)
     sa, sb = await agent_a.create_session(), await agent_b.create_session()
 
     oa, ob = await asyncio.wait_for(asyncio.gather(sa.send("fill Ada"), sb.send("fill Bob")), 30)
@@ -117,7 +123,7 @@ async def test_two_agents_with_page_tools_bound_to_their_tabs_act_at_once(host, 
     assert await page_state(host, a["id"]) == {"name": "Ada", "details": True}
     assert await page_state(host, b["id"]) == {"name": "Bob", "details": True}
     assert await active_tab(host) == person["id"], "the tab the person looks at stays active"
-    assert overlapped(events, sa.id, sb.id) and overlapped(events, sb.id, sa.id)
+    assert overlapped(calls, "Ada", "Bob") and overlapped(calls, "Bob", "Ada"), calls
     for tab in (a, b, person):
         await host.close_tab(tab["id"])
 
@@ -126,11 +132,10 @@ async def test_two_hub_tabs_act_at_once_each_in_its_wired_browser_tab(host, site
     a = await open_settled(host, f"{site}/form.html?agent=a")
     b = await open_settled(host, f"{site}/form.html?agent=b")
     person = await open_settled(host, f"{site}/links.html")
-    events = []
+    calls = []
     hub = await ac.TabHub.create(
-        ac.ScriptedProvider.from_fn(form_script),
+        recording_script(calls),
         gate=allow,
-        on_event=events.append,
         page_tools=host,
         page_tools_config={"settle_timeout_ms": 5000},
     )
@@ -146,10 +151,29 @@ async def test_two_hub_tabs_act_at_once_each_in_its_wired_browser_tab(host, site
     assert await page_state(host, a["id"]) == {"name": "Ada", "details": True}
     assert await page_state(host, b["id"]) == {"name": "Bob", "details": True}
     assert await active_tab(host) == person["id"]
-    session_a, session_b = (await hub.session(ta)).id, (await hub.session(tb)).id
-    assert overlapped(events, session_a, session_b) and overlapped(events, session_b, session_a)
+    assert overlapped(calls, "Ada", "Bob") and overlapped(calls, "Bob", "Ada"), calls
     for tab in (a, b, person):
         await host.close_tab(tab["id"])
+
+
+async def deliver_and_collect(hub, tab, message):
+    """Delivers ``message`` to ``tab`` and returns the outcome and the tab's run events, read
+    from the hub's subscription (the hub watches the run itself, so its event log may already
+    be gone when the caller gets to it)."""
+    events = hub.subscribe()
+    outcome = await asyncio.wait_for((await hub.deliver(tab, message)).run, 20)
+    seen = []
+
+    async def until_the_run_ends():
+        async for ev in events:
+            if ev["type"] == "agent" and ev["tab_id"] == tab:
+                seen.append(ac.Event(ev["event"]))
+                if ev["event"]["type"] in ("run_completed", "run_failed", "run_capped", "run_cancelled"):
+                    return
+        raise AssertionError(f"the hub's events ended before the run's: {seen}")
+
+    await asyncio.wait_for(until_the_run_ends(), 10)
+    return outcome, seen
 
 
 def closed_error(events):
@@ -161,14 +185,11 @@ def closed_error(events):
 
 async def test_a_closed_tab_gives_the_bound_agent_a_clear_error(host, site):
     c = await open_settled(host, f"{site}/form.html?agent=c")
-    events = []
-    agent = ac.Agent(
-        ac.ScriptedProvider.from_fn(form_script), tools=[host.page_tools(tab=c["id"])], on_event=events.append
-    )
+    agent = ac.Agent(ac.ScriptedProvider.from_fn(form_script), tools=[host.page_tools(tab=c["id"])])
     session = await agent.create_session()
     # Closed in the browser with nobody told: the tools find out on their next call.
     await host.close_tab(c["id"])
-    outcome = await asyncio.wait_for(session.send("read"), 20)
+    outcome, events = await asyncio.wait_for(run_and_collect(session.send("read")), 20)
     assert outcome.status == "done", outcome
     error = closed_error(events)
     assert f"browser tab {c['id']} was closed" in error, error
@@ -178,21 +199,19 @@ async def test_a_closed_tab_gives_the_bound_agent_a_clear_error(host, site):
 
 async def test_a_hub_tab_whose_browser_tab_closed_or_was_never_wired_says_so(host, site):
     c = await open_settled(host, f"{site}/form.html?agent=c")
-    events = []
-    hub = await ac.TabHub.create(ac.ScriptedProvider.from_fn(form_script), on_event=events.append, page_tools=host)
+    hub = await ac.TabHub.create(ac.ScriptedProvider.from_fn(form_script), page_tools=host)
     tab = await hub.open_tab_for_host(c["id"])
     await host.close_tab(c["id"])
     assert hub.host_tab_closed(c["id"]) == tab
     assert hub.host_tab(tab) == ac.HostTab("closed", c["id"])
-    outcome = await asyncio.wait_for((await hub.deliver(tab, "read")).run, 20)
+    outcome, events = await deliver_and_collect(hub, tab, "read")
     assert outcome.status == "done", outcome
     error = closed_error(events)
     assert f"browser tab {c['id']} was closed" in error and "Do not retry" in error, error
 
-    events.clear()
     unwired = await hub.open_tab()
     assert hub.host_tab(unwired) == ac.HostTab("unwired")
-    outcome = await asyncio.wait_for((await hub.deliver(unwired, "read")).run, 20)
+    outcome, events = await deliver_and_collect(hub, unwired, "read")
     error = closed_error(events)
     assert "no browser tab is attached" in error and "Do not retry" in error, error
 
@@ -206,11 +225,9 @@ async def test_the_opened_tab_policy_decides_who_gets_a_tab_an_agent_opens(host,
         asked.append(opened)
         return choice
 
-    events = []
     hub = await ac.TabHub.create(
         ac.ScriptedProvider.from_fn(form_script),
         gate=allow,
-        on_event=events.append,
         page_tools=host,
         opened_tab_policy=policy,
     )
