@@ -776,6 +776,8 @@ fn gated_by_default() {
         [
             "page_scrape",
             "page_navigate",
+            "page_back",
+            "page_forward",
             "page_click",
             "page_fill",
             "page_select",

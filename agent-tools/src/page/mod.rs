@@ -1,5 +1,6 @@
 //! Page tools over a [`BrowserHost`]: page_read, page_text, page_scrape, page_scroll,
-//! page_navigate, page_click, page_fill, page_select, and the tab tools.
+//! page_wait_for, page_navigate, page_back, page_forward, page_click, page_fill, page_select,
+//! and the tab tools.
 
 pub(crate) mod address;
 mod config;
@@ -31,8 +32,8 @@ pub const PAGE_JS: &str = include_str!("page.js");
 /// All page and tab tools over one host, acting on whichever tab is active, with the default
 /// configuration. An agent that belongs to one tab wants [`page_tools_for_tab`].
 ///
-/// Gated: page_scrape, page_navigate, page_click, page_fill, page_select, tab_open,
-/// tab_activate, tab_close ([`crate::with_gated`] changes that, for example to let a host's
+/// Gated: page_scrape, page_navigate, page_back, page_forward, page_click, page_fill,
+/// page_select, tab_open, tab_activate, tab_close ([`crate::with_gated`] changes that, for example to let a host's
 /// page_scrape run freely).
 pub fn page_tools(host: Arc<dyn BrowserHost>) -> Vec<Arc<dyn Tool>> {
     page_tools_with(host, PageToolsConfig::default())
@@ -73,7 +74,10 @@ pub fn page_tools_for_tab_with(
         tools::page_text(&sh),
         tools::page_scrape(&sh),
         tools::page_scroll(&sh),
+        tools::page_wait_for(&sh),
         tools::page_navigate(&sh),
+        tools::page_back(&sh),
+        tools::page_forward(&sh),
         tools::page_click(&sh),
         tools::page_fill(&sh),
         tools::page_select(&sh),

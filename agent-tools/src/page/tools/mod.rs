@@ -3,6 +3,7 @@
 
 mod act;
 mod click;
+mod history;
 mod last_read;
 mod output;
 mod read;
@@ -10,10 +11,13 @@ mod scroll;
 mod shared;
 mod tabs;
 mod target;
+mod wait;
 
 pub(crate) use act::{page_fill, page_navigate, page_select};
 pub(crate) use click::page_click;
+pub(crate) use history::{page_back, page_forward};
 pub(crate) use read::{page_read, page_scrape, page_text};
 pub(crate) use scroll::page_scroll;
 pub(crate) use shared::Shared;
 pub(crate) use tabs::{tab_activate, tab_close, tab_open, tabs_list};
+pub(crate) use wait::page_wait_for;

@@ -62,18 +62,21 @@ impl Shared {
     }
 
     /// Runs one page.js operation in `tab`. A refusal becomes a model error.
-    pub(super) async fn op(&self, tab: Option<&str>, op: &str, mut args: Value) -> Result<Value, ToolError> {
+    pub(super) async fn op(&self, tab: Option<&str>, op: &str, args: Value) -> Result<Value, ToolError> {
+        let v = self.raw_op(tab, op, args).await.map_err(|e| self.failed(tab, e))?;
+        refused(v)
+    }
+
+    /// Runs one page.js operation in `tab` and returns its answer, refusal or not, or the host's
+    /// error as it is (for callers that retry while a page navigates).
+    pub(super) async fn raw_op(&self, tab: Option<&str>, op: &str, mut args: Value) -> Result<Value, HostError> {
         if let Some(obj) = args.as_object_mut() {
             obj.insert("base".into(), json!(self.issued.load(Ordering::SeqCst).max(1)));
         }
         let expr = format!("({PAGE_JS})({}, {})", json!(op), args);
-        let v = self.host.evaluate(tab, &expr).await.map_err(|e| self.failed(tab, e))?;
+        let v = self.host.evaluate(tab, &expr).await?;
         if let Some(n) = v.get("issued").and_then(Value::as_u64) {
             self.issued.fetch_max(n, Ordering::SeqCst);
-        }
-        if v.get("refused").and_then(Value::as_bool) == Some(true) {
-            let url = v.get("at").and_then(Value::as_str).unwrap_or("");
-            return Err(ToolError::model(format_refusal(&v, url, &page_source(url))));
         }
         Ok(v)
     }
@@ -114,6 +117,21 @@ impl Shared {
     pub(super) async fn tab_count(&self) -> Option<usize> {
         self.host.tabs().await.ok().map(|t| t.len())
     }
+}
+
+/// A page.js answer, or its refusal as a model error.
+pub(super) fn refused(v: Value) -> Result<Value, ToolError> {
+    if v.get("refused").and_then(Value::as_bool) == Some(true) {
+        let url = v.get("at").and_then(Value::as_str).unwrap_or("");
+        return Err(ToolError::model(format_refusal(&v, url, &page_source(url))));
+    }
+    Ok(v)
+}
+
+/// Whether a host error may pass once the page has finished navigating (its script context
+/// went away mid-call), rather than meaning the tab or browser is gone.
+pub(super) fn transient(e: &HostError) -> bool {
+    matches!(e, HostError::Script(_) | HostError::Other(_) | HostError::Timeout(_))
 }
 
 /// A tool's run function over the shared state: each call gets its own handle to it, so the
