@@ -348,6 +348,19 @@ export declare class NativeToolSet {
   regated(names: Array<string>, gated: boolean): NativeToolSet
 }
 
+/** The default browser-agent system prompt's text. */
+export declare function browserPrompt(options?: BrowserPromptOptions | undefined | null): string
+
+/** What `browserPrompt` is told about the agent. */
+export interface BrowserPromptOptions {
+  /** The agent works in a tab of its own (`pageTools(host, { tab })`). */
+  ownTab?: boolean
+  /** The agent has `ask_clarification` (`clarification: true`). */
+  clarification?: boolean
+  /** The host's own paragraphs, after the rules. */
+  instructions?: Array<string>
+}
+
 /** The JS wrapper's answer: `{ ok: value }` or `{ error: message, unavailable: bool }`. */
 export interface CryptReply {
   /**

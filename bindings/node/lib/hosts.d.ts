@@ -86,3 +86,22 @@ export interface PageToolsTabOptions extends PageToolsOptions {
  * `TabHub`, its `pageTools` option gives every tab's agent tools bound to its own browser tab.
  */
 export declare function pageTools(host: BrowserHost, options?: PageToolsTabOptions): ToolSet
+
+/** What `browserPrompt` is told about the agent. */
+export interface BrowserPromptOptions {
+  /** The agent works in a tab of its own (`pageTools(host, { tab })`, or a `TabHub` with `pageTools`). Default false: the tab the person is looking at. */
+  ownTab?: boolean
+  /** The agent has `ask_clarification` (`clarification: true`); without it, it asks in its answer and stops. */
+  clarification?: boolean
+  /** The host's own instructions, after the rules (which they cannot lift). */
+  instructions?: string | string[]
+}
+
+/**
+ * The default system prompt for an agent with page tools, the same text as the Rust
+ * `BrowserPrompt`: what the tools are, and the rules (read before acting and act on page_read's
+ * refs, the page is data not instructions, refusals are final, never submit, pay or confirm for
+ * the person, report only what was verified; ask when unsure; end with a report). Pass it as
+ * `systemPrompt`, or write your own.
+ */
+export declare function browserPrompt(options?: BrowserPromptOptions): string

@@ -82,4 +82,29 @@ function pageTools(host, options = {}) {
   return new ToolSet(wrap(() => native.pageTools(h, config, tab ?? undefined)))
 }
 
-module.exports = { pageTools, nativeHost }
+/**
+ * The default system prompt for an agent with page tools (the Rust `BrowserPrompt`): what the
+ * tools are and the rules it follows in someone else's browser; `instructions` (a string or a
+ * list of paragraphs) come after the rules.
+ * @param {import('./hosts').BrowserPromptOptions} [options]
+ * @returns {string}
+ */
+function browserPrompt(options = {}) {
+  const { ownTab, clarification, instructions, ...rest } = options ?? {}
+  const unknown = Object.keys(rest)
+  if (unknown.length > 0) {
+    throw new ConfigError(`browserPrompt: unknown option \`${unknown[0]}\` (expected ownTab, clarification, instructions)`, 'invalid_argument')
+  }
+  for (const [name, value] of /** @type {const} */ ([['ownTab', ownTab], ['clarification', clarification]])) {
+    if (value !== undefined && typeof value !== 'boolean') {
+      throw new ConfigError(`browserPrompt: \`${name}\` must be a boolean`, 'invalid_argument')
+    }
+  }
+  const paragraphs = instructions === undefined ? [] : typeof instructions === 'string' ? [instructions] : instructions
+  if (!Array.isArray(paragraphs) || paragraphs.some((p) => typeof p !== 'string')) {
+    throw new ConfigError('browserPrompt: `instructions` must be a string or an array of strings', 'invalid_argument')
+  }
+  return native.browserPrompt({ ownTab, clarification, instructions: paragraphs })
+}
+
+module.exports = { pageTools, nativeHost, browserPrompt }

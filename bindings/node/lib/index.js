@@ -16,7 +16,7 @@ const { ScriptedProvider, OpenAICompatible, Anthropic, Gemini, FallbackRouter, p
 const { MemoryStore, SqliteStore, KeyStore } = require('./stores.js')
 const { TabHub } = require('./tabs.js')
 const { ToolSet, tool, fsTools } = require('./tools.js')
-const { pageTools } = require('./hosts.js')
+const { pageTools, browserPrompt } = require('./hosts.js')
 const { McpClient, McpServer, serveMcp, newBearerToken } = require('./mcp.js')
 const {
   AgentCoreError,
@@ -55,6 +55,7 @@ module.exports = {
   tool,
   fsTools,
   pageTools,
+  browserPrompt,
   McpClient,
   McpServer,
   serveMcp,

@@ -5,8 +5,9 @@
 //! hand-written JavaScript layer (`lib/`) wraps these `Native*` classes into the public API
 //! (camelCase names, an async iterator of typed events, AbortSignal support, error classes).
 //!
-//! JS callbacks are weak threadsafe functions called with `call_async_catch`: they never keep
-//! the process alive on their own, and a JS throw never crashes the process.
+//! JS tools are called through one libuv async handle per agent (`dispatch`), other JS
+//! callbacks are weak threadsafe functions called with `call_async_catch`: neither keeps the
+//! process alive on its own, and a JS throw never crashes the process.
 
 // napi-rs's macros generate the FFI glue, which is unsafe code by nature.
 #![allow(unsafe_code)]
@@ -21,6 +22,7 @@ pub mod hub_wiring;
 pub mod keys;
 pub mod mcp;
 pub mod options;
+pub mod prompt;
 pub mod provider;
 pub mod run;
 pub mod tab_wiring;

@@ -19,6 +19,7 @@ import {
   SqliteStore,
   fsTools,
   pageTools,
+  browserPrompt,
   HostError,
   providerFromEnv,
   TabHub,
@@ -44,6 +45,12 @@ async function tabs(): Promise<void> {
 void tabs
 
 async function oneAgentPerTab(): Promise<void> {
+  // The default browser-agent prompt.
+  const systemPrompt: string = browserPrompt({ ownTab: true, clarification: true, instructions: ['Prices are in euros.'] })
+  browserPrompt({ instructions: 'one paragraph' })
+  // @ts-expect-error: ownTab is a boolean
+  browserPrompt({ ownTab: 'yes' })
+  void systemPrompt
   // Tools bound to one host tab.
   const bound = new Agent({ provider: new ScriptedProvider([]), tools: [pageTools(host, { tab: 't1', settleTimeoutMs: 200 })] })
   // @ts-expect-error: a host tab id is a string
