@@ -27,6 +27,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_core::async_trait;
+use chromiumoxide::cdp::browser_protocol::input::{
+    DispatchKeyEventParams, DispatchKeyEventType, DispatchMouseEventParams, DispatchMouseEventType,
+};
 use chromiumoxide::cdp::browser_protocol::target::CreateTargetParams;
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use chromiumoxide::error::CdpError;
@@ -666,6 +669,66 @@ impl BrowserHost for CdpHost {
         Ok(())
     }
 
+    async fn hover(&self, tab: Option<&str>, x: f64, y: f64) -> Result<(), HostError> {
+        let page = self.page(tab)?;
+        let moved = DispatchMouseEventParams::new(DispatchMouseEventType::MouseMoved, x, y);
+        match self.call("moving the mouse", page.execute(moved)).await {
+            Ok(_) => Ok(()),
+            Err(e) => Err(self.in_tab(&page, e)),
+        }
+    }
+
+    async fn press_key(&self, tab: Option<&str>, key: &str, modifiers: &[String]) -> Result<(), HostError> {
+        let page = self.page(tab)?;
+        let unknown = |k: &str| HostError::Other(format!("the key {k:?} is not on this host's keyboard"));
+        let def = chromiumoxide::keys::get_key_definition(key).ok_or_else(|| unknown(key))?;
+        // CDP's modifier bits: Alt 1, Control 2, Meta 4, Shift 8.
+        let mut held = Vec::with_capacity(modifiers.len());
+        for m in modifiers {
+            let bit = match m.as_str() {
+                "Alt" => 1,
+                "Control" => 2,
+                "Meta" => 4,
+                "Shift" => 8,
+                _ => return Err(HostError::Other(format!("{m:?} is not a modifier key"))),
+            };
+            held.push((
+                bit,
+                chromiumoxide::keys::get_key_definition(m).ok_or_else(|| unknown(m))?,
+            ));
+        }
+        let all: i64 = held.iter().map(|(bit, _)| bit).sum();
+        // With Control, Alt or Meta held a key types nothing (it is a shortcut).
+        let text = if all & !8 != 0 {
+            None
+        } else {
+            def.text.or((def.key.chars().count() == 1).then_some(def.key))
+        };
+        let mut events = Vec::new();
+        let mut mask = 0;
+        for (bit, m) in &held {
+            mask |= bit;
+            events.push(key_event(DispatchKeyEventType::RawKeyDown, m, mask, None)?);
+        }
+        let down = if text.is_some() {
+            DispatchKeyEventType::KeyDown
+        } else {
+            DispatchKeyEventType::RawKeyDown
+        };
+        events.push(key_event(down, def, mask, text)?);
+        events.push(key_event(DispatchKeyEventType::KeyUp, def, mask, None)?);
+        for (bit, m) in held.iter().rev() {
+            mask &= !bit;
+            events.push(key_event(DispatchKeyEventType::KeyUp, m, mask, None)?);
+        }
+        for event in events {
+            if let Err(e) = self.call("pressing a key", page.execute(event)).await {
+                return Err(self.in_tab(&page, e));
+            }
+        }
+        Ok(())
+    }
+
     async fn activate_tab(&self, tab: &str) -> Result<(), HostError> {
         let page = self.page(Some(tab))?;
         self.call("activating a tab", page.activate()).await?;
@@ -679,6 +742,26 @@ impl BrowserHost for CdpHost {
         }
         Ok(())
     }
+}
+
+/// One `Input.dispatchKeyEvent` for `key` with the `modifiers` bits held.
+fn key_event(
+    kind: DispatchKeyEventType,
+    key: &chromiumoxide::keys::KeyDefinition,
+    modifiers: i64,
+    text: Option<&str>,
+) -> Result<DispatchKeyEventParams, HostError> {
+    let mut b = DispatchKeyEventParams::builder()
+        .r#type(kind)
+        .modifiers(modifiers)
+        .key(key.key)
+        .code(key.code)
+        .windows_virtual_key_code(key.key_code)
+        .native_virtual_key_code(key.key_code);
+    if let Some(text) = text {
+        b = b.text(text).unmodified_text(text);
+    }
+    b.build().map_err(HostError::Other)
 }
 
 #[cfg(test)]

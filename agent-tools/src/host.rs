@@ -87,6 +87,27 @@ pub trait BrowserHost: Send + Sync {
         let _ = input;
         Ok(None)
     }
+
+    /// Moves the mouse pointer to `(x, y)`, in CSS pixels from the top left of the tab's
+    /// viewport, as real input: the page gets its mouse events and `:hover` styles apply
+    /// (page_hover). The default answers that this host cannot.
+    async fn hover(&self, tab: Option<&str>, x: f64, y: f64) -> Result<(), HostError> {
+        let _ = (tab, x, y);
+        Err(HostError::Other(
+            "not supported by this host: it cannot move a real mouse pointer, so page_hover is unavailable here".into(),
+        ))
+    }
+
+    /// Presses one key as real keyboard input to the tab's focused element, with `modifiers`
+    /// held (each one of "Alt", "Control", "Meta", "Shift"). `key` is a DOM key value: "Enter",
+    /// "Tab", "Escape", "ArrowDown", "Backspace", " ", "a", "A", "1" (page_press_key). The
+    /// default answers that this host cannot.
+    async fn press_key(&self, tab: Option<&str>, key: &str, modifiers: &[String]) -> Result<(), HostError> {
+        let _ = (tab, key, modifiers);
+        Err(HostError::Other(
+            "not supported by this host: it cannot send real key presses, so page_press_key is unavailable here".into(),
+        ))
+    }
 }
 
 /// The script [`settle_with_script`] runs: waits for `readyState == "complete"`, then for a

@@ -257,3 +257,215 @@ fn back_in_a_fresh_tab_has_no_earlier_page() {
     );
     let _ = support::rt().block_on(host.close_tab(&tab.id));
 }
+
+// ------------------------------------------------------------------ page_hover
+
+#[test]
+fn hover_fires_mouseenter_and_css_hover_and_reports_the_change() {
+    let _g = exclusive();
+    let p = tools();
+    p.open("/input.html");
+    let out = p.ok("page_hover", json!({"selector": "#help"}));
+    let text = out.text_content();
+    assert!(
+        text.starts_with("hovered e") && text.contains("(button \"Help\"); changed: "),
+        "{text}"
+    );
+    assert_eq!(
+        p.eval("document.getElementById('hover-log').textContent"),
+        "help is showing"
+    );
+    // A menu that opens on :hover only (no script).
+    let text = p.text("page_hover", json!({"selector": "#menu"}));
+    assert!(text.contains("changed: text length"), "{text}");
+    assert_eq!(
+        p.eval("getComputedStyle(document.getElementById('sub')).display"),
+        "block"
+    );
+    let snap = p.text("page_read", json!({"find": "Power tools"}));
+    assert!(
+        snap.contains("link \"Power tools\""),
+        "the opened menu is listed: {snap}"
+    );
+}
+
+#[test]
+fn hover_refuses_hidden_targets_and_says_when_the_host_cannot() {
+    let _g = exclusive();
+    let p = tools();
+    p.open("/input.html");
+    let msg = p.refused("page_hover", json!({"selector": "#sub"}));
+    assert!(msg.starts_with("refused (hidden)"), "{msg}");
+    // A host without real input answers with the trait's default.
+    let host: std::sync::Arc<dyn agent_tools::BrowserHost> = std::sync::Arc::new(NoInput(support::browser().clone()));
+    let tools = agent_tools::page_tools(host);
+    let call = |name: &str, args: serde_json::Value| {
+        let tool = tools.iter().find(|t| t.spec().name == name).unwrap().clone();
+        match support::rt().block_on(tool.call(args, ctx())) {
+            Err(agent_core::ToolError::ForModel { message, .. }) => message,
+            other => panic!("expected an error for the model, got {other:?}"),
+        }
+    };
+    let msg = call("page_hover", json!({"selector": "#help"}));
+    assert!(msg.contains("not supported by this host"), "{msg}");
+    let msg = call("page_press_key", json!({"key": "Escape"}));
+    assert!(msg.contains("not supported by this host"), "{msg}");
+}
+
+fn ctx() -> agent_core::ToolContext {
+    agent_core::ToolContext::detached(agent_core::SessionId::new_random(), "t")
+}
+
+/// A host with only the required methods: no real mouse or keyboard.
+struct NoInput(agent_tools::CdpHost);
+
+#[agent_core::async_trait]
+impl agent_tools::BrowserHost for NoInput {
+    async fn evaluate(&self, tab: Option<&str>, expression: &str) -> Result<serde_json::Value, agent_tools::HostError> {
+        self.0.evaluate(tab, expression).await
+    }
+    async fn navigate(&self, tab: Option<&str>, url: &str) -> Result<(), agent_tools::HostError> {
+        self.0.navigate(tab, url).await
+    }
+    async fn wait_settled(
+        &self,
+        tab: Option<&str>,
+        timeout: std::time::Duration,
+    ) -> Result<(), agent_tools::HostError> {
+        self.0.wait_settled(tab, timeout).await
+    }
+    async fn tabs(&self) -> Result<Vec<agent_tools::TabInfo>, agent_tools::HostError> {
+        self.0.tabs().await
+    }
+    async fn open_tab(&self, url: Option<&str>) -> Result<agent_tools::TabInfo, agent_tools::HostError> {
+        self.0.open_tab(url).await
+    }
+    async fn close_tab(&self, tab: &str) -> Result<(), agent_tools::HostError> {
+        self.0.close_tab(tab).await
+    }
+    async fn activate_tab(&self, tab: &str) -> Result<(), agent_tools::HostError> {
+        self.0.activate_tab(tab).await
+    }
+}
+
+// ------------------------------------------------------------------ page_press_key
+
+#[test]
+fn press_key_chords_edit_a_field_and_enter_triggers_its_handler() {
+    let _g = exclusive();
+    let p = tools();
+    p.open("/input.html");
+    p.eval("(document.getElementById('command').value = 'hello', 1)");
+    let text = p.text("page_press_key", json!({"selector": "#command", "key": "Control+A"}));
+    assert!(
+        text.contains("(textbox \"Command\"); selected 5 of 5 characters"),
+        "{text}"
+    );
+    // To the focused element, no target.
+    let text = p.text("page_press_key", json!({"key": "Backspace"}));
+    assert!(text.contains("value \"hello\" -> \"\""), "{text}");
+    p.ok("page_press_key", json!({"key": "x"}));
+    assert_eq!(p.eval("document.getElementById('command').value"), "x");
+    let text = p.text("page_press_key", json!({"key": "Enter"}));
+    assert!(text.contains("; text length "), "{text}");
+    assert_eq!(p.eval("document.getElementById('entered').textContent"), "entered: x");
+    let text = p.text("page_press_key", json!({"key": "Shift+Tab"}));
+    assert!(
+        text.contains("focus moved to e") && text.contains("(button \"Help\")"),
+        "{text}"
+    );
+    assert_eq!(p.eval("document.activeElement.id"), "help");
+    // Enter in a textarea is a new line, not a submission.
+    let text = p.text("page_press_key", json!({"selector": "#notes", "key": "Enter"}));
+    assert!(text.contains("(textbox \"Notes\"); value \"\" -> "), "{text}");
+    assert_eq!(p.eval("document.getElementById('notes').value"), "\n");
+}
+
+#[test]
+fn press_key_refuses_what_a_careful_person_would_not_press() {
+    let _g = exclusive();
+    let p = tools();
+    p.open("/input.html");
+    let msg = p.refused("page_press_key", json!({"selector": "#q", "key": "Enter"}));
+    assert!(msg.starts_with("refused (submits_form)"), "{msg}");
+    let msg = p.refused("page_press_key", json!({"selector": "#secret", "key": "a"}));
+    assert!(msg.starts_with("refused (password)"), "{msg}");
+    // Focus already in the password field: keys to it are refused too.
+    p.eval("(document.getElementById('secret').focus(), 1)");
+    let msg = p.refused("page_press_key", json!({"key": "Backspace"}));
+    assert!(msg.starts_with("refused (password)"), "{msg}");
+    assert_eq!(p.eval("document.getElementById('secret').value"), "hunter2");
+    let msg = p.refused("page_press_key", json!({"selector": "#wipe", "key": "Enter"}));
+    assert!(msg.starts_with("refused (commit_action)"), "{msg}");
+    let msg = p.refused("page_press_key", json!({"selector": "#notes", "key": "Control+Enter"}));
+    assert!(msg.starts_with("refused (commit_key)"), "{msg}");
+    let msg = p.refused("page_press_key", json!({"key": "Control+W"}));
+    assert!(msg.starts_with("refused (browser_key)"), "{msg}");
+    let msg = p.refused("page_press_key", json!({"key": "hello"}));
+    assert!(
+        msg.starts_with("refused (bad_key)") && msg.contains("page_fill"),
+        "{msg}"
+    );
+    let msg = p.refused("page_press_key", json!({"selector": "#plain", "key": "a"}));
+    assert!(msg.starts_with("refused (not_focusable)"), "{msg}");
+    assert_eq!(
+        p.eval("document.title"),
+        "Input fixture",
+        "nothing was submitted or wiped"
+    );
+}
+
+// ------------------------------------------------------------------ the agent's own tab
+
+#[test]
+fn bound_tools_act_in_their_own_background_tab() {
+    let _g = exclusive();
+    let p = tools();
+    let host = p.host.clone();
+    let rt = support::rt();
+    let settle = |id: &str| {
+        rt.block_on(host.wait_settled(Some(id), std::time::Duration::from_secs(5)))
+            .unwrap()
+    };
+    let mine = rt.block_on(host.open_tab(Some(&support::url("/long.html")))).unwrap();
+    settle(&mine.id);
+    // The person opens another tab in front of it.
+    let front = rt.block_on(host.open_tab(Some(&support::url("/input.html")))).unwrap();
+    settle(&front.id);
+    let bound = agent_tools::page_tools_for_tab(host.clone(), mine.id.as_str());
+    let call = |name: &str, args: serde_json::Value| {
+        let tool = bound.iter().find(|t| t.spec().name == name).unwrap().clone();
+        rt.block_on(tool.call(args, ctx()))
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .text_content()
+    };
+    let eval = |id: &str, expr: &str| rt.block_on(host.evaluate(Some(id), expr)).unwrap();
+    let text = call("page_scroll", json!({"direction": "down"}));
+    assert!(text.starts_with("scrolled down\n"), "{text}");
+    assert!(eval(&mine.id, "scrollY").as_f64().unwrap() > 0.0);
+    let text = call("page_wait_for", json!({"text": "treasure"}));
+    assert!(text.contains("is on the page"), "{text}");
+    // Keys reach the background tab, not the one in front. (A mouse move reaches it too, but
+    // Chromium delivers it with the next frame, and a background tab paints none: page_hover
+    // there waits out Chromium's 5 s input timeout, so this suite leaves it out.)
+    rt.block_on(host.navigate(Some(&mine.id), &support::url("/input.html")))
+        .unwrap();
+    settle(&mine.id);
+    call("page_press_key", json!({"selector": "#command", "key": "z"}));
+    assert_eq!(eval(&mine.id, "document.getElementById('command').value"), "z");
+    let text = call("page_back", json!({}));
+    assert!(
+        text.starts_with("went back to") && text.contains("/long.html"),
+        "{text}"
+    );
+    assert_eq!(eval(&front.id, "document.getElementById('command').value"), "");
+    let active = rt
+        .block_on(host.tabs())
+        .unwrap()
+        .into_iter()
+        .find(|t| t.active)
+        .unwrap();
+    assert_eq!(active.id, front.id, "the person's tab stays in front");
+    let _ = rt.block_on(host.close_tab(&front.id));
+    let _ = rt.block_on(host.close_tab(&mine.id));
+}

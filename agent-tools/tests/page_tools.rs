@@ -781,6 +781,7 @@ fn gated_by_default() {
             "page_click",
             "page_fill",
             "page_select",
+            "page_press_key",
             "tab_open",
             "tab_activate",
             "tab_close"

@@ -69,7 +69,7 @@ async fn click(s: Arc<Shared>, a: TargetArgs) -> Result<ToolOutput, ToolError> {
 }
 
 /// What differs between two page.js snapshots, one reason each, in a fixed order.
-fn page_changes(before: &Value, after: &Value) -> Vec<String> {
+pub(super) fn page_changes(before: &Value, after: &Value) -> Vec<String> {
     let mut reasons = Vec::new();
     let g = |v: &Value, k: &str| v.get(k).cloned().unwrap_or(Value::Null);
     if g(before, "url") != g(after, "url") {
