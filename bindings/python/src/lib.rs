@@ -14,6 +14,7 @@ mod hub_browser;
 mod interpreter;
 mod loop_bridge;
 mod mcp;
+mod prompt;
 mod provider;
 mod pyloop;
 mod python_thread;
@@ -50,6 +51,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(adapters::provider_fallback, m)?)?;
     m.add_function(wrap_pyfunction!(interpreter::shutdown, m)?)?;
     m.add_function(wrap_pyfunction!(host::page_tools, m)?)?;
+    m.add_function(wrap_pyfunction!(prompt::browser_prompt, m)?)?;
     m.add("CORE_VERSION", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

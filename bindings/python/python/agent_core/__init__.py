@@ -35,6 +35,7 @@ from ._agent import (
     Session,
     Usage,
 )
+from ._prompt import browser_prompt
 from ._schema import SchemaError
 from .errors import (
     AgentCoreError,
@@ -94,6 +95,7 @@ __all__ = [
     "serve_mcp_http",
     "new_bearer_token",
     "page_tools",
+    "browser_prompt",
     "PageToolsConfig",
     "TabInfo",
     "BrowserHost",
