@@ -141,6 +141,33 @@ impl NativeCdpHost {
         })
     }
 
+    /// Moves the mouse pointer to `(x, y)` (CSS pixels in the tab's viewport) as real input.
+    /// Awaitable.
+    fn hover<'py>(&self, py: Python<'py>, tab: Option<String>, x: f64, y: f64) -> PyResult<Bound<'py, PyAny>> {
+        let inner = self.inner.clone();
+        spawn_py(py, async move {
+            inner.hover(tab.as_deref(), x, y).await.map_err(host_error)
+        })
+    }
+
+    /// Presses one key (a DOM key value) with `modifiers` held, as real keyboard input to the
+    /// tab's focused element. Awaitable.
+    fn press_key<'py>(
+        &self,
+        py: Python<'py>,
+        tab: Option<String>,
+        key: String,
+        modifiers: Vec<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let inner = self.inner.clone();
+        spawn_py(py, async move {
+            inner
+                .press_key(tab.as_deref(), &key, &modifiers)
+                .await
+                .map_err(host_error)
+        })
+    }
+
     /// Waits until a tab's page has settled, for at most `timeout` seconds. Awaitable.
     fn wait_settled<'py>(&self, py: Python<'py>, tab: Option<String>, timeout: f64) -> PyResult<Bound<'py, PyAny>> {
         let timeout = Duration::try_from_secs_f64(timeout).map_err(|_| {

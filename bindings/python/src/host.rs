@@ -26,6 +26,8 @@ struct PyHost {
     close_tab: Callback,
     activate_tab: Callback,
     resolve_address: Option<Callback>,
+    hover: Option<Callback>,
+    press_key: Option<Callback>,
     loops: Arc<Loops>,
 }
 
@@ -181,6 +183,51 @@ impl BrowserHost for PyHost {
             ))),
         }
     }
+
+    async fn hover(&self, tab: Option<&str>, x: f64, y: f64) -> Result<(), HostError> {
+        let Some(cb) = &self.hover else {
+            return Err(unsupported("hover", "move a real mouse pointer", "page_hover"));
+        };
+        let tab = tab.map(str::to_owned);
+        self.call(cb, move |py| {
+            PyTuple::new(
+                py,
+                [
+                    opt(py, tab),
+                    pyo3::types::PyFloat::new(py, x).into_any(),
+                    pyo3::types::PyFloat::new(py, y).into_any(),
+                ],
+            )
+        })
+        .await
+        .map(drop)
+    }
+
+    async fn press_key(&self, tab: Option<&str>, key: &str, modifiers: &[String]) -> Result<(), HostError> {
+        let Some(cb) = &self.press_key else {
+            return Err(unsupported("press_key", "send real key presses", "page_press_key"));
+        };
+        let (tab, key, modifiers) = (tab.map(str::to_owned), key.to_owned(), modifiers.to_vec());
+        self.call(cb, move |py| {
+            PyTuple::new(
+                py,
+                [
+                    opt(py, tab),
+                    pyo3::types::PyString::new(py, &key).into_any(),
+                    pyo3::types::PyList::new(py, modifiers)?.into_any(),
+                ],
+            )
+        })
+        .await
+        .map(drop)
+    }
+}
+
+/// What the model is told when the Python host lacks an optional input method.
+fn unsupported(method: &str, ability: &str, tool: &str) -> HostError {
+    HostError::Other(format!(
+        "not supported by this host: it cannot {ability} (the host has no `{method}` method), so {tool} is unavailable here"
+    ))
 }
 
 /// The host behind the page tools: a `CdpHost`, or a Python object with the `BrowserHost`
@@ -202,6 +249,8 @@ pub fn browser_host(py: Python<'_>, host: &Bound<'_, PyAny>) -> PyResult<Arc<dyn
         close_tab: req("close_tab")?,
         activate_tab: req("activate_tab")?,
         resolve_address: method(host, "resolve_address", false)?,
+        hover: method(host, "hover", false)?,
+        press_key: method(host, "press_key", false)?,
         loops,
     }))
 }

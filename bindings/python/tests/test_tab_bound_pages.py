@@ -1,7 +1,9 @@
 """Page tools bound to one browser tab, in real headless Chromium on loopback pages: agents in
 two tabs act at the same time, each on its own page (page_tools(host, tab=...) and a TabHub
 built with page_tools=host); a closed or unwired tab answers the model with what to do; the
-hub's opened-tab policy decides who gets a tab an agent opens. One browser for the module."""
+hub's opened-tab policy decides who gets a tab an agent opens; hover and press_key, the real
+input of CdpHost and of a Python host, serve page_hover and page_press_key. One browser for
+the module."""
 
 import asyncio
 
@@ -26,6 +28,12 @@ PAGES = {
     "/form.html?agent=c": FORM,
     "/links.html": "<!doctype html><html><head><title>Links</title></head><body><a href='/x'>X</a></body></html>",
     "/opened.html": "<!doctype html><html><head><title>Opened</title></head><body><p>New tab</p></body></html>",
+    "/input.html": (
+        "<!doctype html><html><head><title>Input</title></head><body>"
+        "<input id='q' aria-label='Query'>"
+        "<button id='menu' style='margin:40px' onmouseover=\"document.title = 'hovered'\">Menu</button>"
+        "</body></html>"
+    ),
 }
 
 
@@ -249,3 +257,90 @@ async def test_the_opened_tab_policy_decides_who_gets_a_tab_an_agent_opens(host,
         assert hub.host_tabs(tab) == [home["id"], opened_id]
     for t in (home["id"], opened_id):
         await host.close_tab(t)
+
+
+class ForwardingHost:
+    """A BrowserHost written in Python that hands every call to a CdpHost: the Python host
+    path with a real browser behind it. ``input`` says whether it has hover and press_key."""
+
+    def __init__(self, cdp, input=True):
+        self.cdp = cdp
+        self.seen = []
+        if input:
+            self.hover = self._hover
+            self.press_key = self._press_key
+
+    async def evaluate(self, tab, expression):
+        return await self.cdp.evaluate(tab, expression)
+
+    async def navigate(self, tab, url):
+        await self.cdp.navigate(tab, url)
+
+    async def wait_settled(self, tab, timeout):
+        await self.cdp.wait_settled(tab, timeout)
+
+    async def tabs(self):
+        return await self.cdp.tabs()
+
+    async def open_tab(self, url):
+        return await self.cdp.open_tab(url)
+
+    async def close_tab(self, tab):
+        await self.cdp.close_tab(tab)
+
+    async def activate_tab(self, tab):
+        await self.cdp.activate_tab(tab)
+
+    async def _hover(self, tab, x, y):
+        self.seen.append(("hover", tab))
+        await self.cdp.hover(tab, x, y)
+
+    async def _press_key(self, tab, key, modifiers):
+        self.seen.append(("press_key", tab, key, modifiers))
+        await self.cdp.press_key(tab, key, modifiers)
+
+
+async def test_cdp_host_hover_and_press_key_are_real_input(host, site):
+    tab = (await open_settled(host, f"{site}/input.html"))["id"]
+    await host.evaluate(tab, "document.getElementById('q').focus()")
+    for key in ("a", "b", "Backspace", "c"):
+        await host.press_key(tab, key)
+    assert await host.evaluate(tab, "document.getElementById('q').value") == "ac"
+    box = await host.evaluate(
+        tab,
+        "(r => ({x: r.x + r.width / 2, y: r.y + r.height / 2}))(document.getElementById('menu').getBoundingClientRect())",
+    )
+    await host.hover(tab, box["x"], box["y"])
+    assert await host.evaluate(tab, "document.title") == "hovered"
+    await host.close_tab(tab)
+
+
+async def test_a_python_hosts_hover_and_press_key_serve_the_page_tools(host, site):
+    tab = (await open_settled(host, f"{site}/input.html"))["id"]
+    forwarding = ForwardingHost(host)
+    provider = ac.ScriptedProvider(
+        [
+            ac.ToolCallStep("page_press_key", {"selector": "#q", "key": "x"}),
+            ac.ToolCallStep("page_hover", {"selector": "#menu"}),
+            ac.ToolCallStep("page_press_key", {"selector": "#q", "key": "Shift+Tab"}),
+            "done",
+        ]
+    )
+    agent = ac.Agent(provider, tools=[ac.page_tools(forwarding, tab=tab)], gate=allow)
+    outcome, events = await asyncio.wait_for(run_and_collect((await agent.create_session()).send("go")), 20)
+    assert outcome.status == "done", outcome
+    results = results_of(events)
+    assert [r.name for r in results] == ["page_press_key", "page_hover", "page_press_key"]
+    assert all(r.type == "tool_call_succeeded" for r in results), results
+    assert forwarding.seen == [("press_key", tab, "x", []), ("hover", tab), ("press_key", tab, "Tab", ["Shift"])]
+    assert await host.evaluate(tab, "document.getElementById('q').value") == "x"
+    assert await host.evaluate(tab, "document.title") == "hovered"
+
+    # A host without them: the model is told this host cannot, and what it lacks.
+    provider = ac.ScriptedProvider([ac.ToolCallStep("page_hover", {"selector": "#menu"}), "ok"])
+    agent = ac.Agent(provider, tools=[ac.page_tools(ForwardingHost(host, input=False), tab=tab)])
+    outcome, events = await asyncio.wait_for(run_and_collect((await agent.create_session()).send("go")), 20)
+    (failed,) = results_of(events)
+    assert failed.type == "tool_call_failed" and "not supported by this host" in failed.error, failed
+    assert "no `hover` method" in failed.error, failed.error
+    await host.close_tab(tab)

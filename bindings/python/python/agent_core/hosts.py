@@ -78,8 +78,13 @@ class BrowserHost(Protocol):
     disconnected, anything else is reported to the model.
 
     Optional methods: ``wait_settled(tab, timeout)`` (without it the tools wait with a script:
-    ``readyState`` complete and no DOM changes for a moment) and ``resolve_address(text)`` (the
-    host's own address bar; return None to use the built-in resolver).
+    ``readyState`` complete and no DOM changes for a moment), ``resolve_address(text)`` (the
+    host's own address bar; return None to use the built-in resolver), ``hover(tab, x, y)``
+    (move a real mouse pointer to ``x, y``, CSS pixels in the tab's viewport: page_hover) and
+    ``press_key(tab, key, modifiers)`` (press one key, a DOM key value such as ``"Enter"`` or
+    ``"a"``, as real keyboard input to the focused element with ``modifiers`` held, each of
+    ``"Alt"``, ``"Control"``, ``"Meta"``, ``"Shift"``: page_press_key). Without ``hover`` or
+    ``press_key`` that tool answers the model that this host cannot do it.
     """
 
     def evaluate(self, tab: Optional[str], expression: str) -> Union[Any, Awaitable[Any]]:
@@ -234,6 +239,17 @@ class CdpHost:
         """Waits up to ``timeout`` seconds until the tab's page has loaded and stopped
         changing."""
         await self._native.wait_settled(tab, timeout)
+
+    async def hover(self, tab: Optional[str], x: float, y: float) -> None:
+        """Moves the mouse pointer to ``(x, y)``, CSS pixels from the top left of the tab's
+        viewport, as real input (the page gets its mouse events; ``:hover`` styles apply)."""
+        await self._native.hover(tab, x, y)
+
+    async def press_key(self, tab: Optional[str], key: str, modifiers: Sequence[str] = ()) -> None:
+        """Presses one key (a DOM key value: ``"Enter"``, ``"Tab"``, ``"a"``, ...) as real
+        keyboard input to the tab's focused element, with ``modifiers`` held (``"Alt"``,
+        ``"Control"``, ``"Meta"``, ``"Shift"``)."""
+        await self._native.press_key(tab, key, list(modifiers))
 
     def page_tools(
         self,
