@@ -255,11 +255,11 @@ pub fn browser_host(py: Python<'_>, host: &Bound<'_, PyAny>) -> PyResult<Arc<dyn
     }))
 }
 
-/// The page and tab tools (page_read, page_text, page_scrape, page_scroll, page_navigate,
-/// page_click, page_fill, page_select, tabs_list, tab_open, tab_activate, tab_close) over a
-/// Python host or a `CdpHost`, configured by a PageToolsConfig dict (`search_template`,
-/// `settle_timeout_ms`, `max_chars`, `max_elements`, `scrape_loopback_http`, `scrape`). They act
-/// on the active tab, or, given `tab` (a host tab id), on that tab whatever tab is active.
+/// The page and tab tools (page_read, page_click and the other page_* tools, tabs_list,
+/// tab_open, tab_activate, tab_close: docs/page-tools.md) over a Python host or a `CdpHost`,
+/// configured by a PageToolsConfig dict (`search_template`, `settle_timeout_ms`, `max_chars`,
+/// `max_elements`, `scrape_loopback_http`, `scrape`). They act on the active tab, or, given
+/// `tab` (a host tab id), on that tab whatever tab is active.
 #[pyfunction]
 #[pyo3(signature = (host, config=None, tab=None))]
 pub fn page_tools(

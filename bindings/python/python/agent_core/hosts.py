@@ -302,10 +302,11 @@ def page_tools(
     scrape: Optional[ScrapePolicy] = None,
 ) -> NativeTools:
     """The Rust page and tab tools over ``host`` (a Python :class:`BrowserHost` or a
-    :class:`CdpHost`): page_read, page_text, page_scrape, page_scroll, page_navigate,
-    page_click, page_fill, page_select, tabs_list, tab_open, tab_activate and tab_close. The
-    page logic is JavaScript shipped with agent-tools, run through ``host.evaluate``, so every
-    host behaves the same. For a Python host, call it from inside the asyncio loop that should run the
+    :class:`CdpHost`): page_read, page_text, page_click, page_fill, page_navigate and the
+    other page_* tools, and tabs_list, tab_open, tab_activate and tab_close
+    (``docs/page-tools.md`` describes each; ``.names`` lists them). The page logic is
+    JavaScript shipped with agent-tools, run through ``host.evaluate``, so every host behaves
+    the same. For a Python host, call it from inside the asyncio loop that should run the
     host's async methods.
 
     page_scrape is gated (the gate must allow each call) and by default fetches public
