@@ -30,6 +30,7 @@ use agent_core::async_trait;
 use chromiumoxide::cdp::browser_protocol::input::{
     DispatchKeyEventParams, DispatchKeyEventType, DispatchMouseEventParams, DispatchMouseEventType,
 };
+use chromiumoxide::cdp::browser_protocol::page::HandleJavaScriptDialogParams;
 use chromiumoxide::cdp::browser_protocol::target::CreateTargetParams;
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use chromiumoxide::error::CdpError;
@@ -39,7 +40,8 @@ use futures::StreamExt;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio_util::sync::CancellationToken;
 
-use crate::host::{BrowserHost, HostError, TabInfo, settle_with_script};
+use crate::cdp_dialogs::Dialogs;
+use crate::host::{BrowserHost, DialogInfo, HostError, TabInfo, settle_with_script};
 
 /// The flags every launch uses, so that the browser never reaches the network by itself
 /// (background services, component updates, autofill, optimization hints) and resolves only
@@ -178,6 +180,7 @@ struct Inner {
     call_timeout: Duration,
     owned: Mutex<Option<Owned>>,
     ws_url: String,
+    dialogs: Dialogs,
 }
 
 impl Drop for Inner {
@@ -408,6 +411,10 @@ impl CdpHost {
                 .map_err(cdp_err)?;
             pages.push(page);
         }
+        let dialogs = Dialogs::default();
+        for page in &pages {
+            dialogs.watch(page).await;
+        }
         Ok(CdpHost {
             inner: Arc::new(Inner {
                 browser: tokio::sync::Mutex::new(browser),
@@ -416,6 +423,7 @@ impl CdpHost {
                 call_timeout,
                 owned: Mutex::new(owned),
                 ws_url: ws,
+                dialogs,
             }),
         })
     }
@@ -503,6 +511,32 @@ impl CdpHost {
         }
     }
 
+    /// Runs a call into tab `id`'s page unless a JavaScript dialog pauses it: an open dialog
+    /// fails the call at once, and one that opens during the call ends the wait for it.
+    async fn paused_by_dialog<T>(
+        &self,
+        id: &str,
+        call: impl Future<Output = Result<T, HostError>>,
+    ) -> Result<T, HostError> {
+        let paused = |d: DialogInfo| {
+            HostError::Other(format!(
+                "a {} dialog is open in the tab; the page is paused until it is answered",
+                d.kind
+            ))
+        };
+        if let Some(d) = self.inner.dialogs.open(id) {
+            return Err(paused(d));
+        }
+        tokio::select! {
+            r = call => r,
+            _ = self.inner.dialogs.opened(id) => Err(paused(self.inner.dialogs.open(id).unwrap_or(DialogInfo {
+                kind: "JavaScript".into(),
+                message: String::new(),
+                default_text: String::new(),
+            }))),
+        }
+    }
+
     fn page(&self, tab: Option<&str>) -> Result<Page, HostError> {
         let tabs = self
             .inner
@@ -569,12 +603,14 @@ impl CdpHost {
 impl BrowserHost for CdpHost {
     async fn evaluate(&self, tab: Option<&str>, expression: &str) -> Result<serde_json::Value, HostError> {
         let page = self.page(tab)?;
+        let id = page.target_id().as_ref().to_string();
         let mut attempt = 0;
         loop {
             let mut params = EvaluateParams::new(expression);
             params.await_promise = Some(true);
             params.return_by_value = Some(true);
-            match self.call("evaluate", page.evaluate_expression(params)).await {
+            let evaluated = self.paused_by_dialog(&id, self.call("evaluate", page.evaluate_expression(params)));
+            match evaluated.await {
                 Ok(result) => return Ok(result.value().cloned().unwrap_or(serde_json::Value::Null)),
                 // A navigation just replaced the document: its old script context is gone.
                 Err(HostError::Other(msg) | HostError::Script(msg))
@@ -591,7 +627,8 @@ impl BrowserHost for CdpHost {
 
     async fn navigate(&self, tab: Option<&str>, url: &str) -> Result<(), HostError> {
         let page = self.page(tab)?;
-        match self.call("navigate", page.goto(url)).await {
+        let id = page.target_id().as_ref().to_string();
+        match self.paused_by_dialog(&id, self.call("navigate", page.goto(url))).await {
             Ok(_) => Ok(()),
             Err(HostError::Other(msg)) | Err(HostError::Script(msg)) => {
                 Err(HostError::Navigation(format!("{url}: {msg}")))
@@ -631,6 +668,7 @@ impl BrowserHost for CdpHost {
             let browser = self.inner.browser.lock().await;
             self.call("opening a tab", browser.new_page(target)).await?
         };
+        self.inner.dialogs.watch(&page).await;
         let _ = self.call("activating a tab", page.activate()).await;
         {
             let mut t = self
@@ -671,8 +709,12 @@ impl BrowserHost for CdpHost {
 
     async fn hover(&self, tab: Option<&str>, x: f64, y: f64) -> Result<(), HostError> {
         let page = self.page(tab)?;
+        let id = page.target_id().as_ref().to_string();
         let moved = DispatchMouseEventParams::new(DispatchMouseEventType::MouseMoved, x, y);
-        match self.call("moving the mouse", page.execute(moved)).await {
+        match self
+            .paused_by_dialog(&id, self.call("moving the mouse", page.execute(moved)))
+            .await
+        {
             Ok(_) => Ok(()),
             Err(e) => Err(self.in_tab(&page, e)),
         }
@@ -721,12 +763,38 @@ impl BrowserHost for CdpHost {
             mask &= !bit;
             events.push(key_event(DispatchKeyEventType::KeyUp, m, mask, None)?);
         }
+        let id = page.target_id().as_ref().to_string();
         for event in events {
-            if let Err(e) = self.call("pressing a key", page.execute(event)).await {
+            if let Err(e) = self
+                .paused_by_dialog(&id, self.call("pressing a key", page.execute(event)))
+                .await
+            {
                 return Err(self.in_tab(&page, e));
             }
         }
         Ok(())
+    }
+
+    async fn dialog(&self, tab: Option<&str>) -> Result<Option<DialogInfo>, HostError> {
+        let page = self.page(tab)?;
+        Ok(self.inner.dialogs.open(page.target_id().as_ref()))
+    }
+
+    async fn answer_dialog(&self, tab: Option<&str>, accept: bool, text: Option<&str>) -> Result<(), HostError> {
+        let page = self.page(tab)?;
+        let id = page.target_id().as_ref().to_string();
+        if self.inner.dialogs.open(&id).is_none() {
+            return Err(HostError::Other("no dialog is open in this tab".into()));
+        }
+        let mut params = HandleJavaScriptDialogParams::new(accept);
+        params.prompt_text = text.map(str::to_string);
+        match self.call("answering a dialog", page.execute(params)).await {
+            Ok(_) => {
+                self.inner.dialogs.clear(&id);
+                Ok(())
+            }
+            Err(e) => Err(self.in_tab(&page, e)),
+        }
     }
 
     async fn activate_tab(&self, tab: &str) -> Result<(), HostError> {

@@ -19,6 +19,19 @@ pub struct TabInfo {
     pub active: bool,
 }
 
+/// A JavaScript dialog open in a tab (`alert`, `confirm`, `prompt`, `beforeunload`): the page's
+/// scripts are paused until it is answered.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DialogInfo {
+    /// "alert", "confirm", "prompt" or "beforeunload".
+    pub kind: String,
+    /// The page's message (page text: untrusted).
+    pub message: String,
+    /// A prompt's prefilled answer (empty for the other kinds).
+    #[serde(default)]
+    pub default_text: String,
+}
+
 /// Why a host call failed.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum HostError {
@@ -106,6 +119,25 @@ pub trait BrowserHost: Send + Sync {
         let _ = (tab, key, modifiers);
         Err(HostError::Other(
             "not supported by this host: it cannot send real key presses, so page_press_key is unavailable here".into(),
+        ))
+    }
+
+    /// The JavaScript dialog open in the tab, if any. While one is open the page's scripts are
+    /// paused, so [`BrowserHost::evaluate`] cannot answer; a host that reports dialogs should
+    /// fail such a call at once rather than wait. The default reports none.
+    async fn dialog(&self, tab: Option<&str>) -> Result<Option<DialogInfo>, HostError> {
+        let _ = tab;
+        Ok(None)
+    }
+
+    /// Answers the tab's open dialog: `accept` presses OK (for a prompt, with `text`, else its
+    /// prefilled answer), otherwise Cancel (page_dialog). The default answers that this host
+    /// cannot.
+    async fn answer_dialog(&self, tab: Option<&str>, accept: bool, text: Option<&str>) -> Result<(), HostError> {
+        let _ = (tab, accept, text);
+        Err(HostError::Other(
+            "not supported by this host: it does not report or answer dialogs, so page_dialog is unavailable here"
+                .into(),
         ))
     }
 }

@@ -469,3 +469,67 @@ fn bound_tools_act_in_their_own_background_tab() {
     let _ = rt.block_on(host.close_tab(&front.id));
     let _ = rt.block_on(host.close_tab(&mine.id));
 }
+
+// ------------------------------------------------------------------ dialogs
+
+#[test]
+fn a_dialog_pauses_the_page_is_reported_and_answered_with_page_dialog() {
+    let _g = exclusive();
+    let p = tools();
+    p.open("/dialog.html");
+    // The click opens a confirm: the call returns at once, naming it and what to do.
+    let msg = p.refused("page_click", json!({"selector": "#keep"}));
+    assert!(
+        msg.contains("opened a confirm dialog") && msg.contains("page_dialog"),
+        "{msg}"
+    );
+    support::assert_all_inside_markers(&msg, "Keep the draft for later?");
+    // Every page tool says the same while it is open, instead of waiting.
+    let msg = p.refused("page_read", json!({}));
+    assert!(msg.contains("opened a confirm dialog"), "{msg}");
+    let out = p.ok("page_dialog", json!({"accept": true}));
+    assert!(
+        out.text_content().starts_with("accepted (OK) the confirm dialog"),
+        "{}",
+        out.text_content()
+    );
+    assert_eq!(p.eval("document.getElementById('out').textContent"), "kept");
+    // A prompt is answered with text; Cancel is always allowed.
+    p.refused("page_click", json!({"selector": "#name"}));
+    let text = p.text("page_dialog", json!({"accept": true, "text": "Ada"}));
+    assert!(text.contains("the prompt dialog with \"Ada\""), "{text}");
+    assert_eq!(p.eval("document.getElementById('out').textContent"), "hello Ada");
+    p.refused("page_click", json!({"selector": "#keep"}));
+    p.ok("page_dialog", json!({"accept": false}));
+    assert_eq!(p.eval("document.getElementById('out').textContent"), "dropped");
+    let msg = p.refused("page_dialog", json!({"accept": true}));
+    assert!(msg.contains("no dialog is open"), "{msg}");
+}
+
+#[test]
+fn page_dialog_refuses_to_agree_to_a_commitment_or_to_leave_unsaved_work() {
+    let _g = exclusive();
+    let p = tools();
+    p.open("/dialog.html");
+    p.refused("page_click", json!({"selector": "#wipe"}));
+    let msg = p.refused("page_dialog", json!({"accept": true}));
+    assert!(
+        msg.starts_with("refused (commit_action)") && msg.contains("\"delete\""),
+        "{msg}"
+    );
+    support::assert_all_inside_markers(&msg, support::HOSTILE);
+    p.ok("page_dialog", json!({"accept": false}));
+    assert_eq!(p.eval("document.getElementById('out').textContent"), "spared");
+    // A page with unsaved work asks before it is left.
+    p.eval("(onbeforeunload = (e) => { e.preventDefault(); e.returnValue = ''; }, 1)");
+    // Chromium asks only on a page the person has interacted with: a real key press counts.
+    p.ok("page_press_key", json!({"selector": "#keep", "key": "a"}));
+    let msg = p.refused("page_click", json!({"selector": "#away"}));
+    assert!(msg.contains("opened a beforeunload dialog"), "{msg}");
+    let msg = p.refused("page_dialog", json!({"accept": true}));
+    assert!(msg.starts_with("refused (leave_page)"), "{msg}");
+    p.ok("page_dialog", json!({"accept": false}));
+    assert!(p.eval("location.pathname").as_str().unwrap().ends_with("/dialog.html"));
+    // Let the next test leave the page.
+    p.eval("(onbeforeunload = null, 1)");
+}

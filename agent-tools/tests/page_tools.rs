@@ -782,6 +782,7 @@ fn gated_by_default() {
             "page_fill",
             "page_select",
             "page_press_key",
+            "page_dialog",
             "tab_open",
             "tab_activate",
             "tab_close"

@@ -64,7 +64,7 @@ async fn go(s: Arc<Shared>, step: Step) -> Result<ToolOutput, ToolError> {
     let probe = format!(
         "(() => {{ try {{ Object.defineProperty(window, '__agentToolsHistory', {{ value: {mark:?}, configurable: true }}); }} catch (_) {{}} const n = window.navigation; return {{ url: location.href, length: history.length, can: n && typeof n.{can} === 'boolean' ? n.{can} : null }}; }})()"
     );
-    let v = s.host.evaluate(tab, &probe).await.map_err(|e| s.failed(tab, e))?;
+    let v = s.checked(tab, s.host.evaluate(tab, &probe).await).await?;
     let from = v.get("url").and_then(Value::as_str).unwrap_or("").to_string();
     let nothing = |s_url: &str| {
         let shown = shown_page_url(s_url);
@@ -79,10 +79,8 @@ async fn go(s: Arc<Shared>, step: Step) -> Result<ToolOutput, ToolError> {
         return nothing(&from);
     }
     let sure = v.get("can").and_then(Value::as_bool) == Some(true);
-    s.host
-        .evaluate(tab, &format!("(history.{call}(), true)"))
-        .await
-        .map_err(|e| s.failed(tab, e))?;
+    let stepped = s.host.evaluate(tab, &format!("(history.{call}(), true)")).await;
+    s.checked(tab, stepped).await?;
     let wait = if sure { s.cfg.settle_timeout } else { UNSURE_WAIT };
     let deadline = Instant::now() + wait;
     let check = format!("[location.href, window.__agentToolsHistory === {mark:?}]");
@@ -96,7 +94,11 @@ async fn go(s: Arc<Shared>, step: Step) -> Result<ToolOutput, ToolError> {
                 }
             }
             // The old document is going away.
-            Err(e) if transient(&e) => {}
+            Err(e) if transient(&e) => {
+                if let Some(err) = s.dialog_error(tab).await {
+                    return Err(err);
+                }
+            }
             Err(e) => return Err(s.failed(tab, e)),
         }
         if Instant::now() >= deadline {

@@ -41,10 +41,7 @@ async fn hover(s: Arc<Shared>, a: TargetArgs) -> Result<ToolOutput, ToolError> {
     let tab = tab.as_deref();
     let v = s.op(tab, "hoverpoint", a.to_json()).await?;
     let at = |k: &str| v.get(k).and_then(Value::as_f64).unwrap_or(0.0);
-    s.host
-        .hover(tab, at("x"), at("y"))
-        .await
-        .map_err(|e| s.failed(tab, e))?;
+    s.checked(tab, s.host.hover(tab, at("x"), at("y")).await).await?;
     s.settle(tab).await?;
     let after = snapshot_after(&s, tab).await?;
     let before = v.get("before").cloned().unwrap_or(Value::Null);
@@ -99,10 +96,8 @@ async fn press_key(s: Arc<Shared>, a: PressKeyArgs) -> Result<ToolOutput, ToolEr
     args["key"] = json!(chord.key);
     args["chord"] = json!(shown);
     let v = s.op(tab, "keytarget", args).await?;
-    s.host
-        .press_key(tab, &chord.key, &chord.modifiers)
-        .await
-        .map_err(|e| s.failed(tab, e))?;
+    let pressed = s.host.press_key(tab, &chord.key, &chord.modifiers).await;
+    s.checked(tab, pressed).await?;
     s.settle(tab).await?;
     let target = v.get("target").filter(|t| !t.is_null());
     let target_ref = target.and_then(|t| t.get("ref")).cloned().unwrap_or(Value::Null);

@@ -3,6 +3,7 @@
 
 mod act;
 mod click;
+mod dialog;
 mod history;
 mod input;
 mod last_read;
@@ -16,6 +17,7 @@ mod wait;
 
 pub(crate) use act::{page_fill, page_navigate, page_select};
 pub(crate) use click::page_click;
+pub(crate) use dialog::page_dialog;
 pub(crate) use history::{page_back, page_forward};
 pub(crate) use input::{page_hover, page_press_key};
 pub(crate) use read::{page_read, page_scrape, page_text};

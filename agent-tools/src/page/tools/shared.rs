@@ -5,19 +5,21 @@ use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use agent_core::untrusted::{Provenance, wrap_untrusted};
 use agent_core::{ToolContext, ToolError};
 use serde_json::{Value, json};
 
 use super::super::PAGE_JS;
 use super::super::address::{Resolved, check_scheme, resolve};
 use super::super::config::PageToolsConfig;
+use super::super::format::cap_chars;
 use super::super::refusal::format_refusal;
 use super::super::scrape::Scraper;
 use super::super::scrape_policy::ScrapePolicy;
 use super::super::tab::{Binding, PageTab};
 use super::last_read::LastRead;
 use super::output::page_source;
-use crate::host::{BrowserHost, HostError};
+use crate::host::{BrowserHost, DialogInfo, HostError};
 
 /// The state one set of page tools shares (one per `page_tools_with` call).
 pub(crate) struct Shared {
@@ -63,8 +65,35 @@ impl Shared {
 
     /// Runs one page.js operation in `tab`. A refusal becomes a model error.
     pub(super) async fn op(&self, tab: Option<&str>, op: &str, args: Value) -> Result<Value, ToolError> {
-        let v = self.raw_op(tab, op, args).await.map_err(|e| self.failed(tab, e))?;
-        refused(v)
+        match self.raw_op(tab, op, args).await {
+            Ok(v) => refused(v),
+            Err(e) => Err(self.explain(tab, e).await),
+        }
+    }
+
+    /// A host error from a call in `tab`, explained: when a JavaScript dialog paused the page,
+    /// the error names it and says how to answer it.
+    pub(super) async fn explain(&self, tab: Option<&str>, e: HostError) -> ToolError {
+        if !matches!(e, HostError::Disconnected(_) | HostError::NoSuchTab(_))
+            && let Some(err) = self.dialog_error(tab).await
+        {
+            return err;
+        }
+        self.failed(tab, e)
+    }
+
+    /// A host call's answer, its error explained (see [`Shared::explain`]).
+    pub(super) async fn checked<T>(&self, tab: Option<&str>, r: Result<T, HostError>) -> Result<T, ToolError> {
+        match r {
+            Ok(v) => Ok(v),
+            Err(e) => Err(self.explain(tab, e).await),
+        }
+    }
+
+    /// The error for a call into a page paused by a dialog, when one is open in `tab`.
+    pub(super) async fn dialog_error(&self, tab: Option<&str>) -> Option<ToolError> {
+        let d = self.host.dialog(tab).await.ok().flatten()?;
+        Some(ToolError::model(dialog_message(&d)))
     }
 
     /// Runs one page.js operation in `tab` and returns its answer, refusal or not, or the host's
@@ -82,23 +111,24 @@ impl Shared {
     }
 
     pub(super) async fn current_url(&self, tab: Option<&str>) -> Result<String, ToolError> {
-        let v = self
-            .host
-            .evaluate(tab, "location.href")
-            .await
-            .map_err(|e| self.failed(tab, e))?;
-        Ok(v.as_str().unwrap_or("").to_string())
+        match self.host.evaluate(tab, "location.href").await {
+            Ok(v) => Ok(v.as_str().unwrap_or("").to_string()),
+            Err(e) => Err(self.explain(tab, e).await),
+        }
     }
 
     pub(super) async fn settle(&self, tab: Option<&str>) -> Result<(), ToolError> {
-        self.host
-            .wait_settled(tab, self.cfg.settle_timeout)
-            .await
-            .map_err(|e| self.failed(tab, e))
+        match self.host.wait_settled(tab, self.cfg.settle_timeout).await {
+            Ok(()) => Ok(()),
+            Err(e) => Err(self.explain(tab, e).await),
+        }
     }
 
     pub(super) async fn navigate(&self, tab: Option<&str>, url: &str) -> Result<(), ToolError> {
-        self.host.navigate(tab, url).await.map_err(|e| self.failed(tab, e))
+        match self.host.navigate(tab, url).await {
+            Ok(()) => Ok(()),
+            Err(e) => Err(self.explain(tab, e).await),
+        }
     }
 
     /// What the address bar would load for `input`: the host's own answer first (it may know
@@ -117,6 +147,22 @@ impl Shared {
     pub(super) async fn tab_count(&self) -> Option<usize> {
         self.host.tabs().await.ok().map(|t| t.len())
     }
+}
+
+/// What the model is told when a dialog paused the page: its kind and what to do, then its
+/// message (the page's words) between untrusted-content markers.
+pub(super) fn dialog_message(d: &DialogInfo) -> String {
+    let kind = agent_core::untrusted::one_line(&d.kind, 20);
+    let mut out = format!(
+        "the page in your tab opened a {kind} dialog and is paused until it is answered. Answer it with page_dialog (accept=true presses OK, accept=false presses Cancel) before anything else in this tab."
+    );
+    if !d.message.trim().is_empty() {
+        let source = Provenance::new("a dialog opened by the page in your tab");
+        let (msg, _) = cap_chars(&d.message, 2000);
+        out.push_str(" Its message follows as data:\n");
+        out.push_str(&wrap_untrusted(&source, &msg));
+    }
+    out
 }
 
 /// A page.js answer, or its refusal as a model error.

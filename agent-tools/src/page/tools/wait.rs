@@ -108,7 +108,7 @@ async fn wait_for(s: Arc<Shared>, a: WaitArgs) -> Result<ToolOutput, ToolError> 
     let secs = |d: Duration| format!("{:.1} s", d.as_secs_f64());
 
     if let Cond::Settled = cond {
-        s.host.wait_settled(tab, timeout).await.map_err(|e| s.failed(tab, e))?;
+        s.checked(tab, s.host.wait_settled(tab, timeout).await).await?;
         let took = start.elapsed();
         // A host's settle returns at its deadline too: a wait that used it all did not settle.
         if took + Duration::from_millis(50) >= timeout {
@@ -145,7 +145,10 @@ async fn wait_for(s: Arc<Shared>, a: WaitArgs) -> Result<ToolOutput, ToolError> 
                     };
                     Some(json!({"met": met, "at": url}))
                 }
-                Err(e) if transient(&e) => None,
+                Err(e) if transient(&e) => match s.dialog_error(tab).await {
+                    Some(err) => return Err(err),
+                    None => None,
+                },
                 Err(e) => return Err(s.failed(tab, e)),
             },
             Cond::Settled => None,
@@ -191,7 +194,10 @@ async fn wait_for(s: Arc<Shared>, a: WaitArgs) -> Result<ToolOutput, ToolError> 
 async fn check_op(s: &Shared, tab: Option<&str>, args: Value) -> Result<Option<Value>, ToolError> {
     match s.raw_op(tab, "check", args).await {
         Ok(v) => refused(v).map(Some),
-        Err(e) if transient(&e) => Ok(None),
+        Err(e) if transient(&e) => match s.dialog_error(tab).await {
+            Some(err) => Err(err),
+            None => Ok(None),
+        },
         Err(e) => Err(s.failed(tab, e)),
     }
 }
