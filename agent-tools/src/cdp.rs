@@ -27,6 +27,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_core::async_trait;
+use chromiumoxide::cdp::browser_protocol::dom::SetFileInputFilesParams;
 use chromiumoxide::cdp::browser_protocol::input::{
     DispatchKeyEventParams, DispatchKeyEventType, DispatchMouseEventParams, DispatchMouseEventType,
 };
@@ -773,6 +774,30 @@ impl BrowserHost for CdpHost {
             }
         }
         Ok(())
+    }
+
+    async fn set_files(&self, tab: Option<&str>, element: &str, paths: &[String]) -> Result<(), HostError> {
+        let page = self.page(tab)?;
+        let id = page.target_id().as_ref().to_string();
+        let mut params = EvaluateParams::new(element);
+        params.return_by_value = Some(false);
+        let found = self.paused_by_dialog(&id, self.call("finding a file input", page.evaluate_expression(params)));
+        let object = match found.await {
+            Ok(r) => r.object().object_id.clone(),
+            Err(e) => return Err(self.in_tab(&page, e)),
+        };
+        let Some(object) = object else {
+            return Err(HostError::Other("the file input is gone from the page".into()));
+        };
+        let mut set = SetFileInputFilesParams::new(paths.to_vec());
+        set.object_id = Some(object);
+        match self
+            .paused_by_dialog(&id, self.call("choosing files", page.execute(set)))
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(e) => Err(self.in_tab(&page, e)),
+        }
     }
 
     async fn dialog(&self, tab: Option<&str>) -> Result<Option<DialogInfo>, HostError> {

@@ -122,6 +122,19 @@ pub trait BrowserHost: Send + Sync {
         ))
     }
 
+    /// Puts files into a file input, as a person choosing them in the file picker: `element`
+    /// is a JavaScript expression that evaluates, in the tab's main frame, to the
+    /// `<input type=file>`; `paths` are absolute paths of files the tools have checked. The
+    /// page gets its `input` and `change` events (page_upload). The default answers that this
+    /// host cannot.
+    async fn set_files(&self, tab: Option<&str>, element: &str, paths: &[String]) -> Result<(), HostError> {
+        let _ = (tab, element, paths);
+        Err(HostError::Other(
+            "not supported by this host: it cannot choose files for a file input, so page_upload is unavailable here"
+                .into(),
+        ))
+    }
+
     /// The JavaScript dialog open in the tab, if any. While one is open the page's scripts are
     /// paused, so [`BrowserHost::evaluate`] cannot answer; a host that reports dialogs should
     /// fail such a call at once rather than wait. The default reports none.

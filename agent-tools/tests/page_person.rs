@@ -533,3 +533,72 @@ fn page_dialog_refuses_to_agree_to_a_commitment_or_to_leave_unsaved_work() {
     // Let the next test leave the page.
     p.eval("(onbeforeunload = null, 1)");
 }
+
+// ------------------------------------------------------------------ page_upload
+
+/// Page tools whose upload folder holds `a.txt`, `sub/b.txt`, a directory and a symlink out.
+fn upload_tools(root: &std::path::Path) -> support::Page {
+    std::fs::write(root.join("a.txt"), "alpha").unwrap();
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    std::fs::write(root.join("sub/b.txt"), "bravo!").unwrap();
+    std::os::unix::fs::symlink("/etc/hostname", root.join("link.txt")).unwrap();
+    let host: std::sync::Arc<dyn agent_tools::BrowserHost> = std::sync::Arc::new(support::browser().clone());
+    let cfg = agent_tools::PageToolsConfig {
+        upload_root: Some(root.to_path_buf()),
+        ..agent_tools::PageToolsConfig::default()
+    };
+    support::Page {
+        tools: agent_tools::page_tools_with(host.clone(), cfg),
+        host,
+    }
+}
+
+#[test]
+fn upload_attaches_files_from_the_upload_folder_and_reads_them_back() {
+    let _g = exclusive();
+    let dir = tempfile::tempdir().unwrap();
+    let p = upload_tools(dir.path());
+    p.open("/upload.html");
+    // The input itself is hidden behind its label, as file inputs often are.
+    let out = support::model_view(&p.ok("page_upload", json!({"selector": "#one", "files": ["a.txt"]})));
+    assert!(
+        out.contains("attached \"a.txt\" to e") && out.contains("(file \"Attachment\"); read back the same"),
+        "{out}"
+    );
+    assert_eq!(p.eval("document.getElementById('out').textContent"), "a.txt:5");
+    let text = p.text(
+        "page_upload",
+        json!({"selector": "#many", "files": ["a.txt", "./sub/b.txt"]}),
+    );
+    assert!(text.contains("attached \"a.txt\", \"b.txt\""), "{text}");
+    assert_eq!(p.eval("document.getElementById('out').textContent"), "a.txt:5, b.txt:6");
+}
+
+#[test]
+fn upload_refuses_files_outside_the_folder_and_inputs_that_do_not_fit() {
+    let _g = exclusive();
+    let dir = tempfile::tempdir().unwrap();
+    let p = upload_tools(dir.path());
+    p.open("/upload.html");
+    for (file, code) in [
+        ("../a.txt", "outside_root"),
+        ("/etc/hostname", "outside_root"),
+        ("link.txt", "symlink"),
+        ("missing.txt", "no_file"),
+        ("sub", "not_a_file"),
+    ] {
+        let msg = p.refused("page_upload", json!({"selector": "#many", "files": [file]}));
+        assert!(msg.starts_with(&format!("refused ({code})")), "{file}: {msg}");
+    }
+    let msg = p.refused(
+        "page_upload",
+        json!({"selector": "#one", "files": ["a.txt", "sub/b.txt"]}),
+    );
+    assert!(msg.starts_with("refused (single_file)"), "{msg}");
+    let msg = p.refused("page_upload", json!({"selector": "#note", "files": ["a.txt"]}));
+    assert!(msg.starts_with("refused (not_file_input)"), "{msg}");
+    assert_eq!(p.eval("document.getElementById('out').textContent"), "no file");
+    // Without an upload folder nothing is attached.
+    let msg = tools().refused("page_upload", json!({"selector": "#many", "files": ["a.txt"]}));
+    assert!(msg.starts_with("refused (no_upload_folder)"), "{msg}");
+}

@@ -783,6 +783,7 @@ fn gated_by_default() {
             "page_select",
             "page_press_key",
             "page_dialog",
+            "page_upload",
             "tab_open",
             "tab_activate",
             "tab_close"

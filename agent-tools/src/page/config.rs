@@ -1,5 +1,6 @@
 //! What a host may tune in the page tools.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use super::scrape_policy::ScrapePolicy;
@@ -25,6 +26,11 @@ pub struct PageToolsConfig {
     /// Which addresses page_scrape may reach (by default public https addresses only) and which
     /// extra root certificates it trusts.
     pub scrape: ScrapePolicy,
+    /// The folder page_upload may take files from (give it the filesystem tools' root); without
+    /// one (the default) page_upload refuses every file. Set in Rust only: it is not part of
+    /// the options format yet, so the bindings cannot set it.
+    #[serde(skip)]
+    pub upload_root: Option<PathBuf>,
 }
 
 impl Default for PageToolsConfig {
@@ -36,6 +42,7 @@ impl Default for PageToolsConfig {
             max_elements: 200,
             scrape_loopback_http: false,
             scrape: ScrapePolicy::default(),
+            upload_root: None,
         }
     }
 }

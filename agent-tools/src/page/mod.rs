@@ -1,6 +1,6 @@
 //! Page tools over a [`BrowserHost`]: page_read, page_text, page_scrape, page_scroll,
 //! page_wait_for, page_navigate, page_back, page_forward, page_click, page_fill, page_select,
-//! page_hover, page_press_key, page_dialog, and the tab tools.
+//! page_hover, page_press_key, page_dialog, page_upload, and the tab tools.
 
 pub(crate) mod address;
 mod config;
@@ -34,8 +34,8 @@ pub const PAGE_JS: &str = include_str!("page.js");
 /// configuration. An agent that belongs to one tab wants [`page_tools_for_tab`].
 ///
 /// Gated: page_scrape, page_navigate, page_back, page_forward, page_click, page_fill,
-/// page_select, page_press_key, page_dialog, tab_open, tab_activate, tab_close ([`crate::with_gated`] changes that, for example to let a host's
-/// page_scrape run freely).
+/// page_select, page_press_key, page_dialog, page_upload, tab_open, tab_activate, tab_close
+/// ([`crate::with_gated`] changes that, for example to let a host's page_scrape run freely).
 pub fn page_tools(host: Arc<dyn BrowserHost>) -> Vec<Arc<dyn Tool>> {
     page_tools_with(host, PageToolsConfig::default())
 }
@@ -85,6 +85,7 @@ pub fn page_tools_for_tab_with(
         tools::page_hover(&sh),
         tools::page_press_key(&sh),
         tools::page_dialog(&sh),
+        tools::page_upload(&sh),
         tools::tabs_list(&sh),
         tools::tab_open(&sh),
         tools::tab_activate(&sh),

@@ -864,6 +864,25 @@ async (op, args) => {
     return { focus: f ? describe(f) : null, value, after: snapshot() };
   }
 
+  // ---- file inputs: which one, and what it holds ----
+  function doUploadTarget() {
+    const el = resolveTarget(args);
+    const d = describe(el);
+    if (tag(el) !== 'input' || (el.getAttribute('type') || '').toLowerCase() !== 'file') {
+      throw refusal('not_file_input', `${d.ref} (${d.role} "${d.name}") is not a file input; page_upload fills <input type=file> only`, { target: d });
+    }
+    if (isDisabled(el)) throw refusal('disabled', `${d.ref} (${d.role} "${d.name}") is disabled`, { target: d });
+    const count = Number(args.count) || 0;
+    if (count > 1 && !el.multiple) throw refusal('single_file', `${d.ref} takes one file, not ${count}`, { target: d });
+    // A file input is often hidden behind a styled button: only the input's own state matters.
+    return { target: d, n: Number(d.ref.slice(1)), accept: clean(el.getAttribute('accept')) };
+  }
+
+  function doUploadAfter() {
+    const el = resolveTarget(args);
+    return { target: describe(el), files: Array.from(el.files || []).map((f) => ({ name: f.name, size: f.size })) };
+  }
+
   let result;
   try {
     switch (op) {
@@ -879,6 +898,8 @@ async (op, args) => {
       case 'hoverpoint': result = doHoverPoint(); break;
       case 'keytarget': result = doKeyTarget(); break;
       case 'keyafter': result = doKeyAfter(); break;
+      case 'uploadtarget': result = doUploadTarget(); break;
+      case 'uploadafter': result = doUploadAfter(); break;
       default: result = refusal('bad_op', 'unknown operation ' + op);
     }
   } catch (e) {

@@ -31,6 +31,7 @@ const PLAIN_CODES: &[&str] = &[
     "browser_key",
     "commit_key",
     "not_focusable",
+    "single_file",
 ];
 
 /// Most characters of a refusal message kept (an option list can be long).

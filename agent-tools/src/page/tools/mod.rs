@@ -13,6 +13,7 @@ mod scroll;
 mod shared;
 mod tabs;
 mod target;
+mod upload;
 mod wait;
 
 pub(crate) use act::{page_fill, page_navigate, page_select};
@@ -24,4 +25,5 @@ pub(crate) use read::{page_read, page_scrape, page_text};
 pub(crate) use scroll::page_scroll;
 pub(crate) use shared::Shared;
 pub(crate) use tabs::{tab_activate, tab_close, tab_open, tabs_list};
+pub(crate) use upload::page_upload;
 pub(crate) use wait::page_wait_for;
