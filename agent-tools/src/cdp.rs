@@ -639,7 +639,12 @@ impl BrowserHost for CdpHost {
     }
 
     async fn wait_settled(&self, tab: Option<&str>, timeout: Duration) -> Result<(), HostError> {
-        settle_with_script(self, tab, timeout).await
+        let page = self.page(tab)?;
+        let id = page.target_id().as_ref().to_string();
+        // A page paused by a dialog never settles: say so at once rather than retry until the
+        // timeout.
+        self.paused_by_dialog(&id, async { settle_with_script(self, tab, timeout).await })
+            .await
     }
 
     async fn tabs(&self) -> Result<Vec<TabInfo>, HostError> {

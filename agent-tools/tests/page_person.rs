@@ -92,6 +92,19 @@ fn scroll_to_a_text_or_a_ref_brings_it_into_view() {
 }
 
 #[test]
+fn scroll_moves_the_pane_of_a_page_whose_window_does_not_scroll() {
+    let _g = exclusive();
+    let p = tools();
+    p.open("/page2.html");
+    p.eval("(() => { const d = document.createElement('div'); d.id = 'pane'; d.style = 'height: 150px; overflow-y: auto'; for (let i = 0; i < 40; i++) d.insertAdjacentHTML('beforeend', `<p>Pane line ${i}</p>`); document.body.appendChild(d); return 1; })()");
+    let text = p.text("page_scroll", json!({"direction": "down"}));
+    assert!(text.contains("viewport of the scroll area <div#pane"), "{text}");
+    assert!(text.contains("Pane line"), "{text}");
+    assert!(p.eval("document.getElementById('pane').scrollTop").as_f64().unwrap() > 0.0);
+    assert_eq!(p.eval("window.scrollY"), 0);
+}
+
+#[test]
 fn scroll_refuses_unclear_requests_and_missing_text() {
     let _g = exclusive();
     let p = tools();
