@@ -168,6 +168,34 @@ impl NativeCdpHost {
         })
     }
 
+    /// The JavaScript dialog open in a tab (a dict: `kind`, `message`, `default_text`), or
+    /// None. Awaitable.
+    fn dialog<'py>(&self, py: Python<'py>, tab: Option<String>) -> PyResult<Bound<'py, PyAny>> {
+        let inner = self.inner.clone();
+        spawn_py(py, async move {
+            Ok(Json(to_json(&inner.dialog(tab.as_deref()).await.map_err(host_error)?)))
+        })
+    }
+
+    /// Answers a tab's open dialog: OK (`accept`, with `text` for a prompt) or Cancel.
+    /// Awaitable.
+    #[pyo3(signature = (tab, accept, text=None))]
+    fn answer_dialog<'py>(
+        &self,
+        py: Python<'py>,
+        tab: Option<String>,
+        accept: bool,
+        text: Option<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let inner = self.inner.clone();
+        spawn_py(py, async move {
+            inner
+                .answer_dialog(tab.as_deref(), accept, text.as_deref())
+                .await
+                .map_err(host_error)
+        })
+    }
+
     /// Waits until a tab's page has settled, for at most `timeout` seconds. Awaitable.
     fn wait_settled<'py>(&self, py: Python<'py>, tab: Option<String>, timeout: f64) -> PyResult<Bound<'py, PyAny>> {
         let timeout = Duration::try_from_secs_f64(timeout).map_err(|_| {

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use agent_core::async_trait;
 use agent_tools::{
-    BrowserHost, HostError, PageTab, PageToolsConfig, TabInfo, page_tools_for_tab_with, settle_with_script,
+    BrowserHost, DialogInfo, HostError, PageTab, PageToolsConfig, TabInfo, page_tools_for_tab_with, settle_with_script,
 };
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -28,6 +28,8 @@ struct PyHost {
     resolve_address: Option<Callback>,
     hover: Option<Callback>,
     press_key: Option<Callback>,
+    dialog: Option<Callback>,
+    answer_dialog: Option<Callback>,
     loops: Arc<Loops>,
 }
 
@@ -203,6 +205,14 @@ impl BrowserHost for PyHost {
         .map(drop)
     }
 
+    async fn dialog(&self, tab: Option<&str>) -> Result<Option<DialogInfo>, HostError> {
+        self.open_dialog(tab).await
+    }
+
+    async fn answer_dialog(&self, tab: Option<&str>, accept: bool, text: Option<&str>) -> Result<(), HostError> {
+        self.answer_open_dialog(tab, accept, text).await
+    }
+
     async fn press_key(&self, tab: Option<&str>, key: &str, modifiers: &[String]) -> Result<(), HostError> {
         let Some(cb) = &self.press_key else {
             return Err(unsupported("press_key", "send real key presses", "page_press_key"));
@@ -215,6 +225,42 @@ impl BrowserHost for PyHost {
                     opt(py, tab),
                     pyo3::types::PyString::new(py, &key).into_any(),
                     pyo3::types::PyList::new(py, modifiers)?.into_any(),
+                ],
+            )
+        })
+        .await
+        .map(drop)
+    }
+}
+
+/// The dialog half of a Python host: `dialog(tab)` returns None or a dict with `kind`,
+/// `message` and `default_text`; `answer_dialog(tab, accept, text)` presses OK or Cancel.
+impl PyHost {
+    async fn open_dialog(&self, tab: Option<&str>) -> Result<Option<DialogInfo>, HostError> {
+        let Some(cb) = &self.dialog else {
+            return Ok(None);
+        };
+        let tab = tab.map(str::to_owned);
+        match self.call(cb, move |py| PyTuple::new(py, [opt(py, tab)])).await? {
+            Value::Null => Ok(None),
+            v => serde_json::from_value(v)
+                .map(Some)
+                .map_err(|e| HostError::Other(format!("dialog returned an invalid dialog: {e}"))),
+        }
+    }
+
+    async fn answer_open_dialog(&self, tab: Option<&str>, accept: bool, text: Option<&str>) -> Result<(), HostError> {
+        let Some(cb) = &self.answer_dialog else {
+            return Err(unsupported("answer_dialog", "answer dialogs", "page_dialog"));
+        };
+        let (tab, text) = (tab.map(str::to_owned), text.map(str::to_owned));
+        self.call(cb, move |py| {
+            PyTuple::new(
+                py,
+                [
+                    opt(py, tab),
+                    pyo3::types::PyBool::new(py, accept).to_owned().into_any(),
+                    opt(py, text),
                 ],
             )
         })
@@ -251,6 +297,8 @@ pub fn browser_host(py: Python<'_>, host: &Bound<'_, PyAny>) -> PyResult<Arc<dyn
         resolve_address: method(host, "resolve_address", false)?,
         hover: method(host, "hover", false)?,
         press_key: method(host, "press_key", false)?,
+        dialog: method(host, "dialog", false)?,
+        answer_dialog: method(host, "answer_dialog", false)?,
         loops,
     }))
 }

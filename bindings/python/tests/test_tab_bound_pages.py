@@ -2,8 +2,8 @@
 two tabs act at the same time, each on its own page (page_tools(host, tab=...) and a TabHub
 built with page_tools=host); a closed or unwired tab answers the model with what to do; the
 hub's opened-tab policy decides who gets a tab an agent opens; hover and press_key, the real
-input of CdpHost and of a Python host, serve page_hover and page_press_key. One browser for
-the module."""
+input of CdpHost and of a Python host, serve page_hover and page_press_key, and dialog /
+answer_dialog serve page_dialog. One browser for the module."""
 
 import asyncio
 
@@ -269,6 +269,8 @@ class ForwardingHost:
         if input:
             self.hover = self._hover
             self.press_key = self._press_key
+            self.dialog = self._dialog
+            self.answer_dialog = self._answer_dialog
 
     async def evaluate(self, tab, expression):
         return await self.cdp.evaluate(tab, expression)
@@ -298,6 +300,33 @@ class ForwardingHost:
     async def _press_key(self, tab, key, modifiers):
         self.seen.append(("press_key", tab, key, modifiers))
         await self.cdp.press_key(tab, key, modifiers)
+
+    async def _dialog(self, tab):
+        return await self.cdp.dialog(tab)
+
+    async def _answer_dialog(self, tab, accept, text):
+        self.seen.append(("answer_dialog", tab, accept, text))
+        await self.cdp.answer_dialog(tab, accept, text)
+
+
+async def open_confirm(host, tab):
+    """Makes the page in ``tab`` ask confirm() (its title says the answer once given) and
+    waits until the host reports the dialog."""
+    await host.evaluate(tab, "setTimeout(() => { document.title = confirm('Keep the draft?') ? 'ok' : 'cancel' }, 0)")
+    for _ in range(100):
+        dialog = await host.dialog(tab)
+        if dialog is not None:
+            return dialog
+        await asyncio.sleep(0.02)
+    raise AssertionError("the confirm dialog never opened")
+
+
+async def title_becomes(host, tab, title):
+    for _ in range(100):
+        if await host.evaluate(tab, "document.title") == title:
+            return True
+        await asyncio.sleep(0.02)
+    return False
 
 
 async def test_cdp_host_hover_and_press_key_are_real_input(host, site):
@@ -343,4 +372,36 @@ async def test_a_python_hosts_hover_and_press_key_serve_the_page_tools(host, sit
     (failed,) = results_of(events)
     assert failed.type == "tool_call_failed" and "not supported by this host" in failed.error, failed
     assert "no `hover` method" in failed.error, failed.error
+    await host.close_tab(tab)
+
+
+async def test_cdp_host_reports_and_answers_a_dialog(host, site):
+    tab = (await open_settled(host, f"{site}/input.html"))["id"]
+    assert await host.dialog(tab) is None
+    assert await open_confirm(host, tab) == {"kind": "confirm", "message": "Keep the draft?", "default_text": ""}
+    await host.answer_dialog(tab, True)
+    assert await title_becomes(host, tab, "ok")
+    assert await host.dialog(tab) is None
+    await host.close_tab(tab)
+
+
+async def test_a_python_hosts_dialog_methods_serve_page_dialog(host, site):
+    tab = (await open_settled(host, f"{site}/input.html"))["id"]
+    forwarding = ForwardingHost(host)
+    await open_confirm(host, tab)
+    provider = ac.ScriptedProvider([ac.ToolCallStep("page_dialog", {"accept": False}), "done"])
+    agent = ac.Agent(provider, tools=[ac.page_tools(forwarding, tab=tab)], gate=allow)
+    outcome, events = await asyncio.wait_for(run_and_collect((await agent.create_session()).send("go")), 20)
+    assert outcome.status == "done", outcome
+    (result,) = results_of(events)
+    assert result.type == "tool_call_succeeded", result
+    assert forwarding.seen == [("answer_dialog", tab, False, None)]
+    assert await title_becomes(host, tab, "cancel")
+
+    # A host without them reports no dialog, so page_dialog has nothing to answer.
+    provider = ac.ScriptedProvider([ac.ToolCallStep("page_dialog", {"accept": True}), "ok"])
+    agent = ac.Agent(provider, tools=[ac.page_tools(ForwardingHost(host, input=False), tab=tab)], gate=allow)
+    outcome, events = await asyncio.wait_for(run_and_collect((await agent.create_session()).send("go")), 20)
+    (failed,) = results_of(events)
+    assert failed.type == "tool_call_failed" and "no dialog is open" in failed.error, failed
     await host.close_tab(tab)

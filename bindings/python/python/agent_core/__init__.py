@@ -71,7 +71,7 @@ from .providers import (
     ToolCallStep,
     provider_from_env,
 )
-from .hosts import BrowserHost, CdpHost, PageToolsConfig, ScrapePolicy, TabInfo, page_tools
+from .hosts import BrowserHost, CdpHost, DialogInfo, PageToolsConfig, ScrapePolicy, TabInfo, page_tools
 from .mcp import McpClient, McpHttpServer, McpServerInfo, OutputCaps, new_bearer_token, serve_mcp_http
 from .stores import Crypt, KeyStore, MemoryStore, SqliteStore, Store
 from .tabs import Delivery, HostTab, OpenedTab, OpenedTabPolicy, TabHub, TabPermissions
@@ -98,6 +98,7 @@ __all__ = [
     "browser_prompt",
     "PageToolsConfig",
     "TabInfo",
+    "DialogInfo",
     "BrowserHost",
     "CdpHost",
     "ClarificationError",

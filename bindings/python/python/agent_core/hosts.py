@@ -17,7 +17,7 @@ try:
 except ImportError:  # pragma: no cover
     from typing_extensions import Protocol, TypedDict, runtime_checkable  # type: ignore[assignment]
 
-__all__ = ["BrowserHost", "CdpHost", "PageToolsConfig", "ScrapePolicy", "TabInfo", "page_tools"]
+__all__ = ["BrowserHost", "CdpHost", "DialogInfo", "PageToolsConfig", "ScrapePolicy", "TabInfo", "page_tools"]
 
 
 class ScrapePolicy(TypedDict, total=False):
@@ -35,6 +35,17 @@ class ScrapePolicy(TypedDict, total=False):
     extra_roots_pem: List[str]
     """Extra trusted root certificates, PEM text each (a private CA, or a test server's
     certificate)."""
+
+
+class DialogInfo(TypedDict):
+    """A JavaScript dialog open in a tab; the page's scripts are paused until it is answered."""
+
+    kind: str
+    """``"alert"``, ``"confirm"``, ``"prompt"`` or ``"beforeunload"``."""
+    message: str
+    """The page's message (page text: untrusted)."""
+    default_text: str
+    """A prompt's prefilled answer (empty for the other kinds)."""
 
 
 class PageToolsConfig(TypedDict, total=False):
@@ -84,7 +95,11 @@ class BrowserHost(Protocol):
     ``press_key(tab, key, modifiers)`` (press one key, a DOM key value such as ``"Enter"`` or
     ``"a"``, as real keyboard input to the focused element with ``modifiers`` held, each of
     ``"Alt"``, ``"Control"``, ``"Meta"``, ``"Shift"``: page_press_key). Without ``hover`` or
-    ``press_key`` that tool answers the model that this host cannot do it.
+    ``press_key`` that tool answers the model that this host cannot do it. ``dialog(tab)``
+    returns the JavaScript dialog open in the tab (a :class:`DialogInfo` dict) or None, and
+    ``answer_dialog(tab, accept, text)`` presses OK (with ``text`` for a prompt) or Cancel
+    (page_dialog); a host that reports dialogs should fail ``evaluate`` at once while one is
+    open, since the page's scripts are paused.
     """
 
     def evaluate(self, tab: Optional[str], expression: str) -> Union[Any, Awaitable[Any]]:
@@ -244,6 +259,16 @@ class CdpHost:
         """Moves the mouse pointer to ``(x, y)``, CSS pixels from the top left of the tab's
         viewport, as real input (the page gets its mouse events; ``:hover`` styles apply)."""
         await self._native.hover(tab, x, y)
+
+    async def dialog(self, tab: Optional[str]) -> Optional[DialogInfo]:
+        """The JavaScript dialog open in the tab (alert, confirm, prompt, leave-page warning),
+        or None. While one is open the page's scripts are paused and :meth:`evaluate` fails."""
+        return cast(Optional[DialogInfo], await self._native.dialog(tab))
+
+    async def answer_dialog(self, tab: Optional[str], accept: bool, text: Optional[str] = None) -> None:
+        """Answers the tab's open dialog: ``accept`` presses OK (for a prompt, with ``text``,
+        else its prefilled answer), otherwise Cancel."""
+        await self._native.answer_dialog(tab, accept, text)
 
     async def press_key(self, tab: Optional[str], key: str, modifiers: Sequence[str] = ()) -> None:
         """Presses one key (a DOM key value: ``"Enter"``, ``"Tab"``, ``"a"``, ...) as real
