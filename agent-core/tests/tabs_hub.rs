@@ -63,6 +63,21 @@ async fn an_idle_tab_starts_a_turn() {
 }
 
 #[tokio::test]
+async fn the_host_reads_a_delivered_run_from_its_start_after_the_hub_forwarded_it() {
+    use futures::StreamExt;
+    let brains = Brains::default();
+    let hub = brains.hub().build().await.unwrap();
+    let tab = hub.open_tab().await.unwrap();
+    brains.set(&tab, answer(|t| format!("got: {t}")));
+    let run = hub.deliver(&tab, "hello", Origin::Human).await.unwrap().run.unwrap();
+    // The hub has forwarded every event and seen the run end before the host looks.
+    hub.wait_idle(&tab).await.unwrap();
+    let names: Vec<&'static str> = run.events().map(|e| e.kind.name()).collect().await;
+    assert_eq!(names.first(), Some(&"run_started"), "{names:?}");
+    assert_eq!(names.last(), Some(&"run_completed"), "{names:?}");
+}
+
+#[tokio::test]
 async fn a_running_tab_queues_and_the_queue_starts_a_new_turn_when_the_turn_ends() {
     let brains = Brains::default();
     let hub = brains.hub().build().await.unwrap();

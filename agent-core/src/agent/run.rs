@@ -9,7 +9,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::error_kind::ErrorKind;
-use super::event_log::EventLog;
+use super::event_log::{EventCursor, EventLog};
 use super::question::Clarification;
 use crate::event::{AgentEvent, EventKind};
 use crate::provider::Usage;
@@ -198,12 +198,14 @@ impl Run {
         } else {
             self.events.cursor_at_start()
         };
-        Box::pin(futures::stream::unfold(Some(cursor), |state| async move {
-            let mut cursor = state?;
-            let event = cursor.next().await?;
-            let last = is_final(&event.kind);
-            Some((event, if last { None } else { Some(cursor) }))
-        }))
+        until_final(cursor)
+    }
+
+    /// Every event from `run_started` on, for an observer inside the library (the tab hub
+    /// forwarding a tab's run), leaving the first [`Run::events`] call its full read: the host
+    /// holding the run sees it whole too.
+    pub(crate) fn observe_events(&self) -> RunEvents {
+        until_final(self.events.cursor_at_start())
     }
 
     /// A snapshot of the run's progress. Cheap: meant for hosts polling every few hundred ms.
@@ -231,6 +233,16 @@ impl Run {
     pub async fn outcome(&self) -> Outcome {
         wait_for_outcome(self.outcome.clone()).await
     }
+}
+
+/// The events a cursor reads, ending after the run's final event.
+fn until_final(cursor: EventCursor) -> RunEvents {
+    Box::pin(futures::stream::unfold(Some(cursor), |state| async move {
+        let mut cursor = state?;
+        let event = cursor.next().await?;
+        let last = is_final(&event.kind);
+        Some((event, if last { None } else { Some(cursor) }))
+    }))
 }
 
 async fn wait_for_outcome(mut receiver: watch::Receiver<Option<Outcome>>) -> Outcome {

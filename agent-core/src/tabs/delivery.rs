@@ -173,7 +173,8 @@ impl HubInner {
         st.run = Some(run.clone());
         st.state = TabState::Running;
         st.awaiting_user = false;
-        let events = run.events();
+        // Not `run.events()`: the host holding the run reads it from its start too.
+        let events = run.observe_events();
         self.runtime.spawn(watch_run(self.clone(), slot.clone(), run, events));
     }
 
