@@ -74,8 +74,8 @@ pub use store::{
     Compaction, MemoryStore, SessionInfo, Store, StoreError, StoredMessage, ToolCallRecord, ToolCallState,
 };
 pub use tool::{
-    ArgumentError, BoxError, SAFE_ENV_VARS, Tool, ToolContext, ToolError, ToolOutput, ToolSet, ToolSetError, ToolSpec,
-    TypedTool, schema_for, tool_fn,
+    ArgumentError, BoxError, SAFE_ENV_VARS, TURN_END_TIMEOUT, Tool, ToolContext, ToolError, ToolOutput, ToolSet,
+    ToolSetError, ToolSpec, TypedTool, schema_for, tool_fn,
 };
 
 /// Re-exported so hosts and tool authors use the same versions as the core.

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use agent_core::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, async_trait};
+use agent_core::{SessionId, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, async_trait};
 
 /// A tool with its `gated` flag overridden.
 struct Regated {
@@ -18,6 +18,10 @@ impl Tool for Regated {
 
     async fn call(&self, args: serde_json::Value, cx: ToolContext) -> Result<ToolOutput, ToolError> {
         self.inner.call(args, cx).await
+    }
+
+    async fn turn_ended(&self, session_id: &SessionId) {
+        self.inner.turn_ended(session_id).await;
     }
 }
 

@@ -181,3 +181,26 @@ fn hostile_page_text_stays_inside_markers_now_and_when_replayed() {
         assert!(!r.contains(FORGED), "{r}");
     }
 }
+
+#[test]
+fn a_dialog_the_model_leaves_open_is_dismissed_when_the_turn_ends() {
+    let _g = exclusive();
+    let p = tools();
+    p.open("/dialog.html");
+    let dir = tempfile::tempdir().unwrap();
+    // The click opens a confirm; the model is told, and ends its turn without answering it.
+    let provider = ScriptedProvider::new([
+        ScriptedReply::tool_call("page_click", json!({"selector": "#keep"})).into(),
+        ScriptedReply::text("The page asks whether to keep the draft; I leave that to you.").into(),
+    ]);
+    let agent = rt().block_on(async { agent_with(p.host.clone(), dir.path(), provider, true) });
+    let outcome = rt().block_on(async {
+        let s = agent.create_session().await.unwrap();
+        s.send("keep my draft").await
+    });
+    assert_eq!(outcome.status, OutcomeStatus::Done);
+    // Dismissed (Cancel) before the outcome came back: the page runs again, its confirm()
+    // having answered false.
+    assert!(rt().block_on(p.host.dialog(None)).unwrap().is_none());
+    assert_eq!(p.eval("document.getElementById('out').textContent"), "dropped");
+}

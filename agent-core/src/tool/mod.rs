@@ -282,4 +282,13 @@ pub trait Tool: Send + Sync {
 
     /// Runs the tool. The arguments have already been validated against the schema.
     async fn call(&self, args: serde_json::Value, cx: ToolContext) -> Result<ToolOutput, ToolError>;
+
+    /// Called once when a turn of `session_id` that offered this tool ends, whatever its
+    /// outcome (cancelled and failed turns too), before the turn's outcome is returned: for a
+    /// tool that can leave something waiting on the person's side (a page dialog the model did
+    /// not answer). The loop waits for it at most [`TURN_END_TIMEOUT`]. Default: nothing.
+    async fn turn_ended(&self, _session_id: &SessionId) {}
 }
+
+/// How long a turn's end waits for the tools' [`Tool::turn_ended`] hooks.
+pub const TURN_END_TIMEOUT: Duration = Duration::from_secs(2);

@@ -26,6 +26,7 @@ use crate::event::EventKind;
 use crate::gate::TurnOrigin;
 use crate::message::Message;
 use crate::store::StoreError;
+use crate::tool::TURN_END_TIMEOUT;
 use model_call::CallFailed;
 
 /// What starts a turn.
@@ -131,11 +132,22 @@ impl Turn<'_> {
             h = slot.0 => h,
         };
         let outcome = self.drive_locked(&mut history, input).await;
+        self.tools_turn_ended().await;
         // The kept request serves the next model call of this turn only: an idle session
         // would hold a second copy of its conversation.
         history.forget_model_view();
         // Still holding the session: the next turn starts from a durable history.
         self.settle_store(&mut history, outcome).await
+    }
+
+    /// Tells every tool the turn ended ([`Tool::turn_ended`](crate::Tool::turn_ended)), all at once, waiting at most
+    /// [`TURN_END_TIMEOUT`]: a host that hangs cannot hold the outcome back.
+    async fn tools_turn_ended(&self) {
+        let tools = self.agent.tool_snapshot();
+        let hooks = futures::future::join_all(tools.iter().map(|tool| tool.turn_ended(self.session)));
+        if tokio::time::timeout(TURN_END_TIMEOUT, hooks).await.is_err() {
+            tracing::warn!(session = %self.session, "a tool's turn-end hook took longer than {TURN_END_TIMEOUT:?}; the turn ended without it");
+        }
     }
 
     /// Waits for the store to make the turn durable. After a store failure the history in

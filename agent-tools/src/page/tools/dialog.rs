@@ -4,10 +4,10 @@
 use std::sync::Arc;
 
 use agent_core::untrusted::{Provenance, one_line, wrap_untrusted};
-use agent_core::{Tool, ToolError, ToolOutput, tool_fn};
+use agent_core::{SessionId, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, async_trait, tool_fn};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::super::format::{cap_chars, shown_page_url};
 use super::output::{output, page_source};
@@ -31,8 +31,37 @@ pub struct DialogArgs {
     pub text: Option<String>,
 }
 
-/// page_dialog: answers the open dialog. Gated.
+/// page_dialog: answers the open dialog. Gated. At a turn's end it dismisses (Cancel) a
+/// dialog the model was told of and left open, so no dialog is left hanging.
 pub(crate) fn page_dialog(sh: &Arc<Shared>) -> Arc<dyn Tool> {
+    Arc::new(DialogTool {
+        shared: sh.clone(),
+        answer: answer_tool(sh),
+    })
+}
+
+/// page_dialog with its turn-end hook.
+struct DialogTool {
+    shared: Arc<Shared>,
+    answer: Arc<dyn Tool>,
+}
+
+#[async_trait]
+impl Tool for DialogTool {
+    fn spec(&self) -> &ToolSpec {
+        self.answer.spec()
+    }
+
+    async fn call(&self, args: Value, cx: ToolContext) -> Result<ToolOutput, ToolError> {
+        self.answer.call(args, cx).await
+    }
+
+    async fn turn_ended(&self, _session_id: &SessionId) {
+        self.shared.dismiss_reported_dialog().await;
+    }
+}
+
+fn answer_tool(sh: &Arc<Shared>) -> Arc<dyn Tool> {
     Arc::new(
         tool_fn(
             "page_dialog",
@@ -75,6 +104,7 @@ async fn answer(s: Arc<Shared>, a: DialogArgs) -> Result<ToolOutput, ToolError> 
     let text = a.text.as_deref().filter(|_| a.accept && kind == "prompt");
     let answered = s.host.answer_dialog(tab, a.accept, text).await;
     s.checked(tab, answered).await?;
+    s.dialog_answered();
     s.settle(tab).await?;
     let url = s.current_url(tab).await?;
     let how = if a.accept {

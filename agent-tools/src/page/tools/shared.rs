@@ -2,8 +2,8 @@
 //! the ref counter and the scraper.
 
 use std::future::Future;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use agent_core::untrusted::{Provenance, wrap_untrusted};
 use agent_core::{ToolContext, ToolError};
@@ -31,6 +31,9 @@ pub(crate) struct Shared {
     pub(super) scraper: Scraper,
     /// The last page_read, for the next `since_last` read.
     pub(super) last_read: LastRead,
+    /// The tab (`None`: the active one) whose open dialog a tool last reported to the model,
+    /// until the model answers it; dismissed at the turn's end if it is still open.
+    pub(super) reported_dialog: Mutex<Option<Option<String>>>,
 }
 
 impl Shared {
@@ -40,6 +43,7 @@ impl Shared {
             tab: Binding::new(tab),
             issued: AtomicU64::new(1),
             last_read: LastRead::default(),
+            reported_dialog: Mutex::new(None),
             // `scrape_loopback_http` and the policy's own switch mean the same: either turns it on.
             scraper: Scraper::new(ScrapePolicy {
                 allow_loopback_http: cfg.scrape.allow_loopback_http || cfg.scrape_loopback_http,
@@ -93,6 +97,7 @@ impl Shared {
     /// The error for a call into a page paused by a dialog, when one is open in `tab`.
     pub(super) async fn dialog_error(&self, tab: Option<&str>) -> Option<ToolError> {
         let d = self.host.dialog(tab).await.ok().flatten()?;
+        *lock(&self.reported_dialog) = Some(tab.map(str::to_owned));
         Some(ToolError::model(dialog_message(&d)))
     }
 
@@ -192,4 +197,31 @@ where
 {
     let sh = sh.clone();
     move |args, _cx| run(sh.clone(), args)
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // The value stays meaningful whatever panicked while holding it.
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Shared {
+    /// Forgets the reported dialog: the model answered it.
+    pub(super) fn dialog_answered(&self) {
+        lock(&self.reported_dialog).take();
+    }
+
+    /// At a turn's end: Cancel on the dialog a tool reported to the model, if it is still open,
+    /// so the page is not left paused behind the person's back. Dialogs the model never heard
+    /// of (the person's own) are left alone.
+    pub(super) async fn dismiss_reported_dialog(&self) {
+        let Some(tab) = lock(&self.reported_dialog).take() else {
+            return;
+        };
+        let tab = tab.as_deref();
+        if let Ok(Some(_)) = self.host.dialog(tab).await
+            && let Err(e) = self.host.answer_dialog(tab, false, None).await
+        {
+            tracing::warn!(error = %e, "could not dismiss the dialog left open at the turn's end");
+        }
+    }
 }
