@@ -144,7 +144,11 @@ impl Turn<'_> {
     /// [`TURN_END_TIMEOUT`]: a host that hangs cannot hold the outcome back.
     async fn tools_turn_ended(&self) {
         let tools = self.agent.tool_snapshot();
-        let hooks = futures::future::join_all(tools.iter().map(|tool| tool.turn_ended(self.session)));
+        let mut hooks = futures::future::join_all(tools.iter().map(|tool| tool.turn_ended(self.session)));
+        // Most tools have nothing to do: no timer for hooks that are done at once.
+        if futures::FutureExt::now_or_never(&mut hooks).is_some() {
+            return;
+        }
         if tokio::time::timeout(TURN_END_TIMEOUT, hooks).await.is_err() {
             tracing::warn!(session = %self.session, "a tool's turn-end hook took longer than {TURN_END_TIMEOUT:?}; the turn ended without it");
         }
