@@ -410,6 +410,9 @@ fn press_key_refuses_what_a_careful_person_would_not_press() {
     assert_eq!(p.eval("document.getElementById('secret').value"), "hunter2");
     let msg = p.refused("page_press_key", json!({"selector": "#wipe", "key": "Enter"}));
     assert!(msg.starts_with("refused (commit_action)"), "{msg}");
+    // A button-like input is refused by its value, as page_click refuses it.
+    let msg = p.refused("page_press_key", json!({"selector": "#wipe-input", "key": "Space"}));
+    assert!(msg.starts_with("refused (commit_action)"), "{msg}");
     let msg = p.refused("page_press_key", json!({"selector": "#notes", "key": "Control+Enter"}));
     assert!(msg.starts_with("refused (commit_key)"), "{msg}");
     let msg = p.refused("page_press_key", json!({"key": "Control+W"}));

@@ -503,14 +503,26 @@ async (op, args) => {
     return { target: describe(el), text: String(el.innerText !== undefined ? el.innerText : el.textContent), visible: visible(el) && r.width > 0 && r.height > 0 };
   }
 
+  // What makes activating an element a commitment: its name, text, label, value or title.
+  function commitWord(el, d) {
+    return COMMIT.exec(clean([d.name, textOf(el), el.getAttribute('aria-label'), el.value && typeof el.value === 'string' ? el.value : '', el.getAttribute('title')].join(' ')));
+  }
+
+  // Whether keys typed into the element are text, not an activation.
+  function takesText(el) {
+    const t = tag(el);
+    if (t === 'textarea' || t === 'select' || el.isContentEditable) return true;
+    const ty = (el.getAttribute('type') || 'text').toLowerCase();
+    return t === 'input' && !['button', 'reset', 'submit', 'image', 'checkbox', 'radio', 'file', 'color', 'range'].includes(ty);
+  }
+
   function doClick() {
     const el = resolveTarget(args);
     const d = describe(el);
     if (isPassword(el)) throw refusal('password', `${d.ref} is a password field; the model does not click or fill passwords`, { target: d });
     if (isDisabled(el)) throw refusal('disabled', `${d.ref} (${d.role} "${d.name}") is disabled`, { target: d });
     inspectVisible(el, 'click');
-    const words = clean([d.name, textOf(el), el.getAttribute('aria-label'), el.value && typeof el.value === 'string' ? el.value : '', el.getAttribute('title')].join(' '));
-    const m = COMMIT.exec(words);
+    const m = commitWord(el, d);
     if (m) throw refusal('commit_action', `${d.ref} (${d.role} "${d.name}") reads like a commit action ("${m[0]}"); committing is left to the person`, { target: d });
     if (submitsForm(el)) throw refusal('submits_form', `${d.ref} (${d.role} "${d.name}") would submit its form; submitting is left to the person`, { target: d });
     inspectCovered(el, d, 'click');
@@ -845,10 +857,10 @@ async (op, args) => {
         throw refusal('submits_form', `pressing Enter in ${d.ref} (${d.role} "${d.name}") would submit its form; submitting is left to the person`, { target: d });
       }
       if (submitsForm(el)) throw refusal('submits_form', `pressing ${chord} on ${d.ref} (${d.role} "${d.name}") would submit its form; submitting is left to the person`, { target: d });
-      // Enter or Space on a button or link is a click: the same words are refused.
-      if (!['input', 'textarea', 'select'].includes(t) && !el.isContentEditable) {
-        const words = clean([d.name, textOf(el), el.getAttribute('aria-label'), el.getAttribute('title')].join(' '));
-        const m = COMMIT.exec(words);
+      // Enter or Space on a button, link or button-like input is a click: the same words are
+      // refused.
+      if (!takesText(el)) {
+        const m = commitWord(el, d);
         if (m) throw refusal('commit_action', `${d.ref} (${d.role} "${d.name}") reads like a commit action ("${m[0]}"); pressing ${chord} on it is left to the person`, { target: d });
       }
     }

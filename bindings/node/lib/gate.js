@@ -48,10 +48,9 @@ function toolDispatcher(invokers) {
       }
       if (reply !== null && typeof reply === 'object' && typeof reply.then === 'function') {
         const invocation = call.invocation
-        reply.then(
-          (/** @type {any} */ r) => dispatcher.reply(invocation, r),
-          (/** @type {any} */ e) => dispatcher.reply(invocation, { kind: 'error', text: String(e?.message ?? e) }),
-        )
+        const fail = (/** @type {any} */ e) => dispatcher.reply(invocation, { kind: 'error', text: String(e?.message ?? e) })
+        // A reply the native side cannot read fails the call instead of going unhandled.
+        reply.then((/** @type {any} */ r) => dispatcher.reply(invocation, r), fail).catch(fail)
       } else {
         replies[i] = reply
       }

@@ -203,7 +203,7 @@ function okReply(value) {
   if (typeof value === 'string') return { kind: 'text', text: value }
   try {
     // JSON text: the one value that does not cross as an object (see ToolReply in
-    // src/callbacks.rs: text is the faster way from JS to Rust, and this is the hot path).
+    // src/dispatch.rs: text is the faster way from JS to Rust, and this is the hot path).
     return { kind: 'json', json: toJsonText(value) }
   } catch (e) {
     return { kind: 'error', text: e instanceof Error ? `${e.name}: ${e.message}` : String(e) }

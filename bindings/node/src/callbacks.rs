@@ -19,7 +19,7 @@ use napi_derive::napi;
 use serde_json::Value;
 
 use crate::convert::Json;
-use crate::dispatch::{Dispatcher, ToolReply, call_of as dispatched_call};
+use crate::dispatch::{DispatchedCall, Dispatcher, ToolReply};
 use crate::error::JsErrorRef;
 
 /// A weak, non-callee-handled threadsafe function with one argument.
@@ -113,20 +113,17 @@ impl Tool for JsTool {
             invocation,
             armed: true,
         };
-        let call = dispatched_call(
-            self.index,
-            args,
-            cx.session_id.to_string(),
-            cx.call_id.clone(),
+        let call = DispatchedCall {
+            tool: self.index,
+            args: Json(args),
+            session_id: cx.session_id.to_string(),
+            call_id: cx.call_id.clone(),
             invocation,
-        );
+        };
         let reply = tokio::select! {
             reply = self.dispatcher.call(call) => reply,
             // Cancellation: the guard aborts the JS side when this future is dropped.
-            _ = cx.cancel.cancelled() => {
-                self.dispatcher.forget(invocation);
-                return Err(ToolError::model("the tool call was cancelled"));
-            }
+            _ = cx.cancel.cancelled() => return Err(ToolError::model("the tool call was cancelled")),
         };
         guard.armed = false;
         let reply = reply.map_err(|e| ToolError::model(format!("the tool failed: {e}")))?;

@@ -13,13 +13,12 @@
 use std::collections::HashMap;
 use std::ffi::{CStr, c_int, c_void};
 use std::ptr;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use napi::bindgen_prelude::*;
 use napi::sys;
 use napi_derive::napi;
-use serde_json::Value;
 use tokio::sync::oneshot;
 
 use crate::convert::Json;
@@ -137,7 +136,6 @@ struct Shared {
     js: JsSide,
     /// Tools using this dispatcher; the last one to go asks the JS thread to close it.
     users: AtomicUsize,
-    closing: AtomicBool,
 }
 
 /// Queues JS tool calls for the JS thread (see the module docs). Made by the JS layer with its
@@ -204,7 +202,6 @@ impl NativeToolDispatcher {
                     context,
                 },
                 users: AtomicUsize::new(0),
-                closing: AtomicBool::new(false),
             });
             // The handle's `data`: one reference, given back by the close callback.
             *handle.cast::<*const Shared>() = Arc::into_raw(shared.clone());
@@ -244,9 +241,14 @@ pub struct Dispatcher {
 }
 
 impl Dispatcher {
-    /// Queues a call for the JS thread and waits for its reply.
+    /// Queues a call for the JS thread and waits for its reply. Dropped before the reply
+    /// (cancelled, timed out), it forgets the call, so a promise that never settles leaves
+    /// nothing behind.
     pub async fn call(&self, call: DispatchedCall) -> Answer {
-        let invocation = call.invocation;
+        let _forget = ForgetOnDrop {
+            shared: &self.shared,
+            invocation: call.invocation,
+        };
         let (answer, reply) = oneshot::channel();
         let first = match self.shared.queue.lock() {
             Ok(mut queue) => {
@@ -261,26 +263,27 @@ impl Dispatcher {
         // polls for I/O, every few dozen tasks at the latest).
         if first {
             let mut wake = WakeOnDrop(Some(&self.shared));
-            if tokio::runtime::Handle::try_current().is_ok() {
-                tokio::task::yield_now().await;
-            }
+            tokio::task::yield_now().await;
             wake.0 = None;
             if !self.shared.wake() {
                 self.shared.forget_queued();
                 return Err(GONE.to_owned());
             }
         }
-        let answer = reply.await.unwrap_or_else(|_| Err(GONE.to_owned()));
-        if let Ok(mut waiting) = self.shared.waiting.lock() {
-            waiting.remove(&invocation);
-        }
-        answer
+        reply.await.unwrap_or_else(|_| Err(GONE.to_owned()))
     }
+}
 
-    /// Forgets a call that will not be waited for any more (cancelled, timed out).
-    pub fn forget(&self, invocation: u32) {
+/// Removes a call's waiter when its caller stops waiting (whoever answers removes it too).
+struct ForgetOnDrop<'a> {
+    shared: &'a Shared,
+    invocation: u32,
+}
+
+impl Drop for ForgetOnDrop<'_> {
+    fn drop(&mut self) {
         if let Ok(mut waiting) = self.shared.waiting.lock() {
-            waiting.remove(&invocation);
+            waiting.remove(&self.invocation);
         }
     }
 }
@@ -299,7 +302,6 @@ impl Drop for WakeOnDrop<'_> {
 impl Drop for Dispatcher {
     fn drop(&mut self) {
         if self.shared.users.fetch_sub(1, Ordering::AcqRel) == 1 {
-            self.shared.closing.store(true, Ordering::Release);
             self.shared.wake();
         }
     }
@@ -500,7 +502,9 @@ unsafe extern "C" fn on_wake(handle: *mut c_void) {
     // SAFETY: libuv calls this on the JS thread.
     unsafe {
         shared.run_queued();
-        if shared.closing.load(Ordering::Acquire) && shared.users.load(Ordering::Acquire) == 0 {
+        // No tool left: nothing can queue a call any more (tools are registered before the
+        // first call, and a wake comes from a call or from the last tool going).
+        if shared.users.load(Ordering::Acquire) == 0 {
             sys::napi_remove_env_cleanup_hook(
                 shared.js.env,
                 Some(on_env_teardown),
@@ -529,16 +533,5 @@ unsafe extern "C" fn on_closed(handle: *mut c_void) {
     unsafe {
         drop(Arc::from_raw(*handle.cast::<*const Shared>()));
         drop(Box::from_raw(handle.cast::<AsyncHandle>()));
-    }
-}
-
-/// Arguments of a call as JSON (for the JS side to read as objects).
-pub fn call_of(tool: u32, args: Value, session_id: String, call_id: String, invocation: u32) -> DispatchedCall {
-    DispatchedCall {
-        tool,
-        args: Json(args),
-        session_id,
-        call_id,
-        invocation,
     }
 }

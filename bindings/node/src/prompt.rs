@@ -5,6 +5,7 @@ use agent_tools::BrowserPrompt;
 use napi_derive::napi;
 
 /// What `browserPrompt` is told about the agent.
+#[derive(Default)]
 #[napi(object)]
 pub struct BrowserPromptOptions {
     /// The agent works in a tab of its own (`pageTools(host, { tab })`).
@@ -18,11 +19,7 @@ pub struct BrowserPromptOptions {
 /// The default browser-agent system prompt's text.
 #[napi]
 pub fn browser_prompt(options: Option<BrowserPromptOptions>) -> String {
-    let options = options.unwrap_or(BrowserPromptOptions {
-        own_tab: None,
-        clarification: None,
-        instructions: None,
-    });
+    let options = options.unwrap_or_default();
     let mut prompt = BrowserPrompt::new()
         .own_tab(options.own_tab.unwrap_or(false))
         .clarification(options.clarification.unwrap_or(false));

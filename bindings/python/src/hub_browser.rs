@@ -7,7 +7,6 @@ use agent_core::Tool;
 use agent_core::tabs::{OpenedTab, OpenedTabOwner, TabHubBuilder, TabId, WeakTabHub};
 use agent_tools::{BrowserHost, PageTab, PageToolsConfig, page_tools_for_tab_with};
 use pyo3::prelude::*;
-use tokio::runtime::{Handle, RuntimeFlavor};
 
 use crate::errors::config_error;
 
@@ -53,40 +52,23 @@ pub fn with_opened_tab_policy(builder: TabHubBuilder, policy: &Bound<'_, PyAny>)
 }
 
 /// Asks the Python policy about one opened tab. The hub asks synchronously from a runtime
-/// worker (a tool call of the opener's turn), so the worker hands its other tasks to another
-/// thread while the callable runs on the Python thread; a callable that fails leaves the tab
-/// with the agent that opened it (the hub's default), and its exception is printed.
+/// worker (a tool call of the opener's turn); a callable that fails leaves the tab with the
+/// agent that opened it (the hub's default), and its exception is printed.
 fn ask(policy: &Arc<Py<PyAny>>, opened: &OpenedTab) -> OpenedTabOwner {
-    let policy = policy.clone();
     let args = (opened.opener.to_string(), opened.host_tab.clone(), opened.url.clone());
-    let call = crate::pyloop::run_blocking(move |py| -> Option<OpenedTabOwner> {
+    let answer = crate::interpreter::attach_blocking(|py| {
         let answer = policy
             .bind(py)
             .call1(args)
             .and_then(|v| v.extract::<String>())
             .and_then(|text| owner(&text).map_err(config_error));
-        match answer {
-            Ok(owner) => Some(owner),
-            Err(e) => {
-                e.print(py);
-                None
-            }
-        }
-    });
-    let answer = match Handle::try_current() {
-        Ok(handle) if handle.runtime_flavor() == RuntimeFlavor::MultiThread => {
-            tokio::task::block_in_place(|| handle.block_on(call))
-        }
-        // The binding's runtime is multi-threaded; any other caller cannot block here.
-        Ok(_) => Err("the opened-tab policy was asked from a single-threaded runtime".to_owned()),
-        Err(_) => crate::agent::runtime().block_on(call),
-    };
-    match answer {
-        Ok(Some(owner)) => owner,
-        Ok(None) => OpenedTabOwner::default(),
-        Err(reason) => {
-            tracing::warn!(%reason, "the opened-tab policy could not run; the agent that opened the tab keeps it");
+        answer.unwrap_or_else(|e| {
+            e.print(py);
             OpenedTabOwner::default()
-        }
-    }
+        })
+    });
+    answer.unwrap_or_else(|| {
+        tracing::warn!("the opened-tab policy could not run (the interpreter is shutting down); the agent that opened the tab keeps it");
+        OpenedTabOwner::default()
+    })
 }

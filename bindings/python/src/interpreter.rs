@@ -24,6 +24,18 @@ pub fn attach<T>(f: impl FnOnce(Python<'_>) -> T) -> Option<T> {
     Some(result)
 }
 
+/// [`attach`] for a callback the core calls synchronously from a runtime worker (a script
+/// function, a crypt, an opened-tab policy): the worker hands its other tasks to another
+/// worker while `f` holds the GIL, so they keep moving.
+pub fn attach_blocking<T>(f: impl FnOnce(Python<'_>) -> T) -> Option<T> {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(|| attach(f))
+        }
+        _ => attach(f),
+    }
+}
+
 /// Announces that this thread is about to take the GIL: false (and nothing announced) when
 /// the interpreter is shutting down. Each `true` is paired with one [`leave`].
 pub fn enter() -> bool {

@@ -48,20 +48,12 @@ impl NativeProvider {
         let mut provider = ScriptedProvider::from_fn(move |request: &ModelRequest| {
             let request = to_json(request);
             let choose = choose.clone();
-            let pick = move || {
-                crate::interpreter::attach(|py| -> PyResult<ScriptStep> {
-                    let step = choose.bind(py).call1((json_to_py(py, &request)?,))?;
-                    parse_step(&step)
-                })
-                .unwrap_or_else(|| Err(crate::interpreter::shutting_down()))
-            };
-            // The scripted provider asks synchronously; keep the runtime's other tasks moving.
-            let picked = match tokio::runtime::Handle::try_current() {
-                Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
-                    tokio::task::block_in_place(pick)
-                }
-                _ => pick(),
-            };
+            // The scripted provider asks synchronously.
+            let picked = crate::interpreter::attach_blocking(|py| -> PyResult<ScriptStep> {
+                let step = choose.bind(py).call1((json_to_py(py, &request)?,))?;
+                parse_step(&step)
+            })
+            .unwrap_or_else(|| Err(crate::interpreter::shutting_down()));
             picked.unwrap_or_else(|e| {
                 ScriptStep::Error(ProviderError::BadRequest(format!("the script function raised: {e}")))
             })

@@ -92,16 +92,8 @@ impl PyCrypt {
     where
         T: Send,
     {
-        let call = || {
-            crate::interpreter::attach(|py| f(py, self.0.bind(py)))
-                .unwrap_or_else(|| Err(crate::interpreter::shutting_down()))
-        };
-        let result = match tokio::runtime::Handle::try_current() {
-            Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
-                tokio::task::block_in_place(call)
-            }
-            _ => call(),
-        };
+        let result = crate::interpreter::attach_blocking(|py| f(py, self.0.bind(py)))
+            .unwrap_or_else(|| Err(crate::interpreter::shutting_down()));
         result.map_err(|e| {
             CryptError::Failed(
                 crate::interpreter::attach(|py| e.value(py).to_string()).unwrap_or_else(|| e.to_string()),

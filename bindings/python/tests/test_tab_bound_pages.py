@@ -164,6 +164,13 @@ async def test_two_hub_tabs_act_at_once_each_in_its_wired_browser_tab(host, site
         await host.close_tab(tab["id"])
 
 
+async def test_the_hubs_page_tools_config_is_read_and_a_wrong_key_refused(host):
+    with pytest.raises(ac.ConfigError, match="settle_timeout"):
+        await ac.TabHub.create(
+            ac.ScriptedProvider([]), page_tools=host, page_tools_config={"settle_timeout": 5000}
+        )
+
+
 async def deliver_and_collect(hub, tab, message):
     """Delivers ``message`` to ``tab`` and returns the outcome and the tab's run events, read
     from the hub's subscription (the hub watches the run itself, so its event log may already
