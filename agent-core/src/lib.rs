@@ -56,8 +56,8 @@ pub mod untrusted;
 
 pub use agent::{
     Agent, AgentBuilder, AgentConfig, AgentError, CLARIFICATION_TOOL, Clarification, ClarificationError,
-    ClarificationKind, DEFAULT_MAX_TOOL_CALLS, DenialPolicy, ErrorKind, EventObserver, Outcome, OutcomeStatus, Run,
-    RunEvents, RunState, RunStatus, Session, UnknownErrorKind,
+    ClarificationKind, DEFAULT_MAX_IMAGES, DEFAULT_MAX_TOOL_CALLS, DenialPolicy, ErrorKind, EventObserver, Outcome,
+    OutcomeStatus, Run, RunEvents, RunState, RunStatus, Session, UnknownErrorKind, Vision,
 };
 pub use compaction::{CompactionConfig, SUMMARY_PREFIX, TokenEstimator, TrimReport, summary_message, trim_to_fit};
 pub use compress::{CompressionConfig, compress_json, compress_json_in_place, compress_text, compress_value_text};

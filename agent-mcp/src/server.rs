@@ -285,6 +285,8 @@ impl ToolServer {
             session_id,
             call_id,
             cancel: cancel.child_token(),
+            // The MCP client decides what its model is sent.
+            model_takes_images: true,
         };
         let token = cx.cancel.clone();
         let run = tool.call(args, cx);

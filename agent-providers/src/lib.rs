@@ -48,6 +48,7 @@ mod router;
 pub mod sse;
 mod transport;
 mod util;
+mod vision;
 mod wire;
 
 pub use wire::{anthropic, gemini, openai};

@@ -73,6 +73,19 @@ impl Provider for FallbackRouter {
         self.routes.iter().filter_map(|r| r.max_input_tokens()).min()
     }
 
+    fn accepts_images(&self) -> Option<bool> {
+        // Any route may serve a request: images only when every one is known to take them.
+        let mut all = Some(true);
+        for route in &self.routes {
+            match route.accepts_images() {
+                Some(false) => return Some(false),
+                None => all = None,
+                Some(true) => {}
+            }
+        }
+        if self.routes.is_empty() { None } else { all }
+    }
+
     async fn stream(&self, request: &ModelRequest, cancel: CancellationToken) -> Result<EventStream, ProviderError> {
         let last = self.routes.len().saturating_sub(1);
         let mut last_error = ProviderError::Config("the router has no routes".into());

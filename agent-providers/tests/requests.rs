@@ -120,6 +120,76 @@ fn gemini_request_body() {
     insta::assert_json_snapshot!("gemini_request", body);
 }
 
+/// Two page tools answered, the first with a screenshot: what each wire makes of a tool
+/// result that carries an image.
+fn screenshot_request() -> ModelRequest {
+    let mut shot = Message::tool_result("call_1", "page_screenshot", "screenshot of the viewport", false);
+    shot.content.push(ContentPart::Image {
+        media_type: "image/png".into(),
+        source: ImageSource::Base64 {
+            data: "iVBORw0KGgo=".into(),
+        },
+    });
+    ModelRequest {
+        messages: vec![
+            Message::user("What does the page look like?"),
+            Message::assistant_with_tools(
+                "",
+                vec![
+                    ToolCall::new("call_1", "page_screenshot", &json!({})),
+                    ToolCall::new("call_2", "page_read", &json!({})),
+                ],
+            ),
+            shot,
+            Message::tool_result("call_2", "page_read", "url: http://127.0.0.1/", false),
+            Message::assistant("A blank page."),
+        ],
+        ..ModelRequest::default()
+    }
+}
+
+#[test]
+fn tool_result_images_reach_every_wire() {
+    // Chat Completions takes text only in a tool message: the image follows the results in
+    // one user message naming the call, before the next assistant message.
+    let openai = openai::request_body("gpt-4.1", &screenshot_request(), false);
+    let roles: Vec<&str> = openai["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "tool", "tool", "user", "assistant"]);
+    assert_eq!(
+        openai["messages"][4]["content"][0]["text"],
+        "The images returned by tool call call_1:"
+    );
+    assert_eq!(
+        openai["messages"][4]["content"][1]["image_url"]["url"],
+        "data:image/png;base64,iVBORw0KGgo="
+    );
+    insta::assert_json_snapshot!("openai_tool_image", openai["messages"]);
+
+    // Anthropic: the image is a block inside the tool_result.
+    let anthropic = anthropic::request_body("claude-sonnet-4-5", &screenshot_request(), false, &Default::default());
+    let result = &anthropic["messages"][2]["content"][0];
+    assert_eq!(result["type"], "tool_result");
+    assert_eq!(result["content"][1]["type"], "image");
+    assert_eq!(
+        anthropic["messages"][2]["content"][1]["content"],
+        "url: http://127.0.0.1/"
+    );
+    insta::assert_json_snapshot!("anthropic_tool_image", anthropic["messages"]);
+
+    // Gemini: inlineData right after the functionResponse, in the same user turn.
+    let gemini = gemini::request_body(&screenshot_request(), &Default::default());
+    let parts = gemini["contents"][2]["parts"].as_array().unwrap();
+    assert!(parts[0].get("functionResponse").is_some());
+    assert_eq!(parts[1]["inlineData"]["mimeType"], "image/png");
+    assert!(parts[2].get("functionResponse").is_some());
+    insta::assert_json_snapshot!("gemini_tool_image", gemini["contents"]);
+}
+
 #[test]
 fn gemini_maps_the_system_prompt_to_system_instruction() {
     let request = ModelRequest {

@@ -42,7 +42,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio_util::sync::CancellationToken;
 
 use crate::cdp_dialogs::Dialogs;
-use crate::host::{BrowserHost, DialogInfo, HostError, TabInfo, settle_with_script};
+use crate::host::{BrowserHost, DialogInfo, HostError, Screenshot, ScreenshotRequest, TabInfo, settle_with_script};
 
 /// The flags every launch uses, so that the browser never reaches the network by itself
 /// (background services, component updates, autofill, optimization hints) and resolves only
@@ -801,6 +801,22 @@ impl BrowserHost for CdpHost {
             .await
         {
             Ok(_) => Ok(()),
+            Err(e) => Err(self.in_tab(&page, e)),
+        }
+    }
+
+    async fn screenshot(&self, tab: Option<&str>, request: &ScreenshotRequest) -> Result<Screenshot, HostError> {
+        let page = self.page(tab)?;
+        let id = page.target_id().as_ref().to_string();
+        let capture = crate::cdp_screenshot::capture(&page, request);
+        match self
+            .paused_by_dialog(&id, self.call("taking a screenshot", capture))
+            .await
+        {
+            Ok(data) => Ok(Screenshot {
+                media_type: "image/png".into(),
+                data,
+            }),
             Err(e) => Err(self.in_tab(&page, e)),
         }
     }

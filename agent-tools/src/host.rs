@@ -32,6 +32,49 @@ pub struct DialogInfo {
     pub default_text: String,
 }
 
+/// What part of a tab a screenshot shows.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ScreenshotArea {
+    /// What the person would see: the viewport.
+    Viewport,
+    /// The whole document, scrolled or not (very long pages may be cut at the bottom).
+    FullPage,
+    /// A rectangle in CSS pixels from the viewport's top left (an element's box); it may reach
+    /// beyond the viewport.
+    Region {
+        /// Left edge.
+        x: f64,
+        /// Top edge.
+        y: f64,
+        /// Width.
+        width: f64,
+        /// Height.
+        height: f64,
+    },
+}
+
+/// A screenshot to take: the area, and the largest image the model may be sent. The host
+/// scales the capture down to fit (keeping proportions, never up).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ScreenshotRequest {
+    /// What to capture.
+    pub area: ScreenshotArea,
+    /// The widest image, in pixels.
+    pub max_width: u32,
+    /// The tallest image, in pixels.
+    pub max_height: u32,
+}
+
+/// An encoded image a host captured.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Screenshot {
+    /// `image/png` or `image/jpeg`.
+    pub media_type: String,
+    /// The encoded bytes.
+    pub data: Vec<u8>,
+}
+
 /// Why a host call failed.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum HostError {
@@ -141,6 +184,16 @@ pub trait BrowserHost: Send + Sync {
     async fn dialog(&self, tab: Option<&str>) -> Result<Option<DialogInfo>, HostError> {
         let _ = tab;
         Ok(None)
+    }
+
+    /// Captures part of the tab as an image no larger than the request's bounds
+    /// (page_screenshot). The default answers that this host cannot.
+    async fn screenshot(&self, tab: Option<&str>, request: &ScreenshotRequest) -> Result<Screenshot, HostError> {
+        let _ = (tab, request);
+        Err(HostError::Other(
+            "not supported by this host: it cannot capture the page as an image, so page_screenshot is unavailable here"
+                .into(),
+        ))
     }
 
     /// Answers the tab's open dialog: `accept` presses OK (for a prompt, with `text`, else its

@@ -35,6 +35,8 @@
 mod cdp;
 #[cfg(feature = "cdp")]
 mod cdp_dialogs;
+#[cfg(feature = "cdp")]
+mod cdp_screenshot;
 mod fs;
 mod gating;
 mod host;
@@ -47,7 +49,10 @@ pub use fs::{
     DEFAULT_SHELL_TIMEOUT_MS, FsPolicy, MAX_SHELL_TIMEOUT_MS, ShellEnv, fs_file_tools, fs_tools, shell_tool,
 };
 pub use gating::with_gated;
-pub use host::{BrowserHost, DialogInfo, HostError, SETTLE_JS, TabInfo, settle_with_script};
+pub use host::{
+    BrowserHost, DialogInfo, HostError, SETTLE_JS, Screenshot, ScreenshotArea, ScreenshotRequest, TabInfo,
+    settle_with_script,
+};
 pub use page::{
     BrowserPrompt, PAGE_JS, PageTab, PageToolsConfig, ScrapePolicy, page_tools, page_tools_for_tab,
     page_tools_for_tab_with, page_tools_with,

@@ -23,6 +23,11 @@ fn the_prompt_of_an_agent_in_its_own_tab_with_clarification_and_host_instruction
     insta::assert_snapshot!("own_tab_clarification_instructions", prompt);
 }
 
+#[test]
+fn the_prompt_of_an_agent_whose_model_sees_images() {
+    insta::assert_snapshot!("vision", BrowserPrompt::new().own_tab(true).vision(true).render());
+}
+
 /// A request's system prompt and tool names.
 type SeenRequest = (Option<String>, Vec<String>);
 

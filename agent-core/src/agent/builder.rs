@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use tokio::runtime::Handle;
 
 use super::clarification::AskClarificationTool;
-use super::{Agent, AgentConfig, AgentError, AgentInner, EventObserver};
+use super::{Agent, AgentConfig, AgentError, AgentInner, EventObserver, Vision};
 use crate::event::AgentEvent;
 use crate::gate::Gate;
 use crate::provider::Provider;
@@ -131,10 +131,20 @@ impl AgentBuilder {
             Some(h) => h,
             None => Handle::try_current().map_err(|_| AgentError::NoRuntime)?,
         };
+        let takes_images = match self.config.vision {
+            Vision::On => true,
+            Vision::Off => false,
+            Vision::Auto => provider.accepts_images().unwrap_or(false),
+        };
+        let mut tools = self.tools;
+        if !takes_images {
+            super::images::drop_image_tools(&mut tools);
+        }
         Ok(Agent {
             inner: Arc::new(AgentInner {
                 provider,
-                tools: std::sync::RwLock::new(Arc::new(self.tools)),
+                tools: std::sync::RwLock::new(Arc::new(tools)),
+                takes_images,
                 clarification: self.clarification,
                 store: self.store,
                 gate: self.gate,

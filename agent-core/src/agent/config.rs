@@ -9,6 +9,9 @@ use crate::compress::CompressionConfig;
 /// commonly cap a turn, so a model stuck retrying a page stops within a few steps.
 pub const DEFAULT_MAX_TOOL_CALLS: u32 = 12;
 
+/// Default of [`AgentConfig::max_images`].
+pub const DEFAULT_MAX_IMAGES: u32 = 3;
+
 /// What happens when the gate denies a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -18,6 +21,22 @@ pub enum DenialPolicy {
     EndTurn,
     /// Tell the model the call was denied and let it continue.
     TellModel,
+}
+
+/// Whether the model is sent images (screenshots, images in tool results and messages).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Vision {
+    /// As the provider says its model does ([`crate::Provider::accepts_images`]); a model it
+    /// does not know is sent none (the default: an image sent to a text-only model fails the
+    /// call).
+    #[default]
+    Auto,
+    /// The model takes images.
+    On,
+    /// The model takes no images: tools that return only images are not offered, and every
+    /// image is replaced by a short note before a request leaves.
+    Off,
 }
 
 /// The loop's limits and defaults. Every field has a default; `docs/defaults.md` lists them.
@@ -69,6 +88,11 @@ pub struct AgentConfig {
     pub clarification_ttl: Duration,
     /// When and how older turns are compacted to fit the model's context window.
     pub compaction: crate::compaction::CompactionConfig,
+    /// Whether the model is sent images (default `auto`: as the provider knows its model).
+    pub vision: Vision,
+    /// Images sent per model call, the newest ones (default 3): older screenshots rarely
+    /// matter and each costs about a thousand input tokens; the rest are replaced by a note.
+    pub max_images: u32,
 }
 
 impl Default for AgentConfig {
@@ -87,6 +111,8 @@ impl Default for AgentConfig {
             temperature: None,
             clarification_ttl: Duration::from_secs(30 * 60),
             compaction: crate::compaction::CompactionConfig::default(),
+            vision: Vision::Auto,
+            max_images: DEFAULT_MAX_IMAGES,
         }
     }
 }

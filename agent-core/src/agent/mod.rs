@@ -8,6 +8,7 @@ mod emit;
 mod error_kind;
 mod event_log;
 mod history;
+mod images;
 mod question;
 mod run;
 mod tools_exec;
@@ -23,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use builder::AgentBuilder;
 pub use clarification::{CLARIFICATION_TOOL, Clarification, ClarificationError, ClarificationKind};
-pub use config::{AgentConfig, DEFAULT_MAX_TOOL_CALLS, DenialPolicy};
+pub use config::{AgentConfig, DEFAULT_MAX_IMAGES, DEFAULT_MAX_TOOL_CALLS, DenialPolicy, Vision};
 pub use emit::EventObserver;
 pub use error_kind::{ErrorKind, UnknownErrorKind};
 pub use run::{Outcome, OutcomeStatus, Run, RunEvents, RunState, RunStatus};
@@ -65,6 +66,8 @@ pub(crate) struct AgentInner {
     pub gate: Option<Arc<dyn Gate>>,
     pub system_prompt: Option<String>,
     pub config: AgentConfig,
+    /// Whether the model is sent images: [`AgentConfig::vision`] resolved against the provider.
+    pub takes_images: bool,
     pub observers: Arc<[EventObserver]>,
     pub runtime: Handle,
     sessions: Mutex<HashMap<SessionId, Weak<SessionState>>>,
@@ -147,6 +150,9 @@ impl Agent {
         if self.inner.clarification && !tools.has(CLARIFICATION_TOOL) {
             tools.register(clarification::AskClarificationTool::new())?;
         }
+        if !self.inner.takes_images {
+            images::drop_image_tools(&mut tools);
+        }
         if let Ok(mut current) = self.inner.tools.write() {
             *current = Arc::new(tools);
         }
@@ -156,6 +162,13 @@ impl Agent {
     /// The agent's configuration.
     pub fn config(&self) -> &AgentConfig {
         &self.inner.config
+    }
+
+    /// Whether the model is sent images: [`AgentConfig::vision`], with `auto` resolved by
+    /// what the provider knows of its model. When not, tools that return images are not
+    /// offered and images in the history are replaced by a note in every request.
+    pub fn takes_images(&self) -> bool {
+        self.inner.takes_images
     }
 
     /// The agent's store, if it has one.

@@ -192,6 +192,12 @@ pub trait Provider: Send + Sync {
         None
     }
 
+    /// Whether the model takes images: `Some` when the provider knows its model, `None` when
+    /// not (an agent with `vision: auto` then sends none).
+    fn accepts_images(&self) -> Option<bool> {
+        None
+    }
+
     /// Starts a streamed model call. The request is borrowed: build the wire body before
     /// returning, so the stream owns everything it needs.
     async fn stream(&self, request: &ModelRequest, cancel: CancellationToken) -> Result<EventStream, ProviderError>;
@@ -217,6 +223,9 @@ impl<P: Provider + ?Sized> Provider for Arc<P> {
     }
     fn max_input_tokens(&self) -> Option<u64> {
         (**self).max_input_tokens()
+    }
+    fn accepts_images(&self) -> Option<bool> {
+        (**self).accepts_images()
     }
     async fn stream(&self, request: &ModelRequest, cancel: CancellationToken) -> Result<EventStream, ProviderError> {
         (**self).stream(request, cancel).await

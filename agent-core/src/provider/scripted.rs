@@ -120,6 +120,7 @@ pub struct ScriptedProvider {
     calls: AtomicU64,
     live_streams: Arc<AtomicUsize>,
     recorded: Option<Mutex<Vec<ModelRequest>>>,
+    accepts_images: Option<bool>,
 }
 
 impl ScriptedProvider {
@@ -168,7 +169,15 @@ impl ScriptedProvider {
             calls: AtomicU64::new(0),
             live_streams: Arc::new(AtomicUsize::new(0)),
             recorded: None,
+            accepts_images: None,
         }
+    }
+
+    /// Says whether the scripted "model" takes images (default: unknown, so an agent with
+    /// `vision: auto` sends none), to test what a vision model is sent.
+    pub fn accepting_images(mut self, accepts: bool) -> Self {
+        self.accepts_images = Some(accepts);
+        self
     }
 
     /// Keeps a copy of every request, for tests that check what the model was sent.
@@ -313,6 +322,10 @@ impl Provider for ScriptedProvider {
 
     fn model(&self) -> &str {
         "scripted"
+    }
+
+    fn accepts_images(&self) -> Option<bool> {
+        self.accepts_images
     }
 
     async fn stream(&self, request: &ModelRequest, cancel: CancellationToken) -> Result<EventStream, ProviderError> {

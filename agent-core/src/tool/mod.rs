@@ -45,6 +45,10 @@ pub struct ToolSpec {
     /// The tool's own timeout; `None` uses the agent's default tool timeout.
     #[serde(default, with = "opt_millis")]
     pub timeout: Option<Duration>,
+    /// Whether the tool's results are images (a screenshot tool): an agent whose model is not
+    /// sent images does not offer it (see [`crate::AgentConfig::vision`]).
+    #[serde(default)]
+    pub returns_images: bool,
 }
 
 impl ToolSpec {
@@ -57,6 +61,7 @@ impl ToolSpec {
             gated: false,
             parallel_safe: false,
             timeout: None,
+            returns_images: false,
         }
     }
 
@@ -75,6 +80,12 @@ impl ToolSpec {
     /// Sets the tool's own timeout.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
+        self
+    }
+
+    /// Sets whether the tool's results are images, offered only to a model sent images.
+    pub fn returns_images(mut self, returns_images: bool) -> Self {
+        self.returns_images = returns_images;
         self
     }
 }
@@ -258,15 +269,20 @@ pub struct ToolContext {
     /// Cancelled when the turn is cancelled or the call times out; long tools should watch it
     /// (the loop also drops the call's future).
     pub cancel: CancellationToken,
+    /// Whether the model is sent images ([`crate::Agent::takes_images`]): a tool that can add
+    /// an image to a result leaves it out when not.
+    pub model_takes_images: bool,
 }
 
 impl ToolContext {
-    /// A context for calling a tool outside the loop (tests, MCP servers, host code).
+    /// A context for calling a tool outside the loop (tests, MCP servers, host code); images
+    /// are taken.
     pub fn detached(session_id: SessionId, call_id: impl Into<String>) -> Self {
         ToolContext {
             session_id,
             call_id: call_id.into(),
             cancel: CancellationToken::new(),
+            model_takes_images: true,
         }
     }
 }

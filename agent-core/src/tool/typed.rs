@@ -72,6 +72,12 @@ impl<A, F> TypedTool<A, F> {
         self.spec.timeout = Some(timeout);
         self
     }
+
+    /// Marks its results as images: offered only to a model sent images.
+    pub fn returns_images(mut self, returns_images: bool) -> Self {
+        self.spec.returns_images = returns_images;
+        self
+    }
 }
 
 /// The JSON Schema of `A` in the plain, inlined form providers accept: an object schema with

@@ -90,6 +90,10 @@ impl<W: Wire> Provider for HttpProvider<W> {
         self.max_input_tokens
     }
 
+    fn accepts_images(&self) -> Option<bool> {
+        self.wire.accepts_images(&self.model)
+    }
+
     async fn stream(&self, request: &ModelRequest, cancel: CancellationToken) -> Result<EventStream, ProviderError> {
         let deadline = Instant::now() + self.transport.http.call_timeout;
         let body = self.wire.encode_request(&self.model, request, self.streaming)?;

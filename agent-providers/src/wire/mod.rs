@@ -33,6 +33,11 @@ pub trait Wire: Clone + Debug + Send + Sync + 'static {
     fn model_name(&self, model: &str) -> String {
         model.to_owned()
     }
+    /// Whether `model` takes images, when its name tells (see `Provider::accepts_images`).
+    fn accepts_images(&self, model: &str) -> Option<bool> {
+        let _ = model;
+        None
+    }
     /// The endpoint for `model`, streamed or not.
     fn url(&self, model: &str, streaming: bool) -> String;
     /// Adds the headers that carry `api_key` (and any fixed header of the API).

@@ -27,10 +27,13 @@ pub struct PageToolsConfig {
     /// extra root certificates it trusts.
     pub scrape: ScrapePolicy,
     /// The folder page_upload may take files from (give it the filesystem tools' root); without
-    /// one (the default) page_upload refuses every file. Set in Rust only: it is not part of
-    /// the options format yet, so the bindings cannot set it.
-    #[serde(skip)]
+    /// one (the default) page_upload refuses every file.
     pub upload_root: Option<PathBuf>,
+    /// The widest screenshot the model is sent, in pixels (default 1280): larger captures are
+    /// scaled down, keeping their proportions.
+    pub screenshot_max_width: u32,
+    /// The tallest screenshot the model is sent, in pixels (default 1280).
+    pub screenshot_max_height: u32,
 }
 
 impl Default for PageToolsConfig {
@@ -43,6 +46,8 @@ impl Default for PageToolsConfig {
             scrape_loopback_http: false,
             scrape: ScrapePolicy::default(),
             upload_root: None,
+            screenshot_max_width: 1280,
+            screenshot_max_height: 1280,
         }
     }
 }

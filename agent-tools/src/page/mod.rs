@@ -1,4 +1,4 @@
-//! Page tools over a [`BrowserHost`]: page_read, page_text, page_scrape, page_scroll,
+//! Page tools over a [`BrowserHost`]: page_read, page_screenshot, page_text, page_scrape, page_scroll,
 //! page_wait_for, page_navigate, page_back, page_forward, page_click, page_fill, page_select,
 //! page_hover, page_press_key, page_dialog, page_upload, and the tab tools.
 
@@ -9,6 +9,7 @@ pub(crate) mod format;
 #[doc(hidden)]
 pub mod fuzzing;
 mod html_text;
+mod image_size;
 mod keys;
 mod prompt;
 mod refusal;
@@ -29,6 +30,10 @@ pub use tab::PageTab;
 
 /// The page logic every host runs through [`BrowserHost::evaluate`].
 pub const PAGE_JS: &str = include_str!("page.js");
+
+/// The screenshot helpers (ref boxes, annotation), run through [`BrowserHost::evaluate`] in the
+/// same world as [`PAGE_JS`].
+pub(crate) const SHOT_JS: &str = include_str!("shot.js");
 
 /// All page and tab tools over one host, acting on whichever tab is active, with the default
 /// configuration. An agent that belongs to one tab wants [`page_tools_for_tab`].
@@ -72,6 +77,7 @@ pub fn page_tools_for_tab_with(
     let sh = Arc::new(tools::Shared::new(host, tab.into(), cfg));
     vec![
         tools::page_read(&sh),
+        tools::page_screenshot(&sh),
         tools::page_text(&sh),
         tools::page_scrape(&sh),
         tools::page_scroll(&sh),

@@ -257,6 +257,7 @@ impl ExecCtx<'_> {
             session_id: self.session.clone(),
             call_id: call.id.clone(),
             cancel: cancel.clone(),
+            model_takes_images: self.agent.takes_images,
         };
         let tool = prepared.tool;
         let args = prepared.args;

@@ -41,6 +41,12 @@ impl Turn<'_> {
             max_output_tokens: config.max_output_tokens,
             temperature: config.temperature,
         };
+        let images = if self.agent.takes_images {
+            config.max_images as usize
+        } else {
+            0
+        };
+        crate::agent::images::keep_newest_images(&mut request.messages, images);
         // Compaction may call the model to summarise: it is cancellable like any model call.
         let fitted = tokio::select! {
             biased;

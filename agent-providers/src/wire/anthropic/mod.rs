@@ -70,6 +70,10 @@ mod api {
             }
         }
 
+        fn accepts_images(&self, model: &str) -> Option<bool> {
+            crate::vision::anthropic(model)
+        }
+
         fn url(&self, _model: &str, _streaming: bool) -> String {
             self.url.clone()
         }

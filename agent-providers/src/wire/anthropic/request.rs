@@ -92,13 +92,21 @@ enum Block<'a> {
         kind: &'static str,
     },
     ToolResult {
-        content: String,
+        content: ToolResultContent<'a>,
         #[serde(skip_serializing_if = "Option::is_none")]
         is_error: Option<bool>,
         tool_use_id: &'a str,
         #[serde(rename = "type")]
         kind: &'static str,
     },
+}
+
+/// A tool result's content: its text, or text and image blocks when it carries images.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum ToolResultContent<'a> {
+    Text(String),
+    Blocks(Vec<Block<'a>>),
 }
 
 #[derive(Serialize)]
@@ -132,8 +140,14 @@ impl<'a> WireRequest<'a> {
                     }
                 }
                 Role::Tool => {
+                    let has_image = m.content.iter().any(|p| matches!(p, ContentPart::Image { .. }));
+                    let content = if has_image {
+                        ToolResultContent::Blocks(content_blocks(&m.content))
+                    } else {
+                        ToolResultContent::Text(m.text())
+                    };
                     let block = Block::ToolResult {
-                        content: m.text(),
+                        content,
                         is_error: m.is_error.then_some(true),
                         tool_use_id: m.tool_call_id.as_deref().unwrap_or_default(),
                         kind: "tool_result",

@@ -89,6 +89,10 @@ mod api {
             model.trim_start_matches("models/").to_owned()
         }
 
+        fn accepts_images(&self, model: &str) -> Option<bool> {
+            crate::vision::gemini(model)
+        }
+
         fn url(&self, model: &str, streaming: bool) -> String {
             let method = if streaming {
                 "streamGenerateContent?alt=sse"

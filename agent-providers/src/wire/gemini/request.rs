@@ -182,7 +182,14 @@ impl<'a> WireRequest<'a> {
                             response,
                         },
                     };
-                    push_merged(&mut contents, "user", vec![part]);
+                    let mut parts = vec![part];
+                    // Images of a result follow its functionResponse in the same user turn.
+                    parts.extend(
+                        user_parts(&m.content)
+                            .into_iter()
+                            .filter(|p| !matches!(p, Part::Text { .. })),
+                    );
+                    push_merged(&mut contents, "user", parts);
                 }
             }
         }

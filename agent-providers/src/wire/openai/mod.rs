@@ -47,6 +47,10 @@ mod api {
             ChatCompletions { url }
         }
 
+        fn accepts_images(&self, model: &str) -> Option<bool> {
+            crate::vision::openai_compatible(model)
+        }
+
         fn url(&self, _model: &str, _streaming: bool) -> String {
             self.url.clone()
         }

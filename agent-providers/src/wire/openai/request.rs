@@ -72,7 +72,7 @@ enum UserContent<'a> {
 #[derive(Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum UserPart<'a> {
-    Text { text: &'a str },
+    Text { text: Cow<'a, str> },
     ImageUrl { image_url: ImageUrl },
 }
 
@@ -125,7 +125,13 @@ impl<'a> WireRequest<'a> {
                 content: Cow::Borrowed(system),
             });
         }
+        let mut tool_images = ToolImages::default();
         for m in &request.messages {
+            if m.role == Role::Tool {
+                tool_images.add(m);
+            } else {
+                tool_images.flush(&mut messages);
+            }
             messages.push(match m.role {
                 Role::System => WireMessage::System { content: text_of(m) },
                 Role::User => WireMessage::User {
@@ -177,6 +183,7 @@ impl<'a> WireRequest<'a> {
                 },
             });
         }
+        tool_images.flush(&mut messages);
         WireRequest {
             model,
             messages,
@@ -211,18 +218,63 @@ fn user_content(parts: &[ContentPart]) -> UserContent<'_> {
         parts
             .iter()
             .map(|p| match p {
-                ContentPart::Text { text } => UserPart::Text { text },
-                ContentPart::Image { media_type, source } => UserPart::ImageUrl {
-                    image_url: ImageUrl {
-                        url: match source {
-                            ImageSource::Base64 { data } => format!("data:{media_type};base64,{data}"),
-                            ImageSource::Url { url } => url.clone(),
-                        },
-                    },
+                ContentPart::Text { text } => UserPart::Text {
+                    text: Cow::Borrowed(text),
                 },
+                ContentPart::Image { media_type, source } => image_part(media_type, source),
             })
             .collect(),
     )
+}
+
+fn image_part<'a>(media_type: &str, source: &ImageSource) -> UserPart<'a> {
+    UserPart::ImageUrl {
+        image_url: ImageUrl {
+            url: match source {
+                ImageSource::Base64 { data } => format!("data:{media_type};base64,{data}"),
+                ImageSource::Url { url } => url.clone(),
+            },
+        },
+    }
+}
+
+/// Images returned by tool calls. Chat Completions takes only text in a tool message, and
+/// nothing may come between an assistant's tool calls and their results: the images go in
+/// one user message right after the results, naming the calls they came from.
+#[derive(Default)]
+struct ToolImages<'a> {
+    calls: Vec<&'a str>,
+    parts: Vec<UserPart<'a>>,
+}
+
+impl<'a> ToolImages<'a> {
+    fn add(&mut self, m: &'a Message) {
+        let mut any = false;
+        for p in &m.content {
+            if let ContentPart::Image { media_type, source } = p {
+                self.parts.push(image_part(media_type, source));
+                any = true;
+            }
+        }
+        if any {
+            self.calls.push(m.tool_call_id.as_deref().unwrap_or_default());
+        }
+    }
+
+    fn flush(&mut self, messages: &mut Vec<WireMessage<'a>>) {
+        if self.parts.is_empty() {
+            return;
+        }
+        let label = format!("The images returned by tool call {}:", self.calls.join(", "));
+        let mut parts = vec![UserPart::Text {
+            text: Cow::Owned(label),
+        }];
+        parts.append(&mut self.parts);
+        self.calls.clear();
+        messages.push(WireMessage::User {
+            content: UserContent::Parts(parts),
+        });
+    }
 }
 
 #[cfg(test)]

@@ -3,15 +3,17 @@
 use std::sync::Arc;
 
 use agent_core::untrusted::one_line;
-use agent_core::{Tool, ToolError, ToolOutput, tool_fn};
+use agent_core::{ContentPart, Tool, ToolContext, ToolError, ToolOutput, tool_fn};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::super::format::{ReadView, Snapshot, TITLE_CHARS, cap_chars, format_changes, format_read, shown_page_url};
 use super::output::{output, page_source, source_of};
-use super::shared::{Shared, bind};
+use super::screenshot::capture;
+use super::shared::{Shared, bind, bind_cx};
 use super::target::{TargetArgs, capped_target, target_desc};
+use crate::host::ScreenshotArea;
 
 /// Arguments of page_read.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -27,6 +29,10 @@ pub struct ReadArgs {
     /// the page itself gives the full read instead, marked as such.
     #[serde(default)]
     pub since_last: Option<bool>,
+    /// Also attach a screenshot of what is on screen with a labelled box on each ref (only for
+    /// a model that is sent images).
+    #[serde(default)]
+    pub screenshot: Option<bool>,
 }
 
 /// Arguments of page_scrape.
@@ -40,12 +46,40 @@ pub struct ScrapeArgs {
 pub(crate) fn page_read(sh: &Arc<Shared>) -> Arc<dyn Tool> {
     Arc::new(tool_fn(
         "page_read",
-        "Read the page in your tab: url, title, counts, a text preview, and one line per interactive element with a ref (e12) for the other page tools. Elements in the viewport come first; use offset to page and find to search. After an action, since_last=true answers with only what changed since your last read of the page.",
-        bind(sh, read),
+        "Read the page in your tab: url, title, counts, a text preview, and one line per interactive element with a ref (e12) for the other page tools. Elements in the viewport come first; use offset to page and find to search. After an action, since_last=true answers with only what changed since your last read of the page. screenshot=true adds an image of the screen with the refs drawn on it.",
+        bind_cx(sh, read),
     ))
 }
 
-async fn read(s: Arc<Shared>, a: ReadArgs) -> Result<ToolOutput, ToolError> {
+async fn read(s: Arc<Shared>, a: ReadArgs, cx: ToolContext) -> Result<ToolOutput, ToolError> {
+    let screenshot = a.screenshot == Some(true);
+    let mut out = read_text(&s, a).await?;
+    if screenshot {
+        with_screenshot(&s, &mut out, cx.model_takes_images).await?;
+    }
+    Ok(out)
+}
+
+/// Adds the annotated viewport to a page_read result, or says why there is none.
+async fn with_screenshot(s: &Shared, out: &mut ToolOutput, takes_images: bool) -> Result<(), ToolError> {
+    let line = if takes_images {
+        let tab = s.working()?;
+        let shot = capture(s, tab.as_deref(), ScreenshotArea::Viewport, true, false).await?;
+        out.content.push(shot.image_part());
+        if let Some(facts) = out.structured.as_mut() {
+            facts["screenshot"] = shot.facts();
+        }
+        format!("\n[{}{}]", shot.caption("the viewport"), shot.labels())
+    } else {
+        "\n[no screenshot: this model is not sent images]".to_owned()
+    };
+    if let Some(ContentPart::Text { text }) = out.content.first_mut() {
+        text.push_str(&line);
+    }
+    Ok(())
+}
+
+async fn read_text(s: &Shared, a: ReadArgs) -> Result<ToolOutput, ToolError> {
     let tab = s.working()?;
     let v = s.op(tab.as_deref(), "read", json!({"doc": document_id()})).await?;
     let view = ReadView {

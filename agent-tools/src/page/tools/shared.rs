@@ -107,7 +107,7 @@ impl Shared {
     /// error as it is (for callers that retry while a page navigates).
     pub(super) async fn raw_op(&self, tab: Option<&str>, op: &str, mut args: Value) -> Result<Value, HostError> {
         if let Some(obj) = args.as_object_mut() {
-            obj.insert("base".into(), json!(self.issued.load(Ordering::SeqCst).max(1)));
+            obj.insert("base".into(), json!(self.issued_base()));
         }
         let expr = format!("({PAGE_JS})({}, {})", json!(op), args);
         let v = self.host.evaluate(tab, &expr).await?;
@@ -115,6 +115,11 @@ impl Shared {
             self.issued.fetch_max(n, Ordering::SeqCst);
         }
         Ok(v)
+    }
+
+    /// Every ref number below this has been issued in some document (page.js's `base`).
+    pub(super) fn issued_base(&self) -> u64 {
+        self.issued.load(Ordering::SeqCst).max(1)
     }
 
     pub(super) async fn current_url(&self, tab: Option<&str>) -> Result<String, ToolError> {
@@ -200,6 +205,19 @@ where
 {
     let sh = sh.clone();
     move |args, _cx| run(sh.clone(), args)
+}
+
+/// [`bind`] for a tool that reads its call's context (whether the model takes images).
+pub(super) fn bind_cx<A, F, Fut>(
+    sh: &Arc<Shared>,
+    run: F,
+) -> impl Fn(A, ToolContext) -> Fut + Send + Sync + 'static + use<A, F, Fut>
+where
+    F: Fn(Arc<Shared>, A, ToolContext) -> Fut + Send + Sync + 'static,
+    Fut: Future,
+{
+    let sh = sh.clone();
+    move |args, cx| run(sh.clone(), args, cx)
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
