@@ -163,8 +163,7 @@ pub(crate) fn write_tool_call(conn: &Connection, key: i64, record: &ToolCallReco
                finished_at = excluded.finished_at
              WHERE tool_calls.state = excluded.state
                 OR (tool_calls.state = 'pending' AND excluded.state <> 'pending')
-                OR (tool_calls.state = 'running'
-                    AND excluded.state IN ('succeeded', 'failed', 'denied', 'cancelled'))",
+                OR (tool_calls.state = 'running' AND excluded.state <> 'pending')",
         )
         .and_then(|mut stmt| {
             stmt.execute(params![

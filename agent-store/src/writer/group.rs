@@ -26,6 +26,10 @@ const CURRENT_MS: i64 = 1_000;
 /// The longest a group stays open under a steady stream of writes.
 const MAX_GROUP_AGE: Duration = Duration::from_millis(20);
 
+/// On one CPU, the longest a group a caller waits on is held open while the loop still has
+/// writes to add (see [`Group::may_hold`]).
+const MAX_HOLD: Duration = Duration::from_millis(1);
+
 /// What this connection knows of the sessions it writes to. Cleared whole when a group fails
 /// (its inserts, sessions included, were rolled back).
 #[derive(Default)]
@@ -83,6 +87,8 @@ pub(super) struct Group {
     created: Vec<i64>,
     /// A caller waits on this group: commit as soon as the queue is drained.
     waited_on: bool,
+    /// When the first caller started waiting on it.
+    waited_since: Option<Instant>,
     /// SQLite rolled the whole transaction back after this error (a full disk does): every
     /// job of the group failed with it.
     broken: Option<StoreError>,
@@ -98,6 +104,7 @@ impl Group {
             touched: Vec::new(),
             created: Vec::new(),
             waited_on: false,
+            waited_since: None,
             broken: None,
         })
     }
@@ -123,13 +130,33 @@ impl Group {
         }
     }
 
+    /// Whether a group a caller waits on may stay open a little longer to take the writes
+    /// that the callers' thread still has to make (on one CPU, where the writer only gets
+    /// them once that thread lets it run): not broken, not full, and waited on for less than
+    /// [`MAX_HOLD`], opened less than [`MAX_GROUP_AGE`] ago. Under load the group then grows
+    /// with it, one commit for many turns' writes, and with one caller it commits at once.
+    pub fn may_hold(&self) -> bool {
+        self.broken.is_none()
+            && self.len() < MAX_GROUP
+            && self.opened.elapsed() < MAX_GROUP_AGE
+            && self.waited_since.is_some_and(|since| since.elapsed() < MAX_HOLD)
+    }
+
     pub fn len(&self) -> usize {
         self.done.len() + self.records.len()
     }
 
     fn reply(&mut self, reply: Reply, result: Result<(), StoreError>) {
-        self.waited_on |= matches!(reply, Reply::Waiting(_));
+        self.note_waiter(&reply);
         self.done.push((reply, result));
+    }
+
+    /// Notes that a caller waits on this group if `reply` is theirs.
+    fn note_waiter(&mut self, reply: &Reply) {
+        if matches!(reply, Reply::Waiting(_)) && !self.waited_on {
+            self.waited_on = true;
+            self.waited_since = Some(Instant::now());
+        }
     }
 
     /// Runs a job now, inside the transaction.
@@ -217,7 +244,7 @@ impl Group {
         returns: &Returns,
     ) {
         // A caller waits for this one even if its reply waits for the commit.
-        self.waited_on |= matches!(reply, Reply::Waiting(_));
+        self.note_waiter(&reply);
         let earlier = self
             .records
             .iter()

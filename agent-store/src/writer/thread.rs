@@ -55,6 +55,17 @@ pub(super) fn serve(
         // deadline).
         let deadline = match group.take() {
             Some(g) if closed || g.must_commit_now(last_job, delay) => {
+                // On one CPU the callers' thread may still have writes to make (other
+                // sessions' turns): let it run first, and take them into this commit.
+                if !closed && !spinning && g.may_hold() {
+                    std::thread::yield_now();
+                    if let Ok(job) = queue.try_recv() {
+                        group = Some(g);
+                        apply(&conn, &mut group, job, shared, &mut ledger);
+                        last_job = Instant::now();
+                        continue;
+                    }
+                }
                 g.commit(&conn, shared, &mut ledger);
                 tail.run_if_due(&conn);
                 continue;
