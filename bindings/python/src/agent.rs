@@ -158,6 +158,13 @@ impl NativeAgent {
         })
     }
 
+    /// Whether the model is sent images: `vision`, with `auto` resolved by what the provider
+    /// knows of its model.
+    #[getter]
+    fn takes_images(&self) -> bool {
+        self.agent.takes_images()
+    }
+
     /// Creates a session (with `id`, or a random one). Awaitable.
     #[pyo3(signature = (id=None))]
     fn create_session<'py>(&self, py: Python<'py>, id: Option<String>) -> PyResult<Bound<'py, PyAny>> {

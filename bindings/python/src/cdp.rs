@@ -196,6 +196,39 @@ impl NativeCdpHost {
         })
     }
 
+    /// Captures a tab (None: the active one) as PNG `bytes` no larger than `max_width` x
+    /// `max_height`: `area` is `{"kind": "viewport"}` (the default), `{"kind": "full_page"}`,
+    /// or `{"kind": "region", "x", "y", "width", "height"}` in CSS pixels from the viewport's
+    /// top left. Awaitable.
+    #[pyo3(signature = (tab=None, area=None, max_width=1280, max_height=1280))]
+    fn screenshot<'py>(
+        &self,
+        py: Python<'py>,
+        tab: Option<String>,
+        area: Option<&Bound<'py, PyAny>>,
+        max_width: u32,
+        max_height: u32,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let area = match area {
+            None => agent_tools::ScreenshotArea::Viewport,
+            Some(a) => serde_json::from_value(crate::convert::py_to_json(a)?).map_err(|e| {
+                crate::errors::config_error(format!(
+                    "screenshot area: {e}; give {{\"kind\": \"viewport\"}}, {{\"kind\": \"full_page\"}} or {{\"kind\": \"region\", \"x\": ..., \"y\": ..., \"width\": ..., \"height\": ...}}"
+                ))
+            })?,
+        };
+        let request = agent_tools::ScreenshotRequest {
+            area,
+            max_width,
+            max_height,
+        };
+        let inner = self.inner.clone();
+        spawn_py(py, async move {
+            let shot = inner.screenshot(tab.as_deref(), &request).await.map_err(host_error)?;
+            Ok(crate::convert::Bytes(shot.data))
+        })
+    }
+
     /// Waits until a tab's page has settled, for at most `timeout` seconds. Awaitable.
     fn wait_settled<'py>(&self, py: Python<'py>, tab: Option<String>, timeout: f64) -> PyResult<Bound<'py, PyAny>> {
         let timeout = Duration::try_from_secs_f64(timeout).map_err(|_| {

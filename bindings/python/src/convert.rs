@@ -159,6 +159,19 @@ impl<'py> IntoPyObject<'py> for Json {
     }
 }
 
+/// Bytes handed to Python as `bytes`.
+pub struct Bytes(pub Vec<u8>);
+
+impl<'py> IntoPyObject<'py> for Bytes {
+    type Target = pyo3::types::PyBytes;
+    type Output = Bound<'py, pyo3::types::PyBytes>;
+    type Error = PyErr;
+
+    fn into_pyobject(self, py: Python<'py>) -> Result<Self::Output, Self::Error> {
+        Ok(pyo3::types::PyBytes::new(py, &self.0))
+    }
+}
+
 /// Serializes any serde value to JSON (infallible for the core's types; errors become `null`).
 pub fn to_json<T: serde::Serialize>(value: &T) -> Value {
     serde_json::to_value(value).unwrap_or(Value::Null)

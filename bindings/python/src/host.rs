@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use agent_core::async_trait;
 use agent_tools::{
-    BrowserHost, DialogInfo, HostError, PageTab, PageToolsConfig, TabInfo, page_tools_for_tab_with, settle_with_script,
+    BrowserHost, DialogInfo, HostError, PageTab, PageToolsConfig, Screenshot, ScreenshotRequest, TabInfo,
+    page_tools_for_tab_with, settle_with_script,
 };
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -30,6 +31,8 @@ struct PyHost {
     press_key: Option<Callback>,
     dialog: Option<Callback>,
     answer_dialog: Option<Callback>,
+    set_files: Option<Callback>,
+    screenshot: Option<Callback>,
     loops: Arc<Loops>,
 }
 
@@ -213,6 +216,14 @@ impl BrowserHost for PyHost {
         self.answer_open_dialog(tab, accept, text).await
     }
 
+    async fn set_files(&self, tab: Option<&str>, element: &str, paths: &[String]) -> Result<(), HostError> {
+        self.choose_files(tab, element, paths).await
+    }
+
+    async fn screenshot(&self, tab: Option<&str>, request: &ScreenshotRequest) -> Result<Screenshot, HostError> {
+        self.capture(tab, request).await
+    }
+
     async fn press_key(&self, tab: Option<&str>, key: &str, modifiers: &[String]) -> Result<(), HostError> {
         let Some(cb) = &self.press_key else {
             return Err(unsupported("press_key", "send real key presses", "page_press_key"));
@@ -231,6 +242,94 @@ impl BrowserHost for PyHost {
         .await
         .map(drop)
     }
+}
+
+/// The capture half of a Python host: `set_files(tab, element, paths)` puts files into the file
+/// input `element` (a JavaScript expression) evaluates to; `screenshot(tab, area, max_width,
+/// max_height)` returns PNG or JPEG `bytes` within the bounds, `area` being a dict (`kind`:
+/// `viewport`, `full_page`, or `region` with `x`, `y`, `width`, `height`).
+impl PyHost {
+    async fn choose_files(&self, tab: Option<&str>, element: &str, paths: &[String]) -> Result<(), HostError> {
+        let Some(cb) = &self.set_files else {
+            return Err(unsupported("set_files", "choose files for a file input", "page_upload"));
+        };
+        let (tab, element, paths) = (tab.map(str::to_owned), element.to_owned(), paths.to_vec());
+        self.call(cb, move |py| {
+            PyTuple::new(
+                py,
+                [
+                    opt(py, tab),
+                    pyo3::types::PyString::new(py, &element).into_any(),
+                    pyo3::types::PyList::new(py, paths)?.into_any(),
+                ],
+            )
+        })
+        .await
+        .map(drop)
+    }
+
+    async fn capture(&self, tab: Option<&str>, request: &ScreenshotRequest) -> Result<Screenshot, HostError> {
+        let Some(cb) = &self.screenshot else {
+            return Err(unsupported(
+                "screenshot",
+                "capture the page as an image",
+                "page_screenshot",
+            ));
+        };
+        let tab = tab.map(str::to_owned);
+        let (area, max_width, max_height) = (
+            crate::convert::to_json(&request.area),
+            request.max_width,
+            request.max_height,
+        );
+        let data = cb
+            .call_on(
+                self.loops.latest(),
+                move |py| {
+                    PyTuple::new(
+                        py,
+                        [
+                            opt(py, tab),
+                            crate::convert::json_to_py(py, &area)?,
+                            max_width.into_pyobject(py)?.into_any(),
+                            max_height.into_pyobject(py)?.into_any(),
+                        ],
+                    )
+                },
+                |py, result| match result {
+                    Ok(v) => image_bytes(&v),
+                    Err(e) => Err(host_error(py, e)),
+                },
+            )
+            .await
+            .unwrap_or_else(|e| Err(HostError::Disconnected(e)))?;
+        let media_type = if data.starts_with(&[0xFF, 0xD8]) {
+            "image/jpeg"
+        } else {
+            "image/png"
+        };
+        Ok(Screenshot {
+            media_type: media_type.into(),
+            data,
+        })
+    }
+}
+
+/// The bytes a host's `screenshot` returned (`bytes`, `bytearray` or `memoryview`).
+fn image_bytes(v: &Bound<'_, PyAny>) -> Result<Vec<u8>, HostError> {
+    if let Ok(b) = v.cast::<pyo3::types::PyBytes>() {
+        return Ok(b.as_bytes().to_vec());
+    }
+    if let Ok(b) = v.cast::<pyo3::types::PyByteArray>() {
+        return Ok(b.to_vec());
+    }
+    v.call_method0("tobytes")
+        .and_then(|b| b.cast_into::<pyo3::types::PyBytes>().map_err(Into::into))
+        .map(|b| b.as_bytes().to_vec())
+        .map_err(|_| {
+            let kind = v.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+            HostError::Other(format!("the host's screenshot returned {kind}, not the image's bytes"))
+        })
 }
 
 /// The dialog half of a Python host: `dialog(tab)` returns None or a dict with `kind`,
@@ -299,6 +398,8 @@ pub fn browser_host(py: Python<'_>, host: &Bound<'_, PyAny>) -> PyResult<Arc<dyn
         press_key: method(host, "press_key", false)?,
         dialog: method(host, "dialog", false)?,
         answer_dialog: method(host, "answer_dialog", false)?,
+        set_files: method(host, "set_files", false)?,
+        screenshot: method(host, "screenshot", false)?,
         loops,
     }))
 }

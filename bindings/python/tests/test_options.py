@@ -143,6 +143,8 @@ def changed_agent_config() -> Dict[str, Any]:
         "result_cap_chars": 1000,
         "temperature": 0.5,
         "tool_timeout_ms": 1500,
+        "vision": "off",
+        "max_images": 1,
     }
 
 

@@ -146,6 +146,12 @@ class AgentConfig:
     """How long a clarification question waits for an answer, in milliseconds [1800000]."""
     compaction: Optional[CompactionConfig] = None
     """When and how older turns are compacted (:class:`CompactionConfig`)."""
+    vision: Optional[Literal["auto", "on", "off"]] = None
+    """Whether the model is sent images: ``"auto"`` (as the provider knows its model; a model
+    it does not know is sent none), ``"on"`` or ``"off"`` [auto]. Without images, tools that
+    return only images (page_screenshot) are not offered and every image becomes a note."""
+    max_images: Optional[int] = None
+    """Images sent per model call, the newest ones; older ones become a note [3]."""
 
     def _to_dict(self) -> Dict[str, Any]:
         return _config_dict(self)
@@ -451,6 +457,12 @@ class Agent:
     def tool_specs(self) -> List[Dict[str, Any]]:
         """Every tool's spec (name, description, parameters, gated, parallel_safe, timeout)."""
         return self._native.tool_specs()
+
+    @property
+    def takes_images(self) -> bool:
+        """Whether the model is sent images: ``vision``, with ``"auto"`` resolved by what the
+        provider knows of its model (``browser_prompt(vision=agent.takes_images)``)."""
+        return bool(self._native.takes_images)
 
     @property
     def config(self) -> Dict[str, Any]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from types import TracebackType
-from typing import Any, Awaitable, List, Literal, Optional, Sequence, Tuple, Type, Union, cast
+from typing import Any, Awaitable, Dict, List, Literal, Optional, Sequence, Tuple, Type, Union, cast
 
 from . import _native
 from ._options import options
@@ -66,6 +66,14 @@ class PageToolsConfig(TypedDict, total=False):
     """Let page_scrape fetch loopback addresses over ``http://`` too [False]."""
     scrape: ScrapePolicy
     """Which other addresses page_scrape may reach (:class:`ScrapePolicy`)."""
+    upload_root: str
+    """The folder page_upload may take files from (give it the filesystem tools' root);
+    without one page_upload refuses every file [None]."""
+    screenshot_max_width: int
+    """The widest screenshot the model is sent, in pixels; larger captures are scaled down
+    [1280]."""
+    screenshot_max_height: int
+    """The tallest screenshot the model is sent, in pixels [1280]."""
 
 
 class TabInfo(TypedDict):
@@ -99,7 +107,12 @@ class BrowserHost(Protocol):
     returns the JavaScript dialog open in the tab (a :class:`DialogInfo` dict) or None, and
     ``answer_dialog(tab, accept, text)`` presses OK (with ``text`` for a prompt) or Cancel
     (page_dialog); a host that reports dialogs should fail ``evaluate`` at once while one is
-    open, since the page's scripts are paused.
+    open, since the page's scripts are paused. ``set_files(tab, element, paths)`` puts files
+    into the file input that the JavaScript expression ``element`` evaluates to (page_upload).
+    ``screenshot(tab, area, max_width, max_height)`` returns the tab as PNG or JPEG ``bytes``
+    no larger than the bounds (scaled down, keeping proportions), ``area`` being
+    ``{"kind": "viewport"}``, ``{"kind": "full_page"}`` or ``{"kind": "region", "x", "y",
+    "width", "height"}`` in CSS pixels from the viewport's top left (page_screenshot).
     """
 
     def evaluate(self, tab: Optional[str], expression: str) -> Union[Any, Awaitable[Any]]:
@@ -270,6 +283,20 @@ class CdpHost:
         else its prefilled answer), otherwise Cancel."""
         await self._native.answer_dialog(tab, accept, text)
 
+    async def screenshot(
+        self,
+        tab: Optional[str] = None,
+        area: Optional[Dict[str, Any]] = None,
+        *,
+        max_width: int = 1280,
+        max_height: int = 1280,
+    ) -> bytes:
+        """The tab (None: the active one) as PNG bytes no larger than ``max_width`` x
+        ``max_height`` (scaled down, keeping proportions): ``area`` is ``{"kind": "viewport"}``
+        (the default), ``{"kind": "full_page"}`` or ``{"kind": "region", "x": ..., "y": ...,
+        "width": ..., "height": ...}`` in CSS pixels from the viewport's top left."""
+        return await self._native.screenshot(tab, area, max_width, max_height)
+
     async def press_key(self, tab: Optional[str], key: str, modifiers: Sequence[str] = ()) -> None:
         """Presses one key (a DOM key value: ``"Enter"``, ``"Tab"``, ``"a"``, ...) as real
         keyboard input to the tab's focused element, with ``modifiers`` held (``"Alt"``,
@@ -286,6 +313,9 @@ class CdpHost:
         max_elements: Optional[int] = None,
         scrape_loopback_http: Optional[bool] = None,
         scrape: Optional[ScrapePolicy] = None,
+        upload_root: "Union[str, os.PathLike[str], None]" = None,
+        screenshot_max_width: Optional[int] = None,
+        screenshot_max_height: Optional[int] = None,
     ) -> NativeTools:
         """The page and tab tools over this browser: ``page_tools(self, ...)``; with ``tab``
         (a tab id from the ``tabs_list`` tool or a :class:`TabInfo`) bound to that tab."""
@@ -298,6 +328,9 @@ class CdpHost:
             max_elements=max_elements,
             scrape_loopback_http=scrape_loopback_http,
             scrape=scrape,
+            upload_root=upload_root,
+            screenshot_max_width=screenshot_max_width,
+            screenshot_max_height=screenshot_max_height,
         )
 
     async def __aenter__(self) -> "CdpHost":
@@ -325,6 +358,9 @@ def page_tools(
     max_elements: Optional[int] = None,
     scrape_loopback_http: Optional[bool] = None,
     scrape: Optional[ScrapePolicy] = None,
+    upload_root: "Union[str, os.PathLike[str], None]" = None,
+    screenshot_max_width: Optional[int] = None,
+    screenshot_max_height: Optional[int] = None,
 ) -> NativeTools:
     """The Rust page and tab tools over ``host`` (a Python :class:`BrowserHost` or a
     :class:`CdpHost`): page_read, page_text, page_click, page_fill, page_navigate and the
@@ -364,6 +400,15 @@ def page_tools(
             (tests, local development); the same as ``scrape={"allow_loopback_http": True}``.
         scrape: Which other addresses page_scrape may reach and which extra root certificates
             it trusts (:class:`ScrapePolicy`).
+        upload_root: The folder page_upload may take files from (give it the filesystem
+            tools' root); without one page_upload refuses every file.
+        screenshot_max_width: The widest screenshot the model is sent, in pixels (default
+            1280); larger captures are scaled down, keeping proportions.
+        screenshot_max_height: The tallest screenshot the model is sent (default 1280).
+
+    ``page_screenshot`` (the viewport, ``full_page``, or one element by ``ref``; ``annotate``
+    draws page_read's refs on it) and ``page_read(screenshot=true)`` return images, for an
+    agent whose model is sent them (``vision``; see :attr:`Agent.takes_images`).
     """
     if tab is not None and not isinstance(tab, str):
         raise TypeError(
@@ -377,5 +422,8 @@ def page_tools(
         max_elements=max_elements,
         scrape_loopback_http=scrape_loopback_http,
         scrape=scrape,
+        upload_root=os.fspath(upload_root) if upload_root is not None else None,
+        screenshot_max_width=screenshot_max_width,
+        screenshot_max_height=screenshot_max_height,
     )
     return NativeTools(_native.page_tools(target, config, tab))
