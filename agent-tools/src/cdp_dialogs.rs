@@ -4,21 +4,27 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use chromiumoxide::Page;
 use chromiumoxide::cdp::browser_protocol::page::{EventJavascriptDialogClosed, EventJavascriptDialogOpening};
 use futures::StreamExt;
+use tokio::sync::Notify;
 
 use crate::host::DialogInfo;
 
-/// The open dialog of each tab, by target id.
+/// The open dialog of each tab, by target id, and a wake-up for those waiting for one.
 #[derive(Clone, Default)]
-pub(crate) struct Dialogs(Arc<Mutex<HashMap<String, DialogInfo>>>);
+pub(crate) struct Dialogs(Arc<Inner>);
+
+#[derive(Default)]
+struct Inner {
+    open: Mutex<HashMap<String, DialogInfo>>,
+    opened: Notify,
+}
 
 impl Dialogs {
     fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, DialogInfo>> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
+        self.0.open.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The dialog open in the tab, if any.
@@ -31,10 +37,17 @@ impl Dialogs {
         self.map().remove(tab);
     }
 
-    /// Resolves once a dialog is open in the tab.
+    /// Resolves once a dialog is open in the tab: woken by each dialog that opens, not polled.
     pub(crate) async fn opened(&self, tab: &str) {
-        while self.open(tab).is_none() {
-            tokio::time::sleep(Duration::from_millis(50)).await;
+        loop {
+            // Registered before the check, so a dialog opening in between still wakes it.
+            let woken = self.0.opened.notified();
+            tokio::pin!(woken);
+            woken.as_mut().enable();
+            if self.open(tab).is_some() {
+                return;
+            }
+            woken.await;
         }
     }
 
@@ -60,6 +73,7 @@ impl Dialogs {
                                 default_text: ev.default_prompt.clone().unwrap_or_default(),
                             };
                             dialogs.map().insert(id.clone(), info);
+                            dialogs.0.opened.notify_waiters();
                         }
                         None => break,
                     },
