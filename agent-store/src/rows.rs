@@ -103,7 +103,7 @@ pub(crate) fn read_message(row: &Row<'_>) -> rusqlite::Result<Result<StoredMessa
     })())
 }
 
-/// Reads a row of `SELECT id, title, created_at, updated_at FROM sessions`.
+/// Reads a row of `SELECT id, title, created_at, <last change> FROM sessions`.
 pub(crate) fn read_session(row: &Row<'_>) -> rusqlite::Result<Result<SessionInfo, StoreError>> {
     let id: String = row.get(0)?;
     let title: Option<String> = row.get(1)?;

@@ -75,6 +75,14 @@ impl Default for SqliteOptions {
     }
 }
 
+/// The columns [`read_session`] reads. A session's last change is the later of its row's
+/// `updated_at` (creation, renaming) and its newest message's `created_at`: appending messages
+/// does not update the session row (schema 5), which spared the writer one update per session
+/// and group commit.
+const SESSION_COLUMNS: &str = "id, title, created_at,
+    MAX(updated_at, COALESCE((SELECT m.created_at FROM messages m WHERE m.session_key = sessions.key
+                              ORDER BY m.seq DESC LIMIT 1), updated_at)) AS last_change";
+
 struct Inner {
     path: PathBuf,
     options: SqliteOptions,
@@ -405,7 +413,7 @@ impl Store for SqliteStore {
         let id = id.clone();
         self.read(move |conn| {
             conn.query_row(
-                "SELECT id, title, created_at, updated_at FROM sessions WHERE id = ?1",
+                &format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?1"),
                 [id.as_str()],
                 read_session,
             )
@@ -419,7 +427,9 @@ impl Store for SqliteStore {
     async fn list_sessions(&self) -> Result<Vec<SessionInfo>, StoreError> {
         self.read(|conn| {
             let mut stmt = conn
-                .prepare_cached("SELECT id, title, created_at, updated_at FROM sessions ORDER BY updated_at DESC, id")
+                .prepare_cached(&format!(
+                    "SELECT {SESSION_COLUMNS} FROM sessions ORDER BY last_change DESC, id"
+                ))
                 .map_err(backend)?;
             let rows = stmt.query_map([], read_session).map_err(backend)?;
             rows.map(|r| r.map_err(backend)?).collect()

@@ -134,19 +134,6 @@ pub(crate) fn insert_messages(
     Ok(())
 }
 
-/// Marks sessions (by key) as updated now (once per group of appends rather than once per
-/// append).
-pub(crate) fn touch_sessions(conn: &Connection, keys: impl IntoIterator<Item = i64>) -> Result<(), StoreError> {
-    let now = now_millis();
-    let mut update = conn
-        .prepare_cached("UPDATE sessions SET updated_at = ?2 WHERE key = ?1")
-        .map_err(backend)?;
-    for key in keys {
-        update.execute(params![key, now]).map_err(backend)?;
-    }
-    Ok(())
-}
-
 /// Inserts or updates a tool-call record of the session with this key in one statement; the
 /// update happens only if the state machine allows the change (see
 /// [`ToolCallState::can_become`]).

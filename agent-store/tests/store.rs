@@ -451,10 +451,11 @@ async fn schema_is_wal_versioned_and_indexed() {
 }
 
 #[tokio::test]
-async fn migrates_forward_from_the_previous_version() {
+async fn migrates_forward_from_version_3() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("old.db");
-    let previous = SqliteStore::latest_schema_version() - 1;
+    // The last version whose rows referred to their session by its id.
+    let previous = 3;
     let id = SessionId::new_random();
     let other = SessionId::new_random();
     {
@@ -510,7 +511,8 @@ async fn migrates_forward_from_the_previous_version() {
     );
     let info = store.session(&id).await.unwrap().unwrap();
     assert_eq!(info.title.as_deref(), Some("old"));
-    assert_eq!((info.created_at_ms, info.updated_at_ms), (1, 2));
+    // The last change is the newest message's (written at 3), later than the row's 2.
+    assert_eq!((info.created_at_ms, info.updated_at_ms), (1, 3));
     let messages = store.load_messages(&id, 0).await.unwrap();
     assert_eq!(messages.len(), 1);
     assert_eq!(messages[0].message.text(), "from the old version");
@@ -568,6 +570,126 @@ async fn migrates_forward_from_the_previous_version() {
         "the deleted session's message went with it"
     );
     assert_eq!(count("SELECT COUNT(*) FROM sessions"), 1);
+}
+
+/// Version 4 -> 5 rebuilds `tool_calls` (its state check without `IN`) and drops
+/// `sessions_updated`: every record survives with its state, the check still refuses an
+/// unknown state, and sessions are still listed by their last change.
+#[tokio::test]
+async fn migrates_forward_from_version_4() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v4.db");
+    let (id, other) = (SessionId::new_random(), SessionId::new_random());
+    {
+        let mut conn = Connection::open(&path).unwrap();
+        assert_eq!(migrations::migrate_to(&mut conn, 4).unwrap(), 4);
+        for (sid, updated) in [(&id, 10), (&other, 20)] {
+            conn.execute(
+                "INSERT INTO sessions (id, title, created_at, updated_at) VALUES (?1, NULL, 1, ?2)",
+                rusqlite::params![sid.as_str(), updated],
+            )
+            .unwrap();
+        }
+        let key: i64 = conn
+            .query_row("SELECT key FROM sessions WHERE id = ?1", [id.as_str()], |r| r.get(0))
+            .unwrap();
+        // `id` got a message after `other` was last updated: it is the most recent.
+        conn.execute(
+            "INSERT INTO messages (session_key, seq, role, content, created_at)
+             VALUES (?1, 1, 'user', '[{\"type\":\"text\",\"text\":\"hi\"}]', 30)",
+            [key],
+        )
+        .unwrap();
+        for (call, state) in [("a", "pending"), ("b", "running"), ("c", "succeeded"), ("d", "denied")] {
+            conn.execute(
+                "INSERT INTO tool_calls (session_key, call_id, name, arguments, state, raw_result, created_at)
+                 VALUES (?1, ?2, 'fs_read', '{\"path\":\"x\"}', ?3, 'out', 5)",
+                rusqlite::params![key, call, state],
+            )
+            .unwrap();
+        }
+    }
+    let store = SqliteStore::open(&path).await.unwrap();
+    assert_eq!(store.schema_version().await.unwrap(), 5);
+    let records = store.tool_calls(&id).await.unwrap();
+    let states: Vec<(&str, ToolCallState)> = records.iter().map(|r| (r.call_id.as_str(), r.state)).collect();
+    assert_eq!(
+        states,
+        vec![
+            ("a", ToolCallState::Pending),
+            ("b", ToolCallState::Running),
+            ("c", ToolCallState::Succeeded),
+            ("d", ToolCallState::Denied),
+        ]
+    );
+    assert_eq!(records[2].raw_result.as_deref(), Some("out"));
+    assert_eq!(records[2].arguments, r#"{"path":"x"}"#);
+    assert_eq!(store.open_tool_calls(&id).await.unwrap().len(), 2);
+    // The state machine still holds on the rebuilt table.
+    let mut done = records[1].clone();
+    done.state = ToolCallState::Failed;
+    store.upsert_tool_call(&done).await.unwrap();
+    let mut back = records[1].clone();
+    back.state = ToolCallState::Pending;
+    assert!(matches!(
+        store.upsert_tool_call(&back).await,
+        Err(StoreError::InvalidTransition { .. })
+    ));
+    let listed: Vec<(SessionId, i64)> = store
+        .list_sessions()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|s| (s.id, s.updated_at_ms))
+        .collect();
+    assert_eq!(listed, vec![(id.clone(), 30), (other.clone(), 20)]);
+    drop(store);
+    let conn = Connection::open(&path).unwrap();
+    let refused = conn.execute(
+        "INSERT INTO tool_calls (session_key, call_id, name, arguments, state, created_at)
+         VALUES (1, 'e', 't', '{}', 'exploded', 1)",
+        [],
+    );
+    assert!(refused.is_err(), "the state check is still there");
+    let indexes: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE name = 'sessions_updated'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(indexes, 0);
+}
+
+/// Appending messages makes a session the most recently changed one, although the session's
+/// row is not written for it.
+#[tokio::test]
+async fn an_append_counts_as_a_change_of_its_session() {
+    let (_dir, store) = fresh().await;
+    let (old, new) = (SessionId::new_random(), SessionId::new_random());
+    let mut info = SessionInfo::new(old.clone());
+    info.updated_at_ms -= 10_000;
+    store.create_session(&info).await.unwrap();
+    let mut info = SessionInfo::new(new.clone());
+    info.updated_at_ms -= 5_000;
+    store.create_session(&info).await.unwrap();
+    let ids = |list: Vec<SessionInfo>| list.into_iter().map(|s| s.id).collect::<Vec<_>>();
+    assert_eq!(
+        ids(store.list_sessions().await.unwrap()),
+        vec![new.clone(), old.clone()]
+    );
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    store.append_messages(&old, 1, &[Message::user("hello")]).await.unwrap();
+    store.flush(&old).await.unwrap();
+    assert_eq!(
+        ids(store.list_sessions().await.unwrap()),
+        vec![old.clone(), new.clone()]
+    );
+    let changed = store.session(&old).await.unwrap().unwrap().updated_at_ms;
+    assert!(changed >= before, "{changed} < {before}");
 }
 
 #[tokio::test]

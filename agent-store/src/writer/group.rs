@@ -7,7 +7,6 @@ use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
-use crate::now_millis;
 use agent_core::{SessionId, SessionInfo, StoreError, ToolCallRecord};
 
 use super::recycle::{Returns, Spent};
@@ -17,11 +16,6 @@ use crate::writes;
 
 /// The most jobs committed in one transaction.
 pub(super) const MAX_GROUP: usize = 1024;
-
-/// A new session whose `updated_at` is at most this old needs no touch at commit: the group
-/// commits within `MAX_GROUP_AGE` (or the configured delay), so the stored time is off by no
-/// more than that.
-const CURRENT_MS: i64 = 1_000;
 
 /// The longest a group stays open under a steady stream of writes.
 const MAX_GROUP_AGE: Duration = Duration::from_millis(20);
@@ -80,11 +74,6 @@ pub(super) struct Group {
     /// state in this group to replace them (only the committed state can ever be seen; a
     /// crash loses the group whole). Those still open are written just before the commit.
     records: Vec<PendingRecord>,
-    /// Keys of the sessions whose `updated_at` is set at commit.
-    touched: Vec<i64>,
-    /// Keys of the sessions created in this group with a current `updated_at` (see
-    /// [`CURRENT_MS`]): no touch at commit.
-    created: Vec<i64>,
     /// A caller waits on this group: commit as soon as the queue is drained.
     waited_on: bool,
     /// When the first caller started waiting on it.
@@ -101,8 +90,6 @@ impl Group {
             opened: Instant::now(),
             done: Vec::new(),
             records: Vec::new(),
-            touched: Vec::new(),
-            created: Vec::new(),
             waited_on: false,
             waited_since: None,
             broken: None,
@@ -192,8 +179,7 @@ impl Group {
         let check = ledger.next_seq.get(session) != Some(&first_seq);
         let mut insert = |conn: &Connection| {
             let key = ledger.key(conn, session)?;
-            writes::insert_messages(conn, session, key, first_seq, rows, check)?;
-            Ok(key)
+            writes::insert_messages(conn, session, key, first_seq, rows, check)
         };
         let result = if rows.len() == 1 {
             catch(|| insert(conn))
@@ -201,11 +187,8 @@ impl Group {
             in_savepoint(conn, insert)
         };
         let result = match result {
-            Ok(key) => {
+            Ok(()) => {
                 ledger.next_seq.insert(session.clone(), first_seq + rows.len() as u64);
-                if !self.touched.contains(&key) && !self.created.contains(&key) {
-                    self.touched.push(key);
-                }
                 Ok(())
             }
             Err(e) => {
@@ -220,9 +203,6 @@ impl Group {
     /// Inserts a session now, inside the transaction; its first append then needs no check.
     pub fn create_session(&mut self, conn: &Connection, info: SessionInfo, reply: Reply, ledger: &mut Ledger) {
         let result = catch(|| writes::insert_session(conn, &info)).map(|key| {
-            if info.updated_at_ms >= now_millis() - CURRENT_MS {
-                self.created.push(key);
-            }
             ledger.keys.insert(info.id.clone(), key);
             ledger.next_seq.insert(info.id, 1);
         });
@@ -300,7 +280,7 @@ impl Group {
         self.reply(reply, Ok(()));
     }
 
-    /// Writes the records, marks the sessions updated, commits, and answers every job; if the
+    /// Writes the records, commits, and answers every job; if the
     /// commit fails every job of the group failed. Failures of jobs nobody waits on are
     /// recorded before any waiting caller is answered, so a flush sees them.
     pub fn commit(mut self, conn: &Connection, shared: &Shared, ledger: &mut Ledger) {
@@ -309,12 +289,7 @@ impl Group {
         }
         let committed = match self.broken.take() {
             Some(error) => Err(error),
-            None => {
-                if let Err(e) = writes::touch_sessions(conn, self.touched.iter().copied()) {
-                    tracing::warn!(error = %e, "could not update the sessions' updated_at");
-                }
-                run_cached(conn, "COMMIT")
-            }
+            None => run_cached(conn, "COMMIT"),
         };
         if committed.is_err() {
             ledger.clear();
