@@ -17,6 +17,12 @@ export declare class NativeAgent {
   openSession(id: string): Promise<NativeSession>
   /** The names of the agent's tools. */
   toolNames(): Array<string>
+  /**
+   * Whether the model is sent images: the config's `vision`, with `auto` resolved by what
+   * the provider knows of its model. When not, tools that return images (page_screenshot)
+   * are not offered and images in requests are replaced by a note.
+   */
+  get takesImages(): boolean
   /** Whether [`Self::close`] was called. */
   get closed(): boolean
   /** Closes the agent: running turns are cancelled and new ones refused. */
@@ -76,10 +82,10 @@ export declare class NativeAgentBuilder {
  */
 export declare class NativeBrowserHost {
   /**
-   * Wraps the JS host function. `hostWaits` says whether the JS host implements
-   * `waitSettled` (otherwise a settle script is evaluated).
+   * Wraps the JS host function. `methods` says which optional methods the JS host
+   * implements.
    */
-  constructor(host: (request: HostRequest) => Promise<HostReply>, hostWaits: boolean)
+  constructor(host: (request: HostRequest) => Promise<HostReply>, methods: HostMethods)
 }
 
 /** What a delivery did. */
@@ -357,6 +363,8 @@ export interface BrowserPromptOptions {
   ownTab?: boolean
   /** The agent has `ask_clarification` (`clarification: true`). */
   clarification?: boolean
+  /** The model is sent images (`agent.takesImages`): the prompt mentions page_screenshot. */
+  vision?: boolean
   /** The host's own paragraphs, after the rules. */
   instructions?: Array<string>
 }
@@ -435,10 +443,36 @@ export interface GateReply {
   reason?: string
 }
 
-/** The JS host wrapper's answer: `{ ok: value }` or `{ error: { code, message } }`. */
+/**
+ * Which optional methods the JS host implements; the others answer as the `BrowserHost`
+ * trait's defaults do (not supported, or no dialog), without a call into JS.
+ */
+export interface HostMethods {
+  /** `waitSettled` (otherwise a settle script is evaluated). */
+  waitSettled?: boolean
+  /** `hover` (page_hover). */
+  hover?: boolean
+  /** `pressKey` (page_press_key). */
+  pressKey?: boolean
+  /** `dialog` (otherwise the host reports no dialog). */
+  dialog?: boolean
+  /** `answerDialog` (page_dialog). */
+  answerDialog?: boolean
+  /** `setFiles` (page_upload). */
+  setFiles?: boolean
+  /** `screenshot` (page_screenshot, page_read's screenshot). */
+  screenshot?: boolean
+}
+
+/**
+ * The JS host wrapper's answer: `{ ok: value }`, `{ bytes: Buffer }` (a screenshot) or
+ * `{ error: { code, message } }`.
+ */
 export interface HostReply {
   /** The host method's result (plain JSON data; absent: null). */
   ok?: any
+  /** The image a `screenshot` returned, as it came (no base64 text in between). */
+  bytes?: Buffer
   /** What went wrong. */
   error?: HostReplyError
 }
@@ -454,19 +488,42 @@ export interface HostReplyError {
   message: string
 }
 
-/** One request to the JS BrowserHost. */
+/** One request to the JS BrowserHost. Only the fields of its `op` are set. */
 export interface HostRequest {
   /**
-   * `evaluate`, `navigate`, `waitSettled`, `tabs`, `openTab`, `closeTab`, `activateTab` or
-   * `resolveAddress`.
+   * `evaluate`, `navigate`, `waitSettled`, `tabs`, `openTab`, `closeTab`, `activateTab`,
+   * `resolveAddress`, `hover`, `pressKey`, `dialog`, `answerDialog`, `setFiles` or
+   * `screenshot`.
    */
   op: string
   /** The tab (absent: the active tab). */
   tab?: string
-  /** The expression (`evaluate`), URL (`navigate`, `openTab`) or text (`resolveAddress`). */
+  /**
+   * The expression (`evaluate`), URL (`navigate`, `openTab`), text (`resolveAddress`), key
+   * (`pressKey`), prompt answer (`answerDialog`) or file input expression (`setFiles`).
+   */
   arg?: string
   /** The timeout (`waitSettled`), in ms. */
   timeoutMs?: number
+  /** The pointer position in CSS pixels from the viewport's top left (`hover`). */
+  x?: number
+  /** See `x`. */
+  y?: number
+  /** The modifier keys held (`pressKey`): "Alt", "Control", "Meta", "Shift". */
+  modifiers?: Array<string>
+  /** OK (true) or Cancel (`answerDialog`). */
+  accept?: boolean
+  /** Absolute paths of the files to choose (`setFiles`). */
+  paths?: Array<string>
+  /**
+   * What to capture (`screenshot`): `{ kind: 'viewport' }`, `{ kind: 'full_page' }` or
+   * `{ kind: 'region', x, y, width, height }` (CSS px from the viewport's top left).
+   */
+  area?: { kind: 'viewport' } | { kind: 'full_page' } | { kind: 'region', x: number, y: number, width: number, height: number }
+  /** The widest image allowed, in pixels (`screenshot`). */
+  maxWidth?: number
+  /** The tallest image allowed, in pixels (`screenshot`). */
+  maxHeight?: number
 }
 
 /**

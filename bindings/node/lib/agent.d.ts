@@ -42,6 +42,14 @@ export interface AgentConfig {
   compaction?: CompactionConfig
   /** Limits of the write-time JSON compression of tool results. */
   compression?: CompressionConfig
+  /**
+   * Whether the model is sent images (screenshots, images in tool results and messages):
+   * `'auto'` (default) as the provider knows its model (a model it does not know is sent none),
+   * `'on'`, or `'off'` (page_screenshot is not offered and every image becomes a short note).
+   */
+  vision?: 'auto' | 'on' | 'off'
+  /** Images sent per model call, the newest ones (default 3); older ones become a note. */
+  maxImages?: number
 }
 
 /** When and how older turns are compacted (`AgentConfig.compaction`). */
@@ -101,6 +109,11 @@ export declare class Agent {
   openSession(id: string): Promise<Session>
   /** The names of the agent's tools. */
   readonly toolNames: string[]
+  /**
+   * Whether the model is sent images: `config.vision`, with `'auto'` resolved by what the
+   * provider knows of its model. When false, image tools (page_screenshot) are not offered.
+   */
+  readonly takesImages: boolean
   /** Whether `close()` was called. */
   readonly closed: boolean
   /** Cancels running turns and refuses new ones. */

@@ -83,6 +83,14 @@ class Agent {
     return this.#native.toolNames()
   }
 
+  /**
+   * Whether the model is sent images: `config.vision`, with `'auto'` resolved by what the
+   * provider knows of its model. When false, image tools (page_screenshot) are not offered.
+   */
+  get takesImages() {
+    return this.#native.takesImages
+  }
+
   /** Whether `close()` was called. */
   get closed() {
     return this.#native.closed

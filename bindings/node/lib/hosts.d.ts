@@ -11,6 +11,24 @@ export interface TabInfo {
 }
 
 /**
+ * What part of a tab a screenshot shows: the viewport, the whole document, or a rectangle in
+ * CSS pixels from the viewport's top left (an element's box; it may reach beyond the viewport).
+ */
+export type ScreenshotArea =
+  | { kind: 'viewport' }
+  | { kind: 'full_page' }
+  | { kind: 'region'; x: number; y: number; width: number; height: number }
+
+/** A JavaScript dialog open in a tab (its page's scripts are paused until it is answered). */
+export interface DialogInfo {
+  kind: 'alert' | 'confirm' | 'prompt' | 'beforeunload'
+  /** The page's message (page text: untrusted). */
+  message: string
+  /** A prompt's prefilled answer (empty or absent for the other kinds). */
+  defaultText?: string
+}
+
+/**
  * A browser the page tools act on, written in JS (puppeteer, playwright, Electron, ...). Each
  * call names the tab it is for (`tab` absent means the active tab). Throw a `HostError` with a
  * code to say what went wrong; `no_such_tab` for a tab that no longer exists.
@@ -27,6 +45,35 @@ export interface BrowserHost {
   activateTab(tab: string): void | Promise<void>
   /** Turns what a person typed into a URL (optional). */
   resolveAddress?(input: string): string | null | Promise<string | null>
+  /**
+   * Captures part of the tab as PNG or JPEG bytes no larger than `maxWidth` x `maxHeight`
+   * pixels (scale it down, keeping proportions, never up); the media type is read from the
+   * bytes. Optional: without it page_screenshot (and page_read's `screenshot`) answer "not
+   * supported by this host".
+   */
+  screenshot?(area: ScreenshotArea, maxWidth: number, maxHeight: number, tab?: string): Uint8Array | ArrayBuffer | Promise<Uint8Array | ArrayBuffer>
+  /**
+   * Puts files into a file input as a person choosing them would (the page gets `input` and
+   * `change`): `element` is a JS expression evaluating, in the tab's main frame, to the
+   * `<input type=file>`; `paths` are absolute paths the tools checked are inside `uploadRoot`.
+   * Optional: without it page_upload answers "not supported by this host".
+   */
+  setFiles?(element: string, paths: string[], tab?: string): void | Promise<void>
+  /** Moves a real mouse pointer to (x, y), CSS px from the viewport's top left (optional: page_hover). */
+  hover?(x: number, y: number, tab?: string): void | Promise<void>
+  /**
+   * Presses one key as real keyboard input to the focused element, `modifiers` held ("Alt",
+   * "Control", "Meta", "Shift"); `key` is a DOM key value ("Enter", "ArrowDown", "a")
+   * (optional: page_press_key).
+   */
+  pressKey?(key: string, modifiers: string[], tab?: string): void | Promise<void>
+  /**
+   * The dialog open in the tab, or null (optional: without it no dialog is ever reported). While
+   * one is open `evaluate` cannot answer: fail it at once rather than wait.
+   */
+  dialog?(tab?: string): DialogInfo | null | Promise<DialogInfo | null>
+  /** Presses OK (`accept`; a prompt gets `text`, else its prefilled answer) or Cancel (optional: page_dialog). */
+  answerDialog?(accept: boolean, text: string | undefined, tab?: string): void | Promise<void>
 }
 
 /**
@@ -46,6 +93,12 @@ export interface PageToolsOptions {
   scrapeLoopbackHttp?: boolean
   /** Which addresses page_scrape may reach (by default public https addresses only) and which extra root certificates it trusts. */
   scrape?: ScrapePolicy
+  /** The folder page_upload may take files from (give it the fs tools' root); without one (the default) page_upload refuses every file. */
+  uploadRoot?: string | null
+  /** The widest screenshot the model is sent, in pixels (default 1280): larger captures are scaled down, keeping their proportions. */
+  screenshotMaxWidth?: number
+  /** The tallest screenshot the model is sent, in pixels (default 1280). */
+  screenshotMaxHeight?: number
 }
 /** Where page_scrape may connect besides public https addresses (`PageToolsOptions.scrape`). */
 export interface ScrapePolicy {
@@ -75,8 +128,13 @@ export interface PageToolsTabOptions extends PageToolsOptions {
 }
 
 /**
- * page_read, page_text, page_scrape, page_navigate, page_click, page_fill, page_select,
- * tabs_list, tab_open, tab_activate, tab_close over a JS BrowserHost (actions are gated).
+ * page_read, page_text, page_scrape, page_navigate, page_back, page_forward, page_click,
+ * page_fill, page_select, page_scroll, page_wait_for, page_hover, page_press_key, page_dialog,
+ * page_upload, page_screenshot, tabs_list, tab_open, tab_activate, tab_close over a JS
+ * BrowserHost (actions are gated). The tools whose host method is optional (`hover`,
+ * `pressKey`, `answerDialog`, `setFiles`, `screenshot`) answer "not supported by this host"
+ * when it is absent. page_screenshot is offered only to an agent whose model is sent images
+ * (`agent.takesImages`, the `vision` option); page_read takes `screenshot: true` as well.
  * page_scrape is gated too and fetches public https addresses only unless the `scrape`
  * options allow more. page_read takes `since_last: true` (a tool argument, for the model) to
  * answer with only what changed since the previous page_read of the same page; each set of
@@ -93,6 +151,8 @@ export interface BrowserPromptOptions {
   ownTab?: boolean
   /** The agent has `ask_clarification` (`clarification: true`); without it, it asks in its answer and stops. */
   clarification?: boolean
+  /** The model is sent images (`agent.takesImages`): the prompt says when to use page_screenshot. Default false. */
+  vision?: boolean
   /** The host's own instructions, after the rules (which they cannot lift). */
   instructions?: string | string[]
 }

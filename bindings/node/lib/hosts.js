@@ -10,10 +10,32 @@ const { ToolSet, toJsonValue } = require('./tools.js')
 const HOST_CODES = new Set(['disconnected', 'timeout', 'script', 'navigation', 'no_such_tab'])
 
 /**
- * The native side of a JS BrowserHost: one function answering every host request with a promise
- * of `{ ok }` or `{ error: { code, message } }`, never a rejection.
+ * The optional methods of a JS host the native side asks about (`HostMethods`): one that is
+ * absent answers as the Rust `BrowserHost` default does ("not supported by this host", or no
+ * dialog open) without a call into JS.
+ */
+const OPTIONAL = ['waitSettled', 'hover', 'pressKey', 'dialog', 'answerDialog', 'setFiles', 'screenshot']
+
+/**
+ * The bytes a host's `screenshot` returned, as a Buffer over the same memory (no copy): a
+ * Buffer, any other Uint8Array or ArrayBuffer view, or an ArrayBuffer.
+ * @param {unknown} value
+ * @returns {Buffer}
+ */
+function imageBytes(value) {
+  if (Buffer.isBuffer(value)) return value
+  if (ArrayBuffer.isView(value)) return Buffer.from(value.buffer, value.byteOffset, value.byteLength)
+  if (value instanceof ArrayBuffer) return Buffer.from(value)
+  const kind = value === null ? 'null' : typeof value === 'object' ? (value.constructor?.name ?? 'object') : typeof value
+  throw new HostError(`the host's screenshot() returned ${kind}, not the image's bytes (a Buffer or Uint8Array of PNG or JPEG)`)
+}
+
+/**
+ * The native side of a JS BrowserHost: one function answering every request with a promise of
+ * `{ ok }`, `{ bytes }` (a screenshot) or `{ error: { code, message } }`, never a rejection.
  * @param {any} host an object with evaluate, navigate, tabs, openTab, closeTab, activateTab
- *   (and optionally waitSettled, resolveAddress)
+ *   (and optionally waitSettled, resolveAddress, hover, pressKey, dialog, answerDialog,
+ *   setFiles, screenshot)
  * @param {string} who what the host was given to, for the error message
  */
 function nativeHost(host, who) {
@@ -23,6 +45,7 @@ function nativeHost(host, who) {
     }
   }
   const ok = (/** @type {unknown} */ value) => ({ ok: toJsonValue(value) })
+  const bytes = (/** @type {unknown} */ value) => ({ bytes: imageBytes(value) })
   const fail = (/** @type {any} */ e) => ({
     error: {
       code: e && HOST_CODES.has(e.code) ? e.code : 'other',
@@ -48,6 +71,18 @@ function nativeHost(host, who) {
         return host.activateTab(r.tab)
       case 'resolveAddress':
         return typeof host.resolveAddress === 'function' ? host.resolveAddress(r.arg) : null
+      case 'hover':
+        return host.hover(r.x, r.y, tab)
+      case 'pressKey':
+        return host.pressKey(r.arg, r.modifiers ?? [], tab)
+      case 'dialog':
+        return host.dialog(tab)
+      case 'answerDialog':
+        return host.answerDialog(r.accept === true, r.arg ?? undefined, tab)
+      case 'setFiles':
+        return host.setFiles(r.arg, r.paths ?? [], tab)
+      case 'screenshot':
+        return host.screenshot(r.area, r.maxWidth, r.maxHeight, tab)
       default:
         throw new HostError(`unknown host operation ${r.op}`)
     }
@@ -55,12 +90,15 @@ function nativeHost(host, who) {
   // Always a promise: the native side awaits the reply.
   const call = (/** @type {any} */ request) => {
     try {
-      return Promise.resolve(dispatch(request)).then(ok, fail)
+      return Promise.resolve(dispatch(request)).then(request.op === 'screenshot' ? bytes : ok).catch(fail)
     } catch (e) {
       return Promise.resolve(fail(e))
     }
   }
-  return wrap(() => new native.NativeBrowserHost(call, typeof host.waitSettled === 'function'))
+  /** @type {Record<string, boolean>} */
+  const methods = {}
+  for (const m of OPTIONAL) methods[m] = typeof host[m] === 'function'
+  return wrap(() => new native.NativeBrowserHost(call, methods))
 }
 
 /**
@@ -90,12 +128,12 @@ function pageTools(host, options = {}) {
  * @returns {string}
  */
 function browserPrompt(options = {}) {
-  const { ownTab, clarification, instructions, ...rest } = options ?? {}
+  const { ownTab, clarification, vision, instructions, ...rest } = options ?? {}
   const unknown = Object.keys(rest)
   if (unknown.length > 0) {
-    throw new ConfigError(`browserPrompt: unknown option \`${unknown[0]}\` (expected ownTab, clarification, instructions)`, 'invalid_argument')
+    throw new ConfigError(`browserPrompt: unknown option \`${unknown[0]}\` (expected ownTab, clarification, vision, instructions)`, 'invalid_argument')
   }
-  for (const [name, value] of /** @type {const} */ ([['ownTab', ownTab], ['clarification', clarification]])) {
+  for (const [name, value] of /** @type {const} */ ([['ownTab', ownTab], ['clarification', clarification], ['vision', vision]])) {
     if (value !== undefined && typeof value !== 'boolean') {
       throw new ConfigError(`browserPrompt: \`${name}\` must be a boolean`, 'invalid_argument')
     }
@@ -104,7 +142,7 @@ function browserPrompt(options = {}) {
   if (!Array.isArray(paragraphs) || paragraphs.some((p) => typeof p !== 'string')) {
     throw new ConfigError('browserPrompt: `instructions` must be a string or an array of strings', 'invalid_argument')
   }
-  return native.browserPrompt({ ownTab, clarification, instructions: paragraphs })
+  return native.browserPrompt({ ownTab, clarification, vision, instructions: paragraphs })
 }
 
 module.exports = { pageTools, nativeHost, browserPrompt }

@@ -280,6 +280,14 @@ impl NativeAgent {
         self.inner.tools().iter().map(|t| t.spec().name.clone()).collect()
     }
 
+    /// Whether the model is sent images: the config's `vision`, with `auto` resolved by what
+    /// the provider knows of its model. When not, tools that return images (page_screenshot)
+    /// are not offered and images in requests are replaced by a note.
+    #[napi(getter)]
+    pub fn takes_images(&self) -> bool {
+        self.inner.takes_images()
+    }
+
     /// Whether [`Self::close`] was called.
     #[napi(getter)]
     pub fn closed(&self) -> bool {

@@ -12,6 +12,8 @@ pub struct BrowserPromptOptions {
     pub own_tab: Option<bool>,
     /// The agent has `ask_clarification` (`clarification: true`).
     pub clarification: Option<bool>,
+    /// The model is sent images (`agent.takesImages`): the prompt mentions page_screenshot.
+    pub vision: Option<bool>,
     /// The host's own paragraphs, after the rules.
     pub instructions: Option<Vec<String>>,
 }
@@ -22,7 +24,8 @@ pub fn browser_prompt(options: Option<BrowserPromptOptions>) -> String {
     let options = options.unwrap_or_default();
     let mut prompt = BrowserPrompt::new()
         .own_tab(options.own_tab.unwrap_or(false))
-        .clarification(options.clarification.unwrap_or(false));
+        .clarification(options.clarification.unwrap_or(false))
+        .vision(options.vision.unwrap_or(false));
     for paragraph in options.instructions.unwrap_or_default() {
         prompt = prompt.instructions(paragraph);
     }

@@ -18,7 +18,7 @@ const EXPORTS = [
 ]
 
 const CLASSES = {
-  Agent: { extends: null, members: ["Symbol(nodejs.dispose)", "_event", "_outcome", "close", "closed", "createSession", "openSession", "toolNames"], statics: [] },
+  Agent: { extends: null, members: ["Symbol(nodejs.dispose)", "_event", "_outcome", "close", "closed", "createSession", "openSession", "takesImages", "toolNames"], statics: [] },
   AgentCoreError: { extends: "Error", members: [], statics: [] },
   Anthropic: { extends: "NativeProvider", members: ["id", "model"], statics: [] },
   ClarificationError: { extends: "AgentCoreError", members: [], statics: [] },

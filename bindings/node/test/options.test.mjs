@@ -217,6 +217,7 @@ const samples = () => ({
     backoffInitialMs: 500,
     backoffMaxMs: 30_000,
   },
+  PageToolsConfig: { uploadRoot: dir },
   FsPolicy: { root: dir },
 })
 

@@ -31,7 +31,42 @@ import {
   type HostTab,
   type OpenedTab,
   type Run,
+  type ScreenshotArea,
+  type DialogInfo,
 } from 'agent-core'
+
+async function seeing(): Promise<void> {
+  const seeingHost: BrowserHost = {
+    evaluate: async () => null,
+    navigate: () => {},
+    tabs: () => [],
+    openTab: () => ({ id: 't', url: 'about:blank', title: '', active: true }),
+    closeTab: () => {},
+    activateTab: () => {},
+    screenshot: async (area: ScreenshotArea, maxWidth, maxHeight, tab) => {
+      if (area.kind === 'region') console.log(area.x + area.width, maxWidth, maxHeight, tab)
+      return new Uint8Array(0)
+    },
+    setFiles: (element, paths) => console.log(element, paths.join()),
+    hover: (x, y) => console.log(x + y),
+    pressKey: (key, modifiers) => console.log(key, modifiers.length),
+    dialog: (): DialogInfo | null => ({ kind: 'prompt', message: 'name?', defaultText: '' }),
+    answerDialog: (accept, text) => console.log(accept, text ?? ''),
+  }
+  const agent = new Agent({
+    provider: new ScriptedProvider([]),
+    tools: [pageTools(seeingHost, { uploadRoot: '/tmp', screenshotMaxWidth: 800, screenshotMaxHeight: 600 })],
+    config: { vision: 'on', maxImages: 2 },
+    systemPrompt: browserPrompt({ vision: true }),
+  })
+  const sees: boolean = agent.takesImages
+  console.log(sees)
+  // @ts-expect-error: vision is auto, on or off
+  new Agent({ provider: new ScriptedProvider([]), config: { vision: true } })
+  // @ts-expect-error: a screenshot is bytes, not text
+  pageTools({ ...seeingHost, screenshot: () => 'base64' })
+}
+void seeing
 
 async function tabs(): Promise<void> {
   const hub = await TabHub.create({ provider: new ScriptedProvider([]), autoWakeBudget: 2, sendToTab: true })
