@@ -7,7 +7,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import zlib from 'node:zlib'
-import { Agent, HostError, ScriptedProvider, browserPrompt, pageTools } from '../lib/index.js'
+import { Agent, Anthropic, HostError, OpenAICompatible, ScriptedProvider, browserPrompt, pageTools } from '../lib/index.js'
 
 /** A PNG of `width` x `height` pixels of one RGB colour (8-bit truecolour, filter 0 rows). */
 export function solidPng(width, height, [r, g, b]) {
@@ -108,6 +108,25 @@ test('vision and maxImages are options; takesImages says whether the model is se
   for (const a of [on, off, auto, dflt]) a.close()
   assert.throws(() => make({ vision: 'yes' }), (e) => e.code === 'invalid_argument' && /unknown variant `yes`/.test(e.message))
   assert.throws(() => make({ maxImages: -1 }), (e) => e.code === 'invalid_argument')
+})
+
+test("vision 'auto' follows what the provider knows of its model", () => {
+  const tools = [pageTools(fakeHost())]
+  const offline = { apiKey: 'sk-test', baseUrl: 'http://127.0.0.1:9/v1' }
+  const cases = [
+    [new OpenAICompatible({ model: 'gpt-4o', ...offline }), undefined, true],
+    [new OpenAICompatible({ model: 'gpt-3.5-turbo', ...offline }), undefined, false],
+    [new OpenAICompatible({ model: 'my-local-model', ...offline }), 'auto', false],
+    [new Anthropic({ model: 'claude-sonnet-4-5', apiKey: 'sk-test' }), 'auto', true],
+    [new OpenAICompatible({ model: 'gpt-4o', ...offline }), 'off', false],
+    [new OpenAICompatible({ model: 'my-local-model', ...offline }), 'on', true],
+  ]
+  for (const [provider, vision, takes] of cases) {
+    const agent = new Agent({ provider, tools, config: vision === undefined ? {} : { vision } })
+    assert.equal(agent.takesImages, takes, `${provider.model} with vision ${vision}`)
+    assert.equal(agent.toolNames.includes('page_screenshot'), takes, provider.model)
+    agent.close()
+  }
 })
 
 test('a model with vision off is not offered page_screenshot; with vision on it is', async () => {
@@ -268,4 +287,13 @@ test('browserPrompt({ vision: true }) tells the model about page_screenshot', ()
   assert.equal(browserPrompt({ vision: false }), plain)
   assert.ok(seeing.length > plain.length)
   assert.throws(() => browserPrompt({ vision: 'yes' }), (e) => e.code === 'invalid_argument' && /vision.*boolean/.test(e.message))
+})
+
+test('maxImages: only the newest images reach the model, older ones become a note', async () => {
+  const host = fakeHost({ screenshot: () => solidPng(4, 4, [9, 9, 9]) })
+  const { results } = await runCalls(host, [['page_screenshot'], ['page_screenshot'], ['page_screenshot']], {
+    config: { vision: 'on', maxImages: 1 },
+  })
+  assert.deepEqual(results.map((r) => imagesOf(r).length), [0, 0, 1])
+  assert.match(textOf(results[0]), /\[image omitted: only the newest 1 images are sent\]/)
 })

@@ -93,28 +93,25 @@ test('fitScale fits the bound, never enlarges', () => {
 
 test('page_screenshot in real Chromium: the viewport, the whole page and one element, as PNGs within the bound', { timeout: 120_000 }, async () => {
   const url = `${server.base}/shot.html`
+  // One tool call per model call; each later call sees the results so far.
   const shots = []
-  let phase = 0
+  let boxRef = 'e0'
+  const plan = [
+    () => ({ name: 'page_navigate', arguments: { url } }),
+    () => ({ name: 'page_screenshot', arguments: {} }),
+    () => ({ name: 'page_screenshot', arguments: { full_page: true } }),
+    () => ({ name: 'page_read', arguments: {} }),
+    () => {
+      boxRef = /^(e\d+) button "Green box"/m.exec(shots.at(-1).text)?.[1] ?? 'e0'
+      return { name: 'page_screenshot', arguments: { ref: boxRef } }
+    },
+    () => ({ name: 'page_screenshot', arguments: { annotate: true } }),
+    () => ({ name: 'page_read', arguments: { screenshot: true } }),
+  ]
+  let step = 0
   const provider = ScriptedProvider.fromFn((request) => {
-    if (phase > 0 && phase <= 4) shots.push(lastShot(request))
-    switch (phase++) {
-      case 0:
-        return { toolCalls: [{ name: 'page_navigate', arguments: { url } }] }
-      case 1:
-        shots.length = 0
-        return { toolCalls: [{ name: 'page_screenshot', arguments: {} }] }
-      case 2:
-        return { toolCalls: [{ name: 'page_screenshot', arguments: { full_page: true } }] }
-      case 3:
-        return { toolCalls: [{ name: 'page_read', arguments: {} }] }
-      case 4: {
-        const ref = /^(e\d+) button "Green box"/m.exec(shots.at(-1).text)?.[1] ?? 'e0'
-        return { toolCalls: [{ name: 'page_screenshot', arguments: { ref } }] }
-      }
-      default:
-        shots.push(lastShot(request))
-        return { text: 'seen' }
-    }
+    if (step > 1) shots.push(lastShot(request))
+    return step < plan.length ? { toolCalls: [plan[step++]()] } : { text: 'seen' }
   })
   const agent = new Agent({
     provider,
@@ -127,7 +124,8 @@ test('page_screenshot in real Chromium: the viewport, the whole page and one ele
   const outcome = await (await agent.createSession()).send('look at the page').outcome
   assert.equal(outcome.status, 'done', JSON.stringify(outcome))
   agent.close()
-  const [viewport, full, read, element] = shots
+  const [viewport, full, read, element, annotated, readShot] = shots
+  assert.equal(shots.length, 6)
   for (const [name, shot] of [['viewport', viewport], ['full page', full], ['element', element]]) {
     assert.equal(shot.isError, false, `${name}: ${shot.text}`)
     assert.equal(shot.mediaType, 'image/png', name)
@@ -150,6 +148,16 @@ test('page_screenshot in real Chromium: the viewport, the whole page and one ele
   // The box alone (200 x 100 into 64 x 48: 64 x 32), scrolled into view first: green all over.
   assert.deepEqual([element.decoded.width, element.decoded.height], [64, 32])
   for (const [x, y] of [[1, 1], [62, 1], [1, 30], [62, 30]]) assert.deepEqual(element.decoded.pixel(x, y), [0, 255, 0], `${x},${y}`)
+  // annotate draws the refs of the last page_read (the box is in view now) and takes them off.
+  assert.equal(annotated.isError, false, annotated.text)
+  assert.match(annotated.text, new RegExp(`boxes labelled with the refs [^;]*\\b${boxRef}\\b`))
+  assert.ok(decodePng(annotated.png).width <= 64)
+  assert.equal(await host.page().evaluate('document.getElementById("__agentToolsShotOverlay")'), null)
+  // page_read with screenshot=true: the read, then the annotated viewport as an image.
+  assert.match(readShot.text, /button "Green box"/)
+  assert.match(readShot.text, /screenshot of the viewport/)
+  assert.equal(readShot.mediaType, 'image/png')
+  assert.ok(decodePng(readShot.png).height <= 48)
 })
 
 test('page_upload in real Chromium: setFiles puts the file from the upload folder into the input', { timeout: 120_000 }, async () => {
