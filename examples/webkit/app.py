@@ -99,7 +99,7 @@ async def interactive(url: Optional[str], out_dir: Path) -> None:
     App(host, build_agent(host, out_dir, provider()))
     await host.navigate(None, url or server.url("demo-links.html"))
     host.log("Type an address, or ; message for the agent (try: ; save the links of this page)")
-    while host._thread.is_alive():
+    while not host.closed.is_set():
         await asyncio.sleep(0.5)
 
 
