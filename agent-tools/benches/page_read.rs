@@ -1,6 +1,11 @@
 //! page_read on the fixture corpus against real headless Chromium: characters of the first
-//! page_read result per page beside the page's raw HTML size, and the time per call; then, per
+//! page_read result per page beside the page's raw HTML size, and the time per call; how many
+//! of the page's interactive elements the model can reach through offset paging; then, per
 //! page, one click and the characters of a `since_last` read against a full read.
+//!
+//! Besides the test fixtures and two generated pages it reads two real documentation pages
+//! saved in `benches/fixtures/real/` (see its README): rustdoc's `std::vec::Vec` with its
+//! stylesheets and scripts, and pydoc's `pathlib` reference.
 //!
 //! Run: `cargo bench -p agent-tools --bench page_read` (needs /usr/bin/chromium).
 
@@ -13,8 +18,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agent_core::{SessionId, ToolContext};
-use agent_tools::{BrowserHost, CdpHost, page_tools};
-use serde_json::json;
+use agent_tools::{BrowserHost, CdpHost, PAGE_JS, page_tools};
+use serde_json::{Value, json};
 
 /// A documentation-like page: a sidebar of 400 nested links, 30 sections of prose with inline
 /// links and code, repeated wrappers, a footer.
@@ -86,8 +91,83 @@ fn click_target(page: &str) -> &'static str {
         "page2.html" => "\"Other button\"",
         "frame.html" => "\"Frame button\"",
         "docs (generated)" => "\"On this page\"",
+        "rustdoc std::vec::Vec" => "\"Summary\"",
+        "pydoc pathlib" => "\"index\"",
         _ => "\"More\"",
     }
+}
+
+/// A saved real page or one of its files, decompressed.
+fn real(name: &str) -> String {
+    use std::io::Read;
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("benches/fixtures/real")
+        .join(name);
+    let mut out = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(&path).unwrap())
+        .read_to_string(&mut out)
+        .unwrap();
+    out
+}
+
+/// Where each page is served: the fixtures by name, the real pages where their relative links
+/// to their stylesheets and scripts resolve, the generated ones by number.
+fn path_of(i: usize, name: &str) -> String {
+    match name {
+        "rustdoc std::vec::Vec" => "/std/vec/struct.Vec.html".into(),
+        "pydoc pathlib" => "/pydoc/pathlib.html".into(),
+        n if n.ends_with(".html") => format!("/{n}"),
+        _ => format!("/gen{i}.html"),
+    }
+}
+
+fn content_type(path: &str) -> &'static str {
+    match path.rsplit('.').next() {
+        Some("css") => "text/css",
+        Some("js") => "text/javascript",
+        _ => "text/html; charset=utf-8",
+    }
+}
+
+/// Pages through page_read with `offset` as a model would and counts the distinct refs it
+/// reaches, against every visible interactive element page.js finds with no item limit.
+async fn addressable(host: &dyn BrowserHost, read: &Arc<dyn agent_core::Tool>) -> (usize, usize) {
+    let mut refs = std::collections::HashSet::new();
+    let mut offset = 0usize;
+    loop {
+        let out = read
+            .call(
+                json!({"offset": offset}),
+                ToolContext::detached(SessionId::new_random(), "bench"),
+            )
+            .await
+            .unwrap()
+            .text_content();
+        for l in out.lines() {
+            let first = l.split_whitespace().next().unwrap_or("");
+            if first.len() > 1 && first.starts_with('e') && first[1..].bytes().all(|b| b.is_ascii_digit()) {
+                refs.insert(first.to_owned());
+            }
+        }
+        let next = out
+            .split("call page_read with offset=")
+            .nth(1)
+            .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+            .and_then(|n| n.parse::<usize>().ok());
+        match next {
+            Some(n) if n > offset => offset = n,
+            _ => break,
+        }
+    }
+    let all: Value = host
+        .evaluate(None, &format!("({PAGE_JS})(\"read\", {{\"maxItems\": 1000000}})"))
+        .await
+        .unwrap();
+    let found = all["items"]
+        .as_array()
+        .map(|items| items.iter().filter(|i| i["k"] == "e").count())
+        .unwrap_or(0);
+    (refs.len(), found)
 }
 
 fn main() {
@@ -105,18 +185,22 @@ fn main() {
     }
     pages.push(("docs (generated)".into(), docs_page()));
     pages.push(("table (generated)".into(), table_page()));
-    let routes: HashMap<String, String> = pages
+    pages.push(("rustdoc std::vec::Vec".into(), real("rustdoc-vec.html.gz")));
+    pages.push(("pydoc pathlib".into(), real("pydoc-pathlib.html.gz")));
+    let mut routes: HashMap<String, String> = pages
         .iter()
         .enumerate()
-        .map(|(i, (name, body))| {
-            let path = if name.ends_with(".html") {
-                format!("/{name}")
-            } else {
-                format!("/gen{i}.html")
-            };
-            (path, body.clone())
-        })
+        .map(|(i, (name, body))| (path_of(i, name), body.clone()))
         .collect();
+    for file in [
+        "normalize-9960930a.css",
+        "rustdoc-b7b9f40b.css",
+        "noscript-f7c3ffd8.css",
+        "main-5013f961.js",
+        "storage-41dd4d93.js",
+    ] {
+        routes.insert(format!("/static.files/{file}"), real(&format!("{file}.gz")));
+    }
     let routes = Arc::new(routes);
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
@@ -136,11 +220,15 @@ fn main() {
                         }
                     }
                     let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
-                    let body = routes.get(&path).cloned().unwrap_or_default();
+                    let (status, body) = match routes.get(&path) {
+                        Some(body) => ("200 OK", body.clone()),
+                        None => ("404 Not Found", String::new()),
+                    };
                     let mut stream = stream;
                     let _ = write!(
                         stream,
-                        "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        "HTTP/1.1 {status}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        content_type(&path),
                         body.len()
                     );
                 });
@@ -153,11 +241,11 @@ fn main() {
         let shared: Arc<dyn BrowserHost> = Arc::new(host.clone());
         let tools = page_tools(shared.clone());
         let read = tools.iter().find(|t| t.spec().name == "page_read").unwrap().clone();
-        println!("| page | raw HTML (chars) | rendered DOM (chars) | page_read (chars) | ratio | elements listed | page_read time (median of 10) |");
-        println!("|---|---:|---:|---:|---:|---:|---:|");
+        println!("| page | raw HTML (chars) | rendered DOM (chars) | page_read (chars) | ratio | elements listed | page_read time (median of 10) | reachable by paging |");
+        println!("|---|---:|---:|---:|---:|---:|---:|---:|");
         let mut since_rows = Vec::new();
         for (i, (name, body)) in pages.iter().enumerate() {
-            let path = if name.ends_with(".html") { format!("/{name}") } else { format!("/gen{i}.html") };
+            let path = path_of(i, name);
             shared.navigate(None, &format!("{base}{path}")).await.unwrap();
             shared.wait_settled(None, Duration::from_secs(5)).await.unwrap();
             let dom = shared
@@ -187,8 +275,9 @@ fn main() {
                     c.next() == Some('e') && c.next().is_some_and(|d| d.is_ascii_digit())
                 })
                 .count();
+            let (reached, found) = addressable(shared.as_ref(), &read).await;
             println!(
-                "| {name} | {raw} | {dom} | {chars} | {:.2} | {listed} | {:.1} ms |",
+                "| {name} | {raw} | {dom} | {chars} | {:.2} | {listed} | {:.1} ms | {reached} of {found} |",
                 chars as f64 / raw as f64,
                 times[5].as_secs_f64() * 1000.0
             );

@@ -18,8 +18,11 @@ pub struct PageToolsConfig {
     pub settle_timeout: Duration,
     /// Cap on any result, in characters (default 20 000).
     pub max_chars: usize,
-    /// Most element lines per page_read page (default 200).
+    /// Most element lines per page_read page (default 100; offset and find reach the rest).
     pub max_elements: usize,
+    /// Characters of the page's text page_read shows first (default 1 500; page.js reads at
+    /// most 4 000).
+    pub preview_chars: usize,
     /// Let page_scrape fetch loopback addresses, over `http://` too (tests, local development);
     /// the same as [`ScrapePolicy::allow_loopback_http`].
     pub scrape_loopback_http: bool,
@@ -42,7 +45,8 @@ impl Default for PageToolsConfig {
             search_template: "https://duckduckgo.com/?q={}".into(),
             settle_timeout: Duration::from_secs(5),
             max_chars: 20_000,
-            max_elements: 200,
+            max_elements: 100,
+            preview_chars: 1_500,
             scrape_loopback_http: false,
             scrape: ScrapePolicy::default(),
             upload_root: None,

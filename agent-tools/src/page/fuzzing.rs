@@ -25,13 +25,15 @@ pub fn format_read(data: &[u8]) {
         find: (b(1) % 2 == 1).then(|| String::from_utf8_lossy(&head[..head.len().min(2)]).into_owned()),
         max_elements: b(2),
         max_chars: b(3) * 100,
+        preview_chars: b(3) * 20,
     };
     let _ = format_read_view(&v, &view);
     let _ = format_read_view(
         &v,
         &ReadView {
-            max_elements: 200,
+            max_elements: 100,
             max_chars: 20_000,
+            preview_chars: 1_500,
             ..ReadView::default()
         },
     );

@@ -87,7 +87,7 @@ export interface PageToolsOptions {
   settleTimeoutMs?: number
   /** Cap on any result, in characters (default 20 000). */
   maxChars?: number
-  /** Most element lines per page_read page (default 200). */
+  /** Most element lines per page_read page (default 100). */
   maxElements?: number
   /** Let page_scrape fetch loopback addresses over `http://` too (tests, local development); the same as `scrape.allowLoopbackHttp`. */
   scrapeLoopbackHttp?: boolean
@@ -99,6 +99,8 @@ export interface PageToolsOptions {
   screenshotMaxWidth?: number
   /** The tallest screenshot the model is sent, in pixels (default 1280). */
   screenshotMaxHeight?: number
+  /** Characters of the page's text page_read shows first (default 1 500). */
+  previewChars?: number
 }
 /** Where page_scrape may connect besides public https addresses (`PageToolsOptions.scrape`). */
 export interface ScrapePolicy {

@@ -179,6 +179,7 @@ mod tests {
                         find,
                         max_elements,
                         max_chars,
+                        preview_chars: max_chars,
                     },
                 );
             }

@@ -18,6 +18,8 @@ pub struct ReadView {
     pub max_elements: usize,
     /// Whole-result cap in characters.
     pub max_chars: usize,
+    /// Characters of the page's text shown on the first page of a read.
+    pub preview_chars: usize,
 }
 
 /// Formats the JSON `read` result of page.js as the compact snapshot. Returns the text (not
@@ -91,12 +93,18 @@ fn facts(v: &Value, view: &ReadView) -> String {
         c("shadowRoots"),
         c("chars")
     ));
-    let preview = text_of(v, "textPreview");
-    if view.offset == 0 && view.find.is_none() && !preview.is_empty() {
-        let more = if c("chars") as usize > preview.chars().count() {
-            " [preview: first 4000 chars; page_text gives one element's full text]"
+    let whole = text_of(v, "textPreview");
+    if view.offset == 0 && view.find.is_none() && !whole.is_empty() {
+        let end = whole
+            .char_indices()
+            .nth(view.preview_chars)
+            .map_or(whole.len(), |(i, _)| i);
+        let preview = &whole[..end];
+        let shown = preview.chars().count();
+        let more = if c("chars") as usize > shown {
+            format!(" [preview: first {shown} chars; page_text gives one element's full text]")
         } else {
-            ""
+            String::new()
         };
         out.push_str(&format!("text: {preview}{more}\n"));
     }

@@ -87,6 +87,7 @@ async fn read_text(s: &Shared, a: ReadArgs) -> Result<ToolOutput, ToolError> {
         find: a.find.filter(|f| !f.trim().is_empty()),
         max_elements: s.cfg.max_elements,
         max_chars: s.cfg.max_chars.saturating_sub(200),
+        preview_chars: s.cfg.preview_chars,
     };
     let (full, cut) = format_read(&v, &view);
     let field = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("");

@@ -61,7 +61,7 @@ class PageToolsConfig(TypedDict, total=False):
     max_chars: int
     """Cap on any result, in characters [20000]."""
     max_elements: int
-    """Most element lines per page_read page [200]."""
+    """Most element lines per page_read page [100]."""
     scrape_loopback_http: bool
     """Let page_scrape fetch loopback addresses over ``http://`` too [False]."""
     scrape: ScrapePolicy
@@ -74,6 +74,8 @@ class PageToolsConfig(TypedDict, total=False):
     [1280]."""
     screenshot_max_height: int
     """The tallest screenshot the model is sent, in pixels [1280]."""
+    preview_chars: int
+    """Characters of the page's text page_read shows first [1500]."""
 
 
 class TabInfo(TypedDict):
@@ -316,6 +318,7 @@ class CdpHost:
         upload_root: "Union[str, os.PathLike[str], None]" = None,
         screenshot_max_width: Optional[int] = None,
         screenshot_max_height: Optional[int] = None,
+        preview_chars: Optional[int] = None,
     ) -> NativeTools:
         """The page and tab tools over this browser: ``page_tools(self, ...)``; with ``tab``
         (a tab id from the ``tabs_list`` tool or a :class:`TabInfo`) bound to that tab."""
@@ -331,6 +334,7 @@ class CdpHost:
             upload_root=upload_root,
             screenshot_max_width=screenshot_max_width,
             screenshot_max_height=screenshot_max_height,
+            preview_chars=preview_chars,
         )
 
     async def __aenter__(self) -> "CdpHost":
@@ -361,6 +365,7 @@ def page_tools(
     upload_root: "Union[str, os.PathLike[str], None]" = None,
     screenshot_max_width: Optional[int] = None,
     screenshot_max_height: Optional[int] = None,
+    preview_chars: Optional[int] = None,
 ) -> NativeTools:
     """The Rust page and tab tools over ``host`` (a Python :class:`BrowserHost` or a
     :class:`CdpHost`): page_read, page_text, page_click, page_fill, page_navigate and the
@@ -395,7 +400,7 @@ def page_tools(
         settle_timeout_ms: How long to wait for a page to settle after an action or a
             navigation, in milliseconds (default 5000).
         max_chars: Cap on any result, in characters (default 20000).
-        max_elements: Most element lines per page_read page (default 200).
+        max_elements: Most element lines per page_read page (default 100).
         scrape_loopback_http: Let page_scrape fetch loopback addresses over ``http://`` too
             (tests, local development); the same as ``scrape={"allow_loopback_http": True}``.
         scrape: Which other addresses page_scrape may reach and which extra root certificates
@@ -405,6 +410,7 @@ def page_tools(
         screenshot_max_width: The widest screenshot the model is sent, in pixels (default
             1280); larger captures are scaled down, keeping proportions.
         screenshot_max_height: The tallest screenshot the model is sent (default 1280).
+        preview_chars: Characters of the page's text page_read shows first (default 1500).
 
     ``page_screenshot`` (the viewport, ``full_page``, or one element by ``ref``; ``annotate``
     draws page_read's refs on it) and ``page_read(screenshot=true)`` return images, for an
@@ -425,5 +431,6 @@ def page_tools(
         upload_root=os.fspath(upload_root) if upload_root is not None else None,
         screenshot_max_width=screenshot_max_width,
         screenshot_max_height=screenshot_max_height,
+        preview_chars=preview_chars,
     )
     return NativeTools(_native.page_tools(target, config, tab))
