@@ -14,6 +14,7 @@ an address), tabs (a Gtk.Notebook of WebViews), and the agent's log below.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import io
 import json
 import threading
@@ -65,8 +66,18 @@ def _gtk_thread() -> threading.Thread:
     global _GTK_THREAD
     with _GTK_LOCK:
         if _GTK_THREAD is None:
-            _GTK_THREAD = threading.Thread(target=GLib.MainLoop().run, name="gtk", daemon=True)
-            _GTK_THREAD.start()
+            main_loop = GLib.MainLoop()
+            thread = threading.Thread(target=main_loop.run, name="gtk", daemon=True)
+            thread.start()
+
+            def stop() -> None:
+                # Before the interpreter finalizes: WebKit aborts when its thread is still
+                # running then.
+                GLib.idle_add(main_loop.quit)
+                thread.join(10)
+
+            atexit.register(stop)
+            _GTK_THREAD = thread
         return _GTK_THREAD
 
 
@@ -106,7 +117,10 @@ class WebKitHost:
     # ------------------------------------------------------------------ GTK thread
 
     def _build(self) -> bool:
-        self.context = WebKit2.WebContext.get_default()
+        # A context of its own, released on this thread by close(): the default context is a
+        # C++ static that the process's exit handlers would release on the main thread, which
+        # WebKit answers with abort().
+        self.context = WebKit2.WebContext.new()
         self.window = Gtk.Window(title=self._title)
         self.window.set_default_size(1100, 800)
         box = Gtk.Box(orientation=Gtk.Orientation.VERTICAL, spacing=4)
@@ -259,6 +273,7 @@ class WebKitHost:
             self._dialogs.clear()
             self._views.clear()
             self._closed.clear()
+            self.context = None
             self.closed.set()
             return False
 
