@@ -106,6 +106,8 @@ class WebKitHost:
         # (failed at once when a dialog pauses the page or a new document replaces it).
         self._dialogs: Dict[str, Any] = {}
         self._pending: Dict[str, Set[Callable[..., None]]] = {}
+        # The files set_files is choosing in each tab, for the file chooser its click opens.
+        self._choosing: Dict[str, List[str]] = {}
         # Set once the window is gone (closed by the person or by close()).
         self.closed = threading.Event()
         self._ready = threading.Event()
@@ -155,6 +157,7 @@ class WebKitHost:
         label = Gtk.Label(label=tab_id)
         view.connect("notify::title", lambda v, _p: label.set_text((v.get_title() or tab_id)[:24]))
         view.connect("script-dialog", self._on_script_dialog, tab_id)
+        view.connect("run-file-chooser", self._on_file_chooser, tab_id)
         view.connect("load-changed", self._on_load_changed, tab_id)
         index = self.notebook.append_page(view, label)
         view.show()
@@ -182,6 +185,15 @@ class WebKitHost:
         self._dialogs[tab_id] = dialog.ref()
         kind = DIALOG_KINDS.get(dialog.get_dialog_type(), "alert")
         self._fail_pending(tab_id, f"the page opened a {kind} dialog and is paused until it is answered")
+        return True
+
+    def _on_file_chooser(self, _view: WebKit2.WebView, request: Any, tab_id: str) -> bool:
+        """Answers the file chooser set_files opened with its files; any other one (the
+        person's click) gets WebKit's own file picker."""
+        paths = self._choosing.pop(tab_id, None)
+        if paths is None:
+            return False
+        request.select_files(paths)
         return True
 
     def _on_load_changed(self, _view: WebKit2.WebView, event: Any, tab_id: str) -> None:
@@ -488,6 +500,36 @@ class WebKitHost:
             if isinstance(seen, (int, float)) and seen >= count:
                 return
             await asyncio.sleep(0.01)
+
+    # ------------------------------------------------------------------ files
+
+    async def set_files(self, tab: Optional[str], element: str, paths: List[str]) -> None:
+        """Puts files into a file input as a person choosing them in the file picker:
+        ``element`` is a JavaScript expression for the ``<input type=file>``. Its click (a
+        script call, which WebKit runs as a user gesture) opens the file chooser, answered
+        with ``paths`` by the run-file-chooser handler; the page gets input and change."""
+        tab_id = await self._call(lambda done: done(self._tab_id(tab)))
+
+        def choose(done: Callable[..., None]) -> None:
+            self._choosing[tab_id] = list(paths)
+            done()
+
+        await self._call(choose)
+        try:
+            clicked = await self.evaluate(
+                tab_id,
+                "(async () => { const el = (" + element + "); "
+                "if (!(el instanceof HTMLInputElement) || el.type !== 'file') return 'not a file input'; "
+                "const changed = new Promise((r) => { el.addEventListener('change', () => r('changed'), {once: true}); "
+                "setTimeout(() => r('no change'), 2000); }); el.click(); return await changed; })()",
+            )
+        finally:
+            left = await self._call(lambda done: done(self._choosing.pop(tab_id, None)))
+        if clicked != "changed":
+            raise ac.HostError(
+                f"the file input did not take the files ({clicked}; "
+                f"{'its file chooser never opened' if left is not None else 'the chooser was answered'})"
+            )
 
     # ------------------------------------------------------------------ dialogs
 

@@ -1,5 +1,5 @@
-"""WebKitHost methods tested directly (not through the page tools): screenshot (run under
-xvfb-run, like the other tests here)."""
+"""WebKitHost methods tested directly (not through the page tools): screenshot and set_files
+(run under xvfb-run, like the other tests here)."""
 
 import asyncio
 import io
@@ -86,3 +86,39 @@ def test_a_region_shot_crops_to_css_pixels(shots):
     assert png_size(shots["region_small"]) == (60, 30)
     assert pixel(shots["region_small"], 30, 15) == (255, 0, 0)
     assert pixel(shots["region_small"], 1, 1) == (255, 255, 255)
+
+
+def test_set_files_attaches_files_to_a_file_input_hidden_or_not(tmp_path):
+    """set_files answers the file chooser its input's click opens (the Python binding does not
+    call it yet: page_upload there answers no_upload_folder; see docs/page-tools.md)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from test_conformance import FixtureServer
+
+    (tmp_path / "a.txt").write_text("alpha")
+    (tmp_path / "b.txt").write_text("bravo!")
+    loop = asyncio.new_event_loop()
+    server = FixtureServer()
+    host = WebKitHost(loop, title="agent-core set_files test", viewport=(800, 600))
+
+    async def go():
+        tab = (await host.open_tab(server.url("upload.html")))["id"]
+        out = "document.getElementById('out').textContent"
+        # The single-file input is hidden behind its label.
+        await host.set_files(tab, "document.getElementById('one')", [str(tmp_path / "a.txt")])
+        one = await host.evaluate(tab, out)
+        await host.set_files(
+            tab, "document.getElementById('many')", [str(tmp_path / "a.txt"), str(tmp_path / "b.txt")]
+        )
+        many = await host.evaluate(tab, out)
+        with pytest.raises(Exception, match="not a file input"):
+            await host.set_files(tab, "document.getElementById('note')", [str(tmp_path / "a.txt")])
+        return one, many
+
+    try:
+        one, many = loop.run_until_complete(asyncio.wait_for(go(), 60))
+    finally:
+        host.close()
+        server.close()
+        loop.close()
+    assert one == "a.txt:5"
+    assert many == "a.txt:5, b.txt:6"
