@@ -134,6 +134,66 @@ pub(crate) fn insert_messages(
     Ok(())
 }
 
+/// A message row to insert, and where it goes.
+pub(crate) struct NewRow<'a> {
+    pub key: i64,
+    pub seq: u64,
+    pub row: &'a MessageRow,
+    pub created_at: i64,
+}
+
+/// Rows per `INSERT` statement of [`insert_rows`], largest first (the last must be 1).
+const ROWS_PER_INSERT: [usize; 3] = [32, 8, 1];
+
+/// The `INSERT` of `rows` message rows at once.
+fn multi_row_insert(rows: usize) -> String {
+    let one = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    let values = vec![one; rows].join(", ");
+    format!(
+        "INSERT INTO messages (session_key, seq, role, content, tool_calls, tool_call_id,
+           tool_name, is_error, compressed, reasoning, model_visible, user_visible, created_at)
+         VALUES {values}"
+    )
+}
+
+/// Inserts message rows of any sessions, several per statement: one statement costs SQLite
+/// more than the row it carries. Nothing is checked beyond the constraints (the unique index
+/// on `(session_key, seq)`, the foreign key); on an error the caller cannot tell which row
+/// failed, and should roll back and insert them one append at a time.
+pub(crate) fn insert_rows(conn: &Connection, rows: &[NewRow<'_>]) -> rusqlite::Result<()> {
+    static SQL: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    let sql = SQL.get_or_init(|| ROWS_PER_INSERT.iter().map(|n| multi_row_insert(*n)).collect());
+    let mut rest = rows;
+    while !rest.is_empty() {
+        // Never `None`: the last size is 1.
+        let Some((size, text)) = ROWS_PER_INSERT.iter().zip(sql).find(|(size, _)| **size <= rest.len()) else {
+            return Err(rusqlite::Error::InvalidParameterCount(rest.len(), 1));
+        };
+        let size = *size;
+        let mut insert = conn.prepare_cached(text)?;
+        for (i, new) in rest[..size].iter().enumerate() {
+            let at = i * 13;
+            let row = new.row;
+            insert.raw_bind_parameter(at + 1, new.key)?;
+            insert.raw_bind_parameter(at + 2, seq_to_sql(new.seq))?;
+            insert.raw_bind_parameter(at + 3, row.role)?;
+            insert.raw_bind_parameter(at + 4, &row.content)?;
+            insert.raw_bind_parameter(at + 5, &row.tool_calls)?;
+            insert.raw_bind_parameter(at + 6, &row.tool_call_id)?;
+            insert.raw_bind_parameter(at + 7, &row.tool_name)?;
+            insert.raw_bind_parameter(at + 8, row.is_error)?;
+            insert.raw_bind_parameter(at + 9, &row.compressed)?;
+            insert.raw_bind_parameter(at + 10, &row.reasoning)?;
+            insert.raw_bind_parameter(at + 11, row.model_visible)?;
+            insert.raw_bind_parameter(at + 12, row.user_visible)?;
+            insert.raw_bind_parameter(at + 13, new.created_at)?;
+        }
+        insert.raw_execute()?;
+        rest = &rest[size..];
+    }
+    Ok(())
+}
+
 /// Inserts or updates a tool-call record of the session with this key in one statement; the
 /// update happens only if the state machine allows the change (see
 /// [`ToolCallState::can_become`]).

@@ -11,6 +11,7 @@ use agent_core::{SessionId, SessionInfo, StoreError, ToolCallRecord};
 
 use super::recycle::{Returns, Spent};
 use super::{Append, Reply, Shared, Work, settle};
+use crate::now_millis;
 use crate::sql_error::backend;
 use crate::writes;
 
@@ -60,6 +61,20 @@ impl Ledger {
     }
 }
 
+/// Rows of queued appends after which they are inserted without waiting for the queue to be
+/// empty.
+const MAX_PENDING_ROWS: usize = 256;
+
+/// An append that continues what this connection wrote to its session, waiting to be inserted
+/// with the others (see [`Group::insert_appends`]).
+struct PendingAppend {
+    key: i64,
+    append: Append,
+    reply: Reply,
+    /// When it was applied: its rows' `created_at`.
+    created_at: i64,
+}
+
 /// A record waiting for the commit, and the jobs it stands for.
 struct PendingRecord {
     record: ToolCallRecord,
@@ -74,6 +89,9 @@ pub(super) struct Group {
     /// state in this group to replace them (only the committed state can ever be seen; a
     /// crash loses the group whole). Those still open are written just before the commit.
     records: Vec<PendingRecord>,
+    /// Appends taken but not inserted yet, in order, and their number of rows.
+    appends: Vec<PendingAppend>,
+    pending_rows: usize,
     /// A caller waits on this group: commit as soon as the queue is drained.
     waited_on: bool,
     /// When the first caller started waiting on it.
@@ -90,6 +108,8 @@ impl Group {
             opened: Instant::now(),
             done: Vec::new(),
             records: Vec::new(),
+            appends: Vec::new(),
+            pending_rows: 0,
             waited_on: false,
             waited_since: None,
             broken: None,
@@ -130,7 +150,7 @@ impl Group {
     }
 
     pub fn len(&self) -> usize {
-        self.done.len() + self.records.len()
+        self.done.len() + self.records.len() + self.appends.len()
     }
 
     fn reply(&mut self, reply: Reply, result: Result<(), StoreError>) {
@@ -146,8 +166,9 @@ impl Group {
         }
     }
 
-    /// Runs a job now, inside the transaction.
-    pub fn run(&mut self, conn: &Connection, work: Work, reply: Reply) {
+    /// Runs a job now, inside the transaction, after the appends taken before it.
+    pub fn run(&mut self, conn: &Connection, work: Work, reply: Reply, ledger: &mut Ledger, returns: &Returns) {
+        self.insert_appends(conn, ledger, returns);
         let result = in_savepoint(conn, work);
         self.note_rollback(conn, &result);
         self.reply(reply, result);
@@ -168,8 +189,85 @@ impl Group {
         self.broken.is_some()
     }
 
-    /// Appends rows now, inside the transaction.
-    pub fn append(&mut self, conn: &Connection, append: &Append, reply: Reply, ledger: &mut Ledger) {
+    /// Takes an append. One that continues what this connection last wrote to its session
+    /// (the usual case) waits to be inserted together with the others taken in the same
+    /// burst, a few statements for all of them ([`Self::insert_appends`]); any other is
+    /// inserted now, after them, and checked against the file.
+    pub fn append(&mut self, conn: &Connection, append: Append, reply: Reply, ledger: &mut Ledger, returns: &Returns) {
+        let continues = ledger.next_seq.get(&append.session) == Some(&append.first_seq);
+        match ledger.keys.get(&append.session) {
+            Some(key) if continues => {
+                let key = *key;
+                let next = append.first_seq + append.rows.len() as u64;
+                ledger.next_seq.insert(append.session.clone(), next);
+                self.note_waiter(&reply);
+                self.pending_rows += append.rows.len();
+                self.appends.push(PendingAppend {
+                    key,
+                    append,
+                    reply,
+                    created_at: now_millis(),
+                });
+                if self.pending_rows >= MAX_PENDING_ROWS {
+                    self.insert_appends(conn, ledger, returns);
+                }
+            }
+            _ => {
+                self.insert_appends(conn, ledger, returns);
+                self.append_now(conn, &append, reply, ledger);
+                returns.give_back(Spent::Rows(append.rows));
+            }
+        }
+    }
+
+    /// Inserts the appends taken so far, several rows per statement, in a savepoint. If that
+    /// fails (a sequence number another process took, a session deleted behind this
+    /// connection's back), it is rolled back and each append is inserted on its own, so that
+    /// only the ones at fault fail, with the error they would have had alone.
+    pub fn insert_appends(&mut self, conn: &Connection, ledger: &mut Ledger, returns: &Returns) {
+        if self.appends.is_empty() {
+            return;
+        }
+        let appends = std::mem::take(&mut self.appends);
+        self.pending_rows = 0;
+        // After a rollback nothing more is written; the replies get the group's error.
+        let result = if self.broken.is_some() {
+            Ok(())
+        } else {
+            let rows: Vec<writes::NewRow<'_>> = appends
+                .iter()
+                .flat_map(|p| {
+                    p.append.rows.iter().enumerate().map(|(i, row)| writes::NewRow {
+                        key: p.key,
+                        seq: p.append.first_seq + i as u64,
+                        row,
+                        created_at: p.created_at,
+                    })
+                })
+                .collect();
+            in_savepoint(conn, |conn| writes::insert_rows(conn, &rows).map_err(backend))
+        };
+        self.note_rollback(conn, &result);
+        let one_by_one = result.is_err() && self.broken.is_none();
+        for pending in appends {
+            if one_by_one {
+                // As when it was taken: it continues what the ledger knew of its session,
+                // unless an append of the session failed just now (the ledger forgot it).
+                let session = &pending.append.session;
+                if ledger.keys.contains_key(session) {
+                    ledger.next_seq.insert(session.clone(), pending.append.first_seq);
+                }
+                self.append_now(conn, &pending.append, pending.reply, ledger);
+            } else {
+                self.reply(pending.reply, result.clone());
+            }
+            returns.give_back(Spent::Rows(pending.append.rows));
+        }
+    }
+
+    /// Inserts an append now, checked against the file unless it continues what this
+    /// connection last wrote to its session.
+    fn append_now(&mut self, conn: &Connection, append: &Append, reply: Reply, ledger: &mut Ledger) {
         let Append {
             session,
             first_seq,
@@ -284,6 +382,7 @@ impl Group {
     /// commit fails every job of the group failed. Failures of jobs nobody waits on are
     /// recorded before any waiting caller is answered, so a flush sees them.
     pub fn commit(mut self, conn: &Connection, shared: &Shared, ledger: &mut Ledger) {
+        self.insert_appends(conn, ledger, &shared.returns);
         for pending in std::mem::take(&mut self.records) {
             self.write_record(conn, pending, ledger, &shared.returns);
         }
@@ -342,4 +441,136 @@ fn in_savepoint<T>(
 pub(super) fn catch<T>(work: impl FnOnce() -> Result<T, StoreError>) -> Result<T, StoreError> {
     std::panic::catch_unwind(AssertUnwindSafe(work))
         .unwrap_or_else(|_| Err(StoreError::Backend("a store write panicked".to_owned())))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use agent_core::Message;
+    use tokio::sync::oneshot;
+
+    use super::*;
+    use crate::rows::MessageRow;
+
+    fn database() -> Connection {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.pragma_update(None, "foreign_keys", true).unwrap();
+        crate::migrations::migrate_to(&mut conn, crate::migrations::latest_version()).unwrap();
+        conn
+    }
+
+    /// A session this connection created, as the ledger knows it after a creation.
+    fn session(conn: &Connection, ledger: &mut Ledger) -> (SessionId, i64) {
+        let id = SessionId::new_random();
+        let key = writes::insert_session(conn, &SessionInfo::new(id.clone())).unwrap();
+        ledger.keys.insert(id.clone(), key);
+        ledger.next_seq.insert(id.clone(), 1);
+        (id, key)
+    }
+
+    fn append(session: &SessionId, first_seq: u64, texts: &[&str]) -> Append {
+        Append {
+            session: session.clone(),
+            first_seq,
+            rows: texts
+                .iter()
+                .map(|t| MessageRow::from_message(&Message::user(*t)).unwrap())
+                .collect(),
+        }
+    }
+
+    fn stored(conn: &Connection, key: i64) -> Vec<(i64, String)> {
+        let mut stmt = conn
+            .prepare("SELECT seq, content FROM messages WHERE session_key = ?1 ORDER BY seq")
+            .unwrap();
+        stmt.query_map([key], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    }
+
+    #[test]
+    fn appends_taken_together_are_all_inserted_in_order() {
+        let conn = database();
+        let shared = Shared::default();
+        let mut ledger = Ledger::default();
+        let (a, key_a) = session(&conn, &mut ledger);
+        let (b, key_b) = session(&conn, &mut ledger);
+        let mut group = Group::open(&conn).unwrap();
+        // 45 single rows (one statement of 32, one of 8, five of 1) and one append of three.
+        for seq in 1..=45u64 {
+            let text = format!("a{seq}");
+            let reply = Reply::Behind(a.clone());
+            group.append(&conn, append(&a, seq, &[&text]), reply, &mut ledger, &shared.returns);
+        }
+        let reply = Reply::Behind(b.clone());
+        group.append(
+            &conn,
+            append(&b, 1, &["b1", "b2", "b3"]),
+            reply,
+            &mut ledger,
+            &shared.returns,
+        );
+        assert_eq!(group.appends.len(), 46, "taken, not inserted yet");
+        assert!(stored(&conn, key_a).is_empty());
+        group.commit(&conn, &shared, &mut ledger);
+        let rows = stored(&conn, key_a);
+        assert_eq!(rows.len(), 45);
+        for (i, (seq, content)) in rows.iter().enumerate() {
+            assert_eq!(*seq, i as i64 + 1);
+            assert!(content.contains(&format!("\"a{}\"", i + 1)), "{content}");
+        }
+        let rows = stored(&conn, key_b);
+        assert_eq!(rows.iter().map(|r| r.0).collect::<Vec<_>>(), vec![1, 2, 3]);
+        assert!(rows[2].1.contains("\"b3\""));
+        assert!(shared.failures.lock().unwrap().is_empty());
+        assert_eq!(ledger.next_seq.get(&a), Some(&46));
+    }
+
+    #[test]
+    fn one_append_at_fault_fails_alone_with_its_own_error() {
+        let conn = database();
+        let shared = Shared::default();
+        let mut ledger = Ledger::default();
+        let (a, key_a) = session(&conn, &mut ledger);
+        let (b, key_b) = session(&conn, &mut ledger);
+        // Another process took b's first number behind this connection's back.
+        conn.execute(
+            "INSERT INTO messages (session_key, seq, role, content, created_at) VALUES (?1, 1, 'user', '[]', 0)",
+            [key_b],
+        )
+        .unwrap();
+        let mut group = Group::open(&conn).unwrap();
+        let mut answers = Vec::new();
+        for (session, seq, text) in [(&a, 1, "a1"), (&b, 1, "b1"), (&a, 2, "a2")] {
+            let (tx, rx) = oneshot::channel();
+            group.append(
+                &conn,
+                append(session, seq, &[text]),
+                Reply::Waiting(tx),
+                &mut ledger,
+                &shared.returns,
+            );
+            answers.push(rx);
+        }
+        assert_eq!(group.appends.len(), 3);
+        group.commit(&conn, &shared, &mut ledger);
+        let answers: Vec<_> = answers.into_iter().map(|mut rx| rx.try_recv().unwrap()).collect();
+        assert_eq!(answers[0], Ok(()));
+        assert_eq!(
+            answers[1],
+            Err(StoreError::Conflict {
+                session: b.clone(),
+                expected: 1,
+                actual: 2
+            })
+        );
+        assert_eq!(answers[2], Ok(()));
+        assert_eq!(stored(&conn, key_a).iter().map(|r| r.0).collect::<Vec<_>>(), vec![1, 2]);
+        assert_eq!(stored(&conn, key_b), vec![(1, "[]".to_owned())]);
+        // What the ledger believed of b is gone; a is known to continue at 3.
+        assert_eq!(ledger.next_seq.get(&b), None);
+        assert_eq!(ledger.next_seq.get(&a), Some(&3));
+    }
 }

@@ -9,7 +9,6 @@ use rusqlite::Connection;
 
 use super::checkpoint::TailCheckpoint;
 use super::group::{Group, Ledger, MAX_GROUP, catch};
-use super::recycle::Spent;
 use super::{Job, Shared, Task, settle, several_cpus};
 
 /// The thread's loop: apply what has queued up inside one open transaction, and commit when a
@@ -50,6 +49,10 @@ pub(super) fn serve(
                     break;
                 }
             }
+        }
+        // The appends of the burst just applied go in together.
+        if let Some(g) = group.as_mut() {
+            g.insert_appends(&conn, &mut ledger, &shared.returns);
         }
         // When the open group must be committed at the latest (`None`: no group, or no
         // deadline).
@@ -175,12 +178,9 @@ fn apply(conn: &Connection, group: &mut Option<Group>, job: Job, shared: &Shared
         },
     };
     match task {
-        Task::Grouped(job) => open.run(conn, job, reply),
+        Task::Grouped(job) => open.run(conn, job, reply, ledger, &shared.returns),
         Task::Record(record) => open.record(conn, record, reply, ledger, &shared.returns),
-        Task::Append(append) => {
-            open.append(conn, &append, reply, ledger);
-            shared.returns.give_back(Spent::Rows(append.rows));
-        }
+        Task::Append(append) => open.append(conn, append, reply, ledger, &shared.returns),
         Task::CreateSession(info) => open.create_session(conn, info, reply, ledger),
         Task::Barrier => open.barrier(reply),
         Task::Alone(_) | Task::Forget(_) => {}
