@@ -45,6 +45,7 @@ mod compaction;
 mod compress;
 mod event;
 mod gate;
+mod hooks;
 mod message;
 pub mod options;
 mod provider;
@@ -63,6 +64,7 @@ pub use compaction::{CompactionConfig, SUMMARY_PREFIX, TokenEstimator, TrimRepor
 pub use compress::{CompressionConfig, compress_json, compress_json_in_place, compress_text, compress_value_text};
 pub use event::{AgentEvent, EventKind};
 pub use gate::{AllowAll, FnGate, Gate, GateDecision, GateRequest, TurnOrigin, gate_fn};
+pub use hooks::{HookError, Hooks, ToolCallDecision, ToolCallInfo};
 pub use message::{ContentPart, ImageSource, Message, Reasoning, Role, ToolCall, Visibility};
 pub use provider::{
     EventStream, FinishReason, ModelRequest, ModelResponse, Provider, ProviderError, ProviderErrorKind,

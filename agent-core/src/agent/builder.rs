@@ -9,6 +9,7 @@ use super::clarification::AskClarificationTool;
 use super::{Agent, AgentConfig, AgentError, AgentInner, EventObserver, Vision};
 use crate::event::AgentEvent;
 use crate::gate::Gate;
+use crate::hooks::Hooks;
 use crate::provider::Provider;
 use crate::store::Store;
 use crate::tool::{Tool, ToolSet, ToolSetError};
@@ -26,6 +27,7 @@ pub struct AgentBuilder {
     observers: Vec<EventObserver>,
     runtime: Option<Handle>,
     clarification: bool,
+    hooks: Vec<Arc<dyn Hooks>>,
 }
 
 impl AgentBuilder {
@@ -112,6 +114,18 @@ impl AgentBuilder {
         self
     }
 
+    /// Adds lifecycle hooks ([`Hooks`]): they run at their points of every turn, in the order
+    /// they were added.
+    pub fn hooks(self, hooks: impl Hooks + 'static) -> Self {
+        self.hooks_arc(Arc::new(hooks))
+    }
+
+    /// Adds shared lifecycle hooks.
+    pub fn hooks_arc(mut self, hooks: Arc<dyn Hooks>) -> Self {
+        self.hooks.push(hooks);
+        self
+    }
+
     /// The Tokio runtime turns run on (default: the runtime `build` is called in).
     pub fn runtime(mut self, handle: Handle) -> Self {
         self.runtime = Some(handle);
@@ -145,6 +159,7 @@ impl AgentBuilder {
                 provider,
                 tools: std::sync::RwLock::new(Arc::new(tools)),
                 takes_images,
+                hooks: self.hooks.into(),
                 clarification: self.clarification,
                 store: self.store,
                 gate: self.gate,

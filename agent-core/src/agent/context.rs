@@ -117,7 +117,16 @@ async fn summarise(
         return false;
     };
     let transcript = render_transcript(history.summary.as_deref(), &history.messages[history.compacted..cut]);
-    let summary_req = summary_request(transcript, config.summary_max_tokens);
+    let mut summary_req = summary_request(transcript, config.summary_max_tokens);
+    // The summary request carries the conversation too: the same hooks see it (a redacting
+    // hook must not be bypassed); a hook that fails leaves the history to the trim.
+    if !agent.hooks.is_empty()
+        && let Err(e) = super::hook_points::before_model_call(&agent.hooks, session, &mut summary_req).await
+    {
+        tracing::warn!(error = %e, "not summarising for compaction");
+        history.summary_failed_turn = Some(history.turn_start);
+        return false;
+    }
     let raw = history.estimator.raw_request(&summary_req);
     if history.estimator.calibrated(raw) + u64::from(config.summary_max_tokens) > limit {
         tracing::info!("the summary request would not fit the context window; trimming instead");

@@ -10,7 +10,7 @@ use crate::provider::ProviderErrorKind;
 /// Why a turn ended in error, or was denied: [`Outcome::error_kind`](super::Outcome::error_kind).
 ///
 /// It serializes to the same strings hosts have always read: `provider.<kind>` (for example
-/// `provider.timeout`), `tool.fatal`, `store`, `denied`, `clarification` and `internal`.
+/// `provider.timeout`), `tool.fatal`, `store`, `denied`, `clarification`, `hook` and `internal`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ErrorKind {
     /// The model call failed (`provider.<kind>`, the kind of the [`ProviderError`](crate::ProviderError)).
@@ -23,6 +23,8 @@ pub enum ErrorKind {
     Denied,
     /// An answer arrived for a question that is no longer pending (`clarification`).
     Clarification,
+    /// A host hook failed ([`Hooks`](crate::Hooks)) (`hook`).
+    Hook,
     /// The run's task ended without an outcome: it panicked or its runtime shut down
     /// (`internal`).
     Internal,
@@ -30,11 +32,12 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind that is not a provider's, then every provider kind.
-    const OWN: [ErrorKind; 5] = [
+    const OWN: [ErrorKind; 6] = [
         ErrorKind::ToolFatal,
         ErrorKind::Store,
         ErrorKind::Denied,
         ErrorKind::Clarification,
+        ErrorKind::Hook,
         ErrorKind::Internal,
     ];
 
@@ -57,6 +60,7 @@ impl ErrorKind {
             ErrorKind::Store => "store",
             ErrorKind::Denied => "denied",
             ErrorKind::Clarification => "clarification",
+            ErrorKind::Hook => "hook",
             ErrorKind::Internal => "internal",
         }
     }
@@ -118,6 +122,7 @@ mod tests {
             "store",
             "denied",
             "clarification",
+            "hook",
             "internal",
             "provider.rate_limited",
             "provider.timeout",

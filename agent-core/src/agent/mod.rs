@@ -8,6 +8,7 @@ mod emit;
 mod error_kind;
 mod event_log;
 mod history;
+mod hook_points;
 mod images;
 mod question;
 mod run;
@@ -68,6 +69,8 @@ pub(crate) struct AgentInner {
     pub config: AgentConfig,
     /// Whether the model is sent images: [`AgentConfig::vision`] resolved against the provider.
     pub takes_images: bool,
+    /// The host's hooks, in order (empty: the loop skips every hook point).
+    pub hooks: Arc<[Arc<dyn crate::hooks::Hooks>]>,
     pub observers: Arc<[EventObserver]>,
     pub runtime: Handle,
     sessions: Mutex<HashMap<SessionId, Weak<SessionState>>>,

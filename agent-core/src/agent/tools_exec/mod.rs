@@ -17,10 +17,12 @@ use super::AgentInner;
 use super::clarification;
 use super::config::DenialPolicy;
 use super::emit::Emitter;
+use super::hook_points::{self, Decided};
 use super::run::RunState;
 use crate::compress::{compress_text, compress_value_text};
 use crate::event::EventKind;
 use crate::gate::{GateDecision, GateRequest, TurnOrigin};
+use crate::hooks::ToolCallInfo;
 use crate::message::{Message, ToolCall};
 use crate::session::SessionId;
 use crate::store::{StoreError, ToolCallState, now_millis};
@@ -40,6 +42,8 @@ pub(crate) enum Stop {
     },
     /// The store could not make the conversation durable before a gated call.
     Store(StoreError),
+    /// A host hook failed (its message).
+    Hook(String),
 }
 
 /// The results (one per call, in call order) and why execution stopped, if it did.
@@ -74,6 +78,8 @@ enum Failure {
 
 struct Finished {
     index: usize,
+    /// The arguments it ran with, kept only for the after_tool_call hooks.
+    arguments: Option<serde_json::Value>,
     result: Result<ToolOutput, Failure>,
     started_at_ms: i64,
     elapsed: Duration,
@@ -107,6 +113,21 @@ impl ExecCtx<'_> {
                 }
                 continue;
             }
+            let prepared = if self.agent.hooks.is_empty() {
+                prepared
+            } else {
+                match self.hooked(call, prepared).await {
+                    Ok(Ok(p)) => p,
+                    Ok(Err(message)) => {
+                        slots[index] = Some(self.refuse(call, message).await);
+                        continue;
+                    }
+                    Err(message) => {
+                        stop = Some(Stop::Hook(message));
+                        break 'calls;
+                    }
+                }
+            };
             let spec = prepared.tool.spec();
             if spec.gated {
                 match self.ask_gate(call, &prepared.args).await {
@@ -214,6 +235,33 @@ impl ExecCtx<'_> {
         })
     }
 
+    /// The call as the before_tool_call hooks leave it: to run (rewritten arguments checked
+    /// against the schema again), or refused with what the model is told; `Err` when a hook
+    /// failed.
+    async fn hooked(&self, call: &ToolCall, prepared: Prepared) -> Result<Result<Prepared, String>, String> {
+        let info = ToolCallInfo {
+            session_id: self.session,
+            call_id: &call.id,
+            tool: &call.name,
+            arguments: &prepared.args,
+            origin: self.origin,
+        };
+        match hook_points::before_tool_call(&self.agent.hooks, info).await? {
+            Decided::Denied(reason) => Ok(Err(format!("denied by the host: {reason}. {} did not run.", call.name))),
+            Decided::Run(args) if args == prepared.args => Ok(Ok(prepared)),
+            Decided::Run(args) => match self.tools.validate(&call.name, &args) {
+                Ok(()) => Ok(Ok(Prepared {
+                    tool: prepared.tool,
+                    args,
+                })),
+                Err(e) => Ok(Err(format!(
+                    "the host rewrote the arguments of {} into ones its schema refuses ({}); the tool did not run.",
+                    call.name, e.message
+                ))),
+            },
+        }
+    }
+
     /// Asks the gate; `None` means the run was cancelled while waiting.
     async fn ask_gate(&self, call: &ToolCall, args: &serde_json::Value) -> Option<GateDecision> {
         let Some(gate) = &self.agent.gate else {
@@ -261,6 +309,7 @@ impl ExecCtx<'_> {
         };
         let tool = prepared.tool;
         let args = prepared.args;
+        let arguments = (!self.agent.hooks.is_empty()).then(|| args.clone());
         async move {
             let start = Instant::now();
             let guarded = AssertUnwindSafe(async move { tool.call(args, cx).await }).catch_unwind();
@@ -275,6 +324,7 @@ impl ExecCtx<'_> {
             };
             Finished {
                 index,
+                arguments,
                 result,
                 started_at_ms,
                 elapsed: start.elapsed(),
@@ -306,7 +356,30 @@ impl ExecCtx<'_> {
         record.started_at_ms = Some(done.started_at_ms);
         record.finished_at_ms = Some(now_millis());
         let duration_ms = done.elapsed.as_millis() as u64;
-        let (message, stop) = match done.result {
+        let mut hook_stop = None;
+        let result = match done.arguments {
+            Some(arguments) => {
+                // A fatal error stays fatal; a timeout or a crash is an error for the model.
+                let mut result = done.result.map_err(|f| match f {
+                    Failure::Tool(e) => e,
+                    other => ToolError::model(failure_text(call, other)),
+                });
+                let info = ToolCallInfo {
+                    session_id: self.session,
+                    call_id: &call.id,
+                    tool: &call.name,
+                    arguments: &arguments,
+                    origin: self.origin,
+                };
+                if let Err(message) = hook_points::after_tool_call(&self.agent.hooks, info, &mut result).await {
+                    result = Err(ToolError::model(format!("{} ran, but {message}", call.name)));
+                    hook_stop = Some(Stop::Hook(message));
+                }
+                result.map_err(Failure::Tool)
+            }
+            None => done.result,
+        };
+        let (message, stop) = match result {
             Ok(mut output) => {
                 let provenance = output.provenance.take();
                 let mut capped = cap_output(output, self.agent.config.result_cap_chars);
@@ -336,7 +409,6 @@ impl ExecCtx<'_> {
             }
             Err(failure) => {
                 let (text, stop) = match failure {
-                    Failure::Tool(ToolError::ForModel { message, .. }) => (format!("error: {message}"), None),
                     Failure::Tool(ToolError::Fatal { message, source }) => (
                         format!("error: {message}"),
                         Some(Stop::Fatal {
@@ -344,15 +416,7 @@ impl ExecCtx<'_> {
                             source: source.map(Arc::new),
                         }),
                     ),
-                    Failure::Timeout(limit) => (
-                        format!(
-                            "error: {} timed out after {} ms and was stopped",
-                            call.name,
-                            limit.as_millis()
-                        ),
-                        None,
-                    ),
-                    Failure::Panic(what) => (format!("error: {} crashed ({what})", call.name), None),
+                    other => (format!("error: {}", failure_text(call, other)), None),
                 };
                 self.emitter.emit(EventKind::ToolCallFailed {
                     call_id: call.id.clone(),
@@ -367,7 +431,16 @@ impl ExecCtx<'_> {
         };
         self.save(&record).await;
         slots[done.index] = Some(message);
-        stop
+        hook_stop.or(stop)
+    }
+}
+
+/// What the model is told of a failure that is not fatal (without the `error: ` prefix).
+fn failure_text(call: &ToolCall, failure: Failure) -> String {
+    match failure {
+        Failure::Tool(ToolError::ForModel { message, .. } | ToolError::Fatal { message, .. }) => message,
+        Failure::Timeout(limit) => format!("{} timed out after {} ms and was stopped", call.name, limit.as_millis()),
+        Failure::Panic(what) => format!("{} crashed ({what})", call.name),
     }
 }
 

@@ -49,6 +49,8 @@ impl ExecCtx<'_> {
             (Some(Stop::Store(_)), false) => {
                 "not run: the conversation could not be saved, which ended the turn".to_owned()
             }
+            (Some(Stop::Hook(_)), true) => "cancelled: a host hook failed, which ended the turn".to_owned(),
+            (Some(Stop::Hook(_)), false) => "not run: a host hook failed, which ended the turn".to_owned(),
             (None, _) => "not run".to_owned(),
         };
         self.end_without_running(call, ToolCallState::Cancelled, text).await

@@ -131,8 +131,14 @@ impl Turn<'_> {
             _ = self.cancel.cancelled() => return Outcome::new(OutcomeStatus::Cancelled),
             h = slot.0 => h,
         };
-        let outcome = self.drive_locked(&mut history, input).await;
+        let mut outcome = self.drive_locked(&mut history, input).await;
         self.tools_turn_ended().await;
+        if !self.agent.hooks.is_empty()
+            && let Err(message) = super::hook_points::turn_ended(&self.agent.hooks, self.session, &outcome).await
+            && outcome.status != OutcomeStatus::Error
+        {
+            outcome = failed_with(outcome, ErrorKind::Hook, message);
+        }
         // The kept request serves the next model call of this turn only: an idle session
         // would hold a second copy of its conversation.
         history.forget_model_view();
@@ -201,6 +207,7 @@ impl Turn<'_> {
                 Err(CallFailed::Provider(e)) => {
                     return failed_with(outcome, ErrorKind::Provider(e.error_kind()), e.to_string());
                 }
+                Err(CallFailed::Hook(message)) => return failed_with(outcome, ErrorKind::Hook, message),
             };
             if let Some(usage) = &response.usage {
                 outcome.usage.add(usage);

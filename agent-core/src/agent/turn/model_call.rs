@@ -6,6 +6,7 @@ use futures::StreamExt;
 use super::Turn;
 use crate::agent::context;
 use crate::agent::history::History;
+use crate::agent::hook_points;
 use crate::event::EventKind;
 use crate::provider::{ModelRequest, ModelResponse, ProviderError, ResponseAssembler, StreamEvent};
 use crate::tool::ToolSet;
@@ -14,6 +15,8 @@ use crate::tool::ToolSet;
 pub(super) enum CallFailed {
     Cancelled,
     Provider(ProviderError),
+    /// A host hook failed (its message).
+    Hook(String),
 }
 
 impl Turn<'_> {
@@ -53,11 +56,23 @@ impl Turn<'_> {
             _ = self.cancel.cancelled() => return Err(CallFailed::Cancelled),
             fitted = context::fit_request(self.agent, self.session, history, &mut request, self.emitter) => fitted,
         };
-        let result = self.send_request(&request).await;
-        if fitted == context::Fitted::AsIs {
-            history.keep_model_view(request.messages);
+        let hooks = &self.agent.hooks;
+        if hooks.is_empty() {
+            let result = self.send_request(&request).await;
+            if fitted == context::Fitted::AsIs {
+                history.keep_model_view(request.messages);
+            }
+            return result;
         }
-        result
+        // A hook may edit the request: it is not kept as the next call's starting point.
+        hook_points::before_model_call(hooks, self.session, &mut request)
+            .await
+            .map_err(CallFailed::Hook)?;
+        let mut response = self.send_request(&request).await?;
+        hook_points::after_model_call(hooks, self.session, &mut response)
+            .await
+            .map_err(CallFailed::Hook)?;
+        Ok(response)
     }
 
     /// Sends one request and assembles the streamed answer, emitting tokens as they come.

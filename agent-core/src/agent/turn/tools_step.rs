@@ -96,6 +96,12 @@ impl Turn<'_> {
                 o
             }
             Stop::Store(e) => store_failed(outcome, e),
+            Stop::Hook(message) => {
+                let mut o = with_status(outcome, OutcomeStatus::Error);
+                o.error = Some(message);
+                o.error_kind = Some(ErrorKind::Hook);
+                o
+            }
             Stop::Fatal { message, source } => {
                 let mut o = with_status(outcome, OutcomeStatus::Error);
                 o.error = Some(message);
