@@ -20,6 +20,7 @@ import asyncio
 import json
 import os
 import sys
+import tempfile
 import threading
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -301,11 +302,20 @@ async def run_case(b: Browser, case: Dict[str, Any]) -> List[str]:
         """The test runner's own step (evaluate, open a page, which tab is in front)."""
         return await run.host_step(op, arg, tab)
 
+    folder = tempfile.TemporaryDirectory() if case.get("upload_folder") else None
+    if folder:
+        # As the Rust runner's: a.txt, sub/b.txt, a directory, and a symlink out.
+        root = Path(folder.name)
+        (root / "a.txt").write_text("alpha")
+        (root / "sub").mkdir()
+        (root / "sub" / "b.txt").write_text("bravo!")
+        (root / "link.txt").symlink_to("/etc/hostname")
     tools = ac.page_tools(
         b.host,
         tab=case_tab if case.get("bound") else None,
         settle_timeout_ms=5000,
         scrape_loopback_http=True,
+        upload_root=folder.name if folder else None,
     )
     agent = ac.Agent(
         ac.ScriptedProvider.from_fn(run.choose),
@@ -326,6 +336,8 @@ async def run_case(b: Browser, case: Dict[str, Any]) -> List[str]:
             problems.append(f"the turn ended {outcome.status}: {outcome}")
         return problems
     finally:
+        if folder:
+            folder.cleanup()
         for tab in [front_tab, *run.vars.values(), case_tab]:
             if tab:
                 try:

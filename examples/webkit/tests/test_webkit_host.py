@@ -89,8 +89,8 @@ def test_a_region_shot_crops_to_css_pixels(shots):
 
 
 def test_set_files_attaches_files_to_a_file_input_hidden_or_not(tmp_path):
-    """set_files answers the file chooser its input's click opens (the Python binding does not
-    call it yet: page_upload there answers no_upload_folder; see docs/page-tools.md)."""
+    """set_files answers the file chooser its input's click opens (page_upload's host call;
+    the conformance table checks it through the tool too)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from test_conformance import FixtureServer
 
