@@ -116,6 +116,7 @@ async fn huge_token_counts_from_a_model_server_saturate_instead_of_overflowing()
         input_tokens: u64::MAX,
         output_tokens: u64::MAX - 1,
         cached_input_tokens: u64::MAX,
+        cache_write_tokens: u64::MAX,
         reasoning_tokens: u64::MAX,
     };
     let echo = tool_fn("echo", "Echoes.", |_: NoArgs, _cx: ToolContext| async {

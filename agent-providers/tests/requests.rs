@@ -108,7 +108,11 @@ fn anthropic_request_body() {
     let results = &messages[2];
     assert_eq!(results["role"], "user");
     assert_eq!(results["content"].as_array().unwrap().len(), 2);
-    assert_eq!(body["system"], "You are a weather assistant.");
+    // Prompt caching (on by default): the system prompt is a text block with a breakpoint.
+    assert_eq!(
+        body["system"],
+        json!([{"cache_control": {"type": "ephemeral"}, "text": "You are a weather assistant.", "type": "text"}])
+    );
     insta::assert_json_snapshot!("anthropic_request", body);
 }
 

@@ -52,13 +52,17 @@ pub struct ModelRequest {
 /// Token counts reported by a provider.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Usage {
-    /// Tokens of input (prompt), including cached ones.
+    /// Tokens of input (prompt), including the ones read from and written to the cache.
     pub input_tokens: u64,
     /// Tokens generated.
     pub output_tokens: u64,
-    /// Input tokens served from the provider's cache, when reported.
+    /// Input tokens served from the provider's cache (cache reads), when reported.
     #[serde(default)]
     pub cached_input_tokens: u64,
+    /// Input tokens written to the provider's cache (Anthropic's cache creation), when
+    /// reported.
+    #[serde(default)]
+    pub cache_write_tokens: u64,
     /// Reasoning tokens, when reported (included in `output_tokens` by most providers).
     #[serde(default)]
     pub reasoning_tokens: u64,
@@ -72,6 +76,7 @@ impl Usage {
         self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
         self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
         self.cached_input_tokens = self.cached_input_tokens.saturating_add(other.cached_input_tokens);
+        self.cache_write_tokens = self.cache_write_tokens.saturating_add(other.cache_write_tokens);
         self.reasoning_tokens = self.reasoning_tokens.saturating_add(other.reasoning_tokens);
     }
 }

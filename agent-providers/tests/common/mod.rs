@@ -98,6 +98,8 @@ pub struct Recorded {
     pub path: String,
     pub headers: HeaderMap,
     pub body: serde_json::Value,
+    /// The body's bytes as they arrived.
+    pub raw: Bytes,
 }
 
 #[derive(Default)]
@@ -143,7 +145,12 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
     let headers = request.headers().clone();
     let bytes = axum::body::to_bytes(request.into_body(), usize::MAX).await.unwrap();
     let body = serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null);
-    shared.requests.lock().unwrap().push(Recorded { path, headers, body });
+    shared.requests.lock().unwrap().push(Recorded {
+        path,
+        headers,
+        body,
+        raw: bytes,
+    });
     let reply = shared.replies.lock().unwrap().pop_front();
     let Some(reply) = reply else {
         return Response::builder()

@@ -10,7 +10,10 @@ export type JsonSchema = { [key: string]: unknown }
 export interface Usage {
   inputTokens: number
   outputTokens: number
+  /** Input tokens read from the provider's cache (included in `inputTokens`). */
   cachedInputTokens: number
+  /** Input tokens written to the provider's cache (Anthropic, OpenRouter; included in `inputTokens`). */
+  cacheWriteTokens: number
   reasoningTokens: number
 }
 

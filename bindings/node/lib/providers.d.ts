@@ -69,6 +69,7 @@ export interface ScriptedUsage {
   inputTokens: number
   outputTokens: number
   cachedInputTokens?: number
+  cacheWriteTokens?: number
   reasoningTokens?: number
 }
 

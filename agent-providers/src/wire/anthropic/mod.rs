@@ -31,12 +31,44 @@ pub const DEFAULT_MAX_TOKENS: u32 = 8192;
 pub struct AnthropicOptions {
     /// Enables extended thinking with this token budget.
     pub thinking_budget: Option<u32>,
+    /// Which prompt-cache breakpoints the request carries (default [`CacheMode::Auto`]).
+    pub cache: CacheMode,
+}
+
+/// Which `cache_control: {"type": "ephemeral"}` breakpoints an Anthropic request carries.
+///
+/// Anthropic caches a request's prefix (tools, then system prompt, then messages) up to each
+/// breakpoint, at most 4 per request; a later request that starts with the same bytes reads
+/// them from the cache. A prefix shorter than the model's minimum (1 024 to 4 096 tokens) is
+/// simply not cached. As data it is `"auto"`, `"static"` or `"off"`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CacheMode {
+    /// The last tool definition, the system prompt, the last block of the newest message
+    /// (so the next call of the loop reads everything sent so far from the cache) and the last
+    /// block of the message before the newest assistant message (the previous call's
+    /// breakpoint, kept in place so that call's cache entry is found however many blocks were
+    /// added since). Thinking blocks never carry one.
+    #[default]
+    Auto,
+    /// Only the last tool definition and the system prompt: for hosts whose conversations
+    /// change between calls, where a breakpoint on the messages would write cache entries
+    /// that are never read (a cache write costs more than plain input).
+    Static,
+    /// No breakpoint; the system prompt is sent as a plain string.
+    Off,
 }
 
 impl Anthropic {
     /// Enables extended thinking with a token budget.
     pub fn with_thinking_budget(mut self, budget_tokens: u32) -> Self {
         self.wire.options.thinking_budget = Some(budget_tokens);
+        self
+    }
+
+    /// Sets which prompt-cache breakpoints requests carry (default [`CacheMode::Auto`]).
+    pub fn with_cache(mut self, cache: CacheMode) -> Self {
+        self.wire.options.cache = cache;
         self
     }
 }

@@ -6,7 +6,7 @@ use agent_core::{ContentPart, ImageSource, Message, ModelRequest, ProviderError,
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{AnthropicOptions, DEFAULT_MAX_TOKENS};
+use super::{AnthropicOptions, CacheMode, DEFAULT_MAX_TOKENS};
 
 /// Builds the Messages request body.
 pub fn request_body(model: &str, request: &ModelRequest, stream: bool, options: &AnthropicOptions) -> Value {
@@ -33,7 +33,7 @@ struct WireRequest<'a> {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    system: Option<String>,
+    system: Option<System>,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -49,8 +49,35 @@ struct Thinking {
     kind: &'static str,
 }
 
+/// The system prompt: a string, or one text block when it carries a cache breakpoint.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum System {
+    Text(String),
+    Blocks([SystemBlock; 1]),
+}
+
+#[derive(Serialize)]
+struct SystemBlock {
+    cache_control: CacheControl,
+    text: String,
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+/// A prompt-cache breakpoint (`{"type": "ephemeral"}`: the default five-minute lifetime).
+#[derive(Serialize, Clone, Copy)]
+struct CacheControl {
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+const EPHEMERAL: CacheControl = CacheControl { kind: "ephemeral" };
+
 #[derive(Serialize)]
 struct WireTool<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<CacheControl>,
     description: &'a str,
     input_schema: &'a Value,
     name: &'a str,
@@ -67,11 +94,15 @@ struct WireMessage<'a> {
 #[serde(untagged)]
 enum Block<'a> {
     Text {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
         text: &'a str,
         #[serde(rename = "type")]
         kind: &'static str,
     },
     Image {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
         source: ImageBlockSource<'a>,
         #[serde(rename = "type")]
         kind: &'static str,
@@ -85,6 +116,8 @@ enum Block<'a> {
     /// Redacted thinking, sent back as it came.
     Opaque(&'a Value),
     ToolUse {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
         id: &'a str,
         input: Value,
         name: &'a str,
@@ -92,6 +125,8 @@ enum Block<'a> {
         kind: &'static str,
     },
     ToolResult {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
         content: ToolResultContent<'a>,
         #[serde(skip_serializing_if = "Option::is_none")]
         is_error: Option<bool>,
@@ -99,6 +134,49 @@ enum Block<'a> {
         #[serde(rename = "type")]
         kind: &'static str,
     },
+}
+
+impl Block<'_> {
+    /// Puts a cache breakpoint on this block; false for a block that cannot carry one
+    /// (thinking and redacted thinking).
+    fn mark(&mut self) -> bool {
+        match self {
+            Block::Text { cache_control, .. }
+            | Block::Image { cache_control, .. }
+            | Block::ToolUse { cache_control, .. }
+            | Block::ToolResult { cache_control, .. } => {
+                *cache_control = Some(EPHEMERAL);
+                true
+            }
+            Block::Thinking { .. } | Block::Opaque(_) => false,
+        }
+    }
+}
+
+/// Puts a cache breakpoint on the last block of `message` that can carry one.
+fn mark_last(message: &mut WireMessage<'_>) {
+    for block in message.content.iter_mut().rev() {
+        if block.mark() {
+            return;
+        }
+    }
+}
+
+/// The moving breakpoints of [`CacheMode::Auto`]: the newest message, so the next call reads
+/// everything sent so far from the cache, and the message before the newest assistant message,
+/// which is where the previous call of the loop put its own (that call ended with it), so its
+/// cache entry is found even when more than 20 blocks were added since (the API looks back
+/// at most 20 blocks from a breakpoint). With the tools and the system prompt that makes at
+/// most 4, the API's limit.
+fn mark_messages(messages: &mut [WireMessage<'_>]) {
+    if let Some(last) = messages.last_mut() {
+        mark_last(last);
+    }
+    if let Some(answer) = messages.iter().rposition(|m| m.role == "assistant")
+        && let Some(before) = answer.checked_sub(1)
+    {
+        mark_last(&mut messages[before]);
+    }
 }
 
 /// A tool result's content: its text, or text and image blocks when it carries images.
@@ -147,6 +225,7 @@ impl<'a> WireRequest<'a> {
                         ToolResultContent::Text(m.text())
                     };
                     let block = Block::ToolResult {
+                        cache_control: None,
                         content,
                         is_error: m.is_error.then_some(true),
                         tool_use_id: m.tool_call_id.as_deref().unwrap_or_default(),
@@ -156,6 +235,11 @@ impl<'a> WireRequest<'a> {
                 }
             }
         }
+        if options.cache == CacheMode::Auto {
+            mark_messages(&mut messages);
+        }
+        let caching = options.cache != CacheMode::Off;
+        let system = (!system.is_empty()).then(|| system.join("\n\n"));
         let thinking = options.thinking_budget.map(|budget| Thinking {
             budget_tokens: budget,
             kind: "enabled",
@@ -165,7 +249,17 @@ impl<'a> WireRequest<'a> {
             messages,
             model,
             stream,
-            system: (!system.is_empty()).then(|| system.join("\n\n")),
+            system: system.map(|text| {
+                if caching {
+                    System::Blocks([SystemBlock {
+                        cache_control: EPHEMERAL,
+                        text,
+                        kind: "text",
+                    }])
+                } else {
+                    System::Text(text)
+                }
+            }),
             // The API refuses a temperature together with thinking.
             temperature: request
                 .temperature
@@ -175,7 +269,9 @@ impl<'a> WireRequest<'a> {
             tools: request
                 .tools
                 .iter()
-                .map(|t| WireTool {
+                .enumerate()
+                .map(|(i, t)| WireTool {
+                    cache_control: (caching && i + 1 == request.tools.len()).then_some(EPHEMERAL),
                     description: &t.description,
                     input_schema: &t.parameters,
                     name: &t.name,
@@ -202,8 +298,13 @@ fn content_blocks(parts: &[ContentPart]) -> Vec<Block<'_>> {
         .iter()
         .filter(|p| p.as_text() != Some(""))
         .map(|p| match p {
-            ContentPart::Text { text } => Block::Text { text, kind: "text" },
+            ContentPart::Text { text } => Block::Text {
+                cache_control: None,
+                text,
+                kind: "text",
+            },
             ContentPart::Image { media_type, source } => Block::Image {
+                cache_control: None,
                 source: match source {
                     ImageSource::Base64 { data } => ImageBlockSource::Base64 {
                         data,
@@ -242,6 +343,7 @@ fn assistant_blocks(m: &Message) -> Vec<Block<'_>> {
             _ => Value::Object(serde_json::Map::new()),
         };
         blocks.push(Block::ToolUse {
+            cache_control: None,
             id: &call.id,
             input,
             name: &call.name,
@@ -255,7 +357,7 @@ fn assistant_blocks(m: &Message) -> Vec<Block<'_>> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::wire::test_support::{assert_bytes_of_tree, requests};
+    use crate::wire::test_support::{assert_bytes_of_tree, requests, rich_request};
 
     /// The view's fields are in the order a `Value` tree sorts them, so the bytes sent are the
     /// ones the tree-built body had, and they parse to [`request_body`].
@@ -266,6 +368,11 @@ mod tests {
                 AnthropicOptions::default(),
                 AnthropicOptions {
                     thinking_budget: Some(2048),
+                    cache: CacheMode::Static,
+                },
+                AnthropicOptions {
+                    thinking_budget: None,
+                    cache: CacheMode::Off,
                 },
             ] {
                 for stream in [true, false] {
@@ -274,5 +381,99 @@ mod tests {
                 }
             }
         }
+    }
+
+    fn with_cache(cache: CacheMode) -> AnthropicOptions {
+        AnthropicOptions {
+            cache,
+            ..AnthropicOptions::default()
+        }
+    }
+
+    /// Where the breakpoints are: `tools[i]`, `system`, `messages[i].content[j]`.
+    fn breakpoints(body: &Value) -> Vec<String> {
+        let mut out = Vec::new();
+        for (i, tool) in body["tools"].as_array().into_iter().flatten().enumerate() {
+            if tool.get("cache_control").is_some() {
+                out.push(format!("tools[{i}]"));
+            }
+        }
+        if body["system"][0].get("cache_control").is_some() {
+            out.push("system".to_owned());
+        }
+        for (i, m) in body["messages"].as_array().into_iter().flatten().enumerate() {
+            for (j, block) in m["content"].as_array().into_iter().flatten().enumerate() {
+                if let Some(marker) = block.get("cache_control") {
+                    assert_eq!(marker, &serde_json::json!({"type": "ephemeral"}));
+                    out.push(format!("messages[{i}].content[{j}]"));
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn auto_marks_tools_system_the_newest_message_and_the_previous_calls_breakpoint() {
+        let request = rich_request(None, None);
+        let body = request_body("m", &request, true, &AnthropicOptions::default());
+        // Wire messages: user (2 merged), assistant (thinking + tool use), user (results),
+        // assistant, user. The previous call ended with the tool results.
+        assert_eq!(
+            breakpoints(&body),
+            ["tools[1]", "system", "messages[2].content[1]", "messages[4].content[0]"]
+        );
+        assert_eq!(body["system"][0]["type"], "text");
+        assert!(
+            body["system"][0]["text"]
+                .as_str()
+                .unwrap()
+                .ends_with("🌍.\n\nBe brief. Two parts.")
+        );
+    }
+
+    #[test]
+    fn static_marks_only_tools_and_system_and_off_marks_nothing() {
+        let request = rich_request(None, None);
+        let body = request_body("m", &request, true, &with_cache(CacheMode::Static));
+        assert_eq!(breakpoints(&body), ["tools[1]", "system"]);
+        let off = request_body("m", &request, true, &with_cache(CacheMode::Off));
+        assert!(breakpoints(&off).is_empty());
+        assert!(!off.to_string().contains("cache_control"));
+        assert!(off["system"].is_string());
+    }
+
+    #[test]
+    fn thinking_blocks_never_carry_a_breakpoint() {
+        // The newest message is an assistant message that ends with thinking: the breakpoint
+        // goes on its last block that can carry one.
+        let mut answer = Message::assistant("Sure.");
+        answer.reasoning = Some(agent_core::Reasoning {
+            text: "hm".into(),
+            signature: Some("sig".into()),
+            opaque: vec![serde_json::json!({"type": "redacted_thinking", "data": "x"})],
+        });
+        answer.content.clear();
+        let request = ModelRequest {
+            messages: vec![Message::user("hi"), answer],
+            ..ModelRequest::default()
+        };
+        let body = request_body("m", &request, false, &AnthropicOptions::default());
+        // Only thinking in the newest message: no breakpoint there; the message before it has one.
+        assert_eq!(breakpoints(&body), ["messages[0].content[0]"]);
+        assert_eq!(body["messages"][1]["content"].as_array().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn never_more_than_four_breakpoints() {
+        for request in &requests() {
+            for cache in [CacheMode::Auto, CacheMode::Static, CacheMode::Off] {
+                let body = request_body("m", request, true, &with_cache(cache));
+                assert!(breakpoints(&body).len() <= 4);
+            }
+        }
+        // No system prompt, no tools, one message: one breakpoint, the system field absent.
+        let body = request_body("m", &requests()[4], true, &AnthropicOptions::default());
+        assert_eq!(breakpoints(&body), ["messages[0].content[0]"]);
+        assert!(body.get("system").is_none());
     }
 }

@@ -55,6 +55,7 @@ impl UsageState {
                 .saturating_add(self.cache_creation),
             output_tokens: self.output,
             cached_input_tokens: self.cache_read,
+            cache_write_tokens: self.cache_creation,
             reasoning_tokens: 0,
         }
     }

@@ -100,6 +100,8 @@ impl GeminiDecoder {
                 // Saturating: a hostile server's counts must not overflow.
                 output_tokens: u.candidates_token_count.unwrap_or(0).saturating_add(thoughts),
                 cached_input_tokens: u.cached_content_token_count.unwrap_or(0),
+                // Gemini does not report what it writes to its cache.
+                cache_write_tokens: 0,
                 reasoning_tokens: thoughts,
             });
         }

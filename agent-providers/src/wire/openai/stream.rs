@@ -78,6 +78,8 @@ pub(super) struct WireUsage {
 #[derive(Deserialize)]
 struct PromptDetails {
     cached_tokens: Option<u64>,
+    /// OpenRouter's count of cache writes (for the models that charge for them).
+    cache_write_tokens: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -90,11 +92,19 @@ impl WireUsage {
         Usage {
             input_tokens: self.prompt_tokens,
             output_tokens: self.completion_tokens,
+            // DeepSeek's own counter first: it is what DeepSeek bills, and its copy in
+            // `prompt_tokens_details` can lag it (a recorded stream has a hit of 1 and
+            // `cached_tokens` 0).
             cached_input_tokens: self
+                .prompt_cache_hit_tokens
+                .or_else(|| self.prompt_tokens_details.as_ref().and_then(|d| d.cached_tokens))
+                .unwrap_or(0),
+            // OpenAI and DeepSeek report no cache writes (they cache on their own, at no extra
+            // charge); OpenRouter does, for the models it serves that charge for them.
+            cache_write_tokens: self
                 .prompt_tokens_details
                 .as_ref()
-                .and_then(|d| d.cached_tokens)
-                .or(self.prompt_cache_hit_tokens)
+                .and_then(|d| d.cache_write_tokens)
                 .unwrap_or(0),
             reasoning_tokens: self
                 .completion_tokens_details

@@ -159,11 +159,13 @@ class AgentConfig:
 
 @dataclass
 class Usage:
-    """Token counts."""
+    """Token counts. ``input_tokens`` includes the cache reads (``cached_input_tokens``) and
+    cache writes (``cache_write_tokens``, reported by Anthropic and OpenRouter)."""
 
     input_tokens: int = 0
     output_tokens: int = 0
     cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
     reasoning_tokens: int = 0
 
 
