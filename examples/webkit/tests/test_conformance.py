@@ -102,7 +102,7 @@ class Browser:
         if ENGINE == "webkit":
             from webkit_host import WebKitHost
 
-            self.host = WebKitHost(self.loop, title="agent-core conformance", viewport=(800, 600))
+            self.host = WebKitHost(self.loop, title="agent-core conformance", viewport=(1280, 713))
         else:
             self.host = self.loop.run_until_complete(ac.CdpHost.launch())
 
@@ -324,6 +324,7 @@ async def run_case(b: Browser, case: Dict[str, Any]) -> List[str]:
         max_iterations=200,
         max_tool_calls=None,
         tool_timeout_ms=60_000,
+        vision="on",  # page_screenshot is offered only to a model that is sent images
     )
     try:
         session = await agent.create_session()
