@@ -581,19 +581,30 @@ class WebKitHost:
         kind = area.get("kind", "viewport")
         if kind not in ("viewport", "full_page", "region"):
             raise ac.HostError(f"unknown screenshot area {kind!r}")
+        whole = kind == "full_page"
+        crop = dict(area) if kind == "region" else None
+        if crop is not None:
+            # A region reaching beyond the viewport (a tall element) is cut from the whole
+            # document, in document coordinates; one inside it from what is on screen.
+            sx, sy, vw, vh = await self.evaluate(tab, "[scrollX, scrollY, innerWidth, innerHeight]")
+            x, y = float(crop.get("x", 0)), float(crop.get("y", 0))
+            w, h = float(crop.get("width", 0)), float(crop.get("height", 0))
+            if x < 0 or y < 0 or x + w > vw or y + h > vh:
+                whole = True
+                crop["x"], crop["y"] = x + sx, y + sy
 
         def start(done: Callable[..., None]) -> None:
             tab_id = self._tab_id(tab)
             view = self._views[tab_id]
             if tab_id in self._dialogs:
                 raise ac.HostError("the page is paused by a dialog until it is answered", host_kind="script")
-            region = WebKit2.SnapshotRegion.FULL_DOCUMENT if kind == "full_page" else WebKit2.SnapshotRegion.VISIBLE
+            region = WebKit2.SnapshotRegion.FULL_DOCUMENT if whole else WebKit2.SnapshotRegion.VISIBLE
             zoom = view.get_zoom_level() or 1.0
 
             def finished(v: WebKit2.WebView, result: Any) -> None:
                 try:
                     surface = v.get_snapshot_finish(result)
-                    done(_png(surface, area if kind == "region" else None, zoom, max_width, max_height))
+                    done(_png(surface, crop, zoom, max_width, max_height))
                 except GLib.Error as e:
                     done(None, ac.HostError(f"the snapshot failed: {e.message}"))
                 except Exception as e:  # noqa: BLE001

@@ -44,6 +44,13 @@ def shots():
     loop = asyncio.new_event_loop()
     host = WebKitHost(loop, title="agent-core screenshot test", viewport=(800, 600))
 
+    async def scrolled(tab, area):
+        await host.evaluate(tab, "(scrollTo(0, 30), 1)")
+        try:
+            return await host.screenshot(tab, area, 1000, 1000)
+        finally:
+            await host.evaluate(tab, "(scrollTo(0, 0), 1)")
+
     async def take():
         tab = (await host.open_tab(PAGE))["id"]
         await host.evaluate(tab, "new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
@@ -55,6 +62,8 @@ def shots():
             "region": await host.screenshot(
                 tab, {"kind": "region", "x": 50, "y": 60, "width": 100, "height": 40}, 1000, 1000
             ),
+            # Scrolled by 30 px: the lower 30 px of the box, and 140 px below the viewport.
+            "beyond": await scrolled(tab, {"kind": "region", "x": 50, "y": 40, "width": 100, "height": 700}),
             "region_small": await host.screenshot(
                 tab, {"kind": "region", "x": 40, "y": 50, "width": 120, "height": 60}, 60, 60
             ),
@@ -122,3 +131,9 @@ def test_set_files_attaches_files_to_a_file_input_hidden_or_not(tmp_path):
         loop.close()
     assert one == "a.txt:5"
     assert many == "a.txt:5, b.txt:6"
+
+
+def test_a_region_beyond_the_viewport_is_cut_from_the_whole_document(shots):
+    assert png_size(shots["beyond"]) == (100, 700)
+    assert pixel(shots["beyond"], 50, 5) == (255, 0, 0), "the box, scrolled up by 30 px"
+    assert pixel(shots["beyond"], 50, 650) == (255, 255, 255), "below the viewport's bottom edge"
