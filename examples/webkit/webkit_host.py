@@ -400,6 +400,13 @@ class WebKitHost:
             view = self._views[tab_id]
             if tab_id in self._dialogs:
                 raise ac.HostError("the page is paused by a dialog until it is answered", host_kind="script")
+            if not view.get_mapped():
+                # A background tab's view is unmapped: GTK delivers it no pointer events.
+                raise ac.HostError(
+                    "not supported by this host: WebKitGTK moves the mouse only in the tab in front "
+                    "(a background tab's web view gets no pointer events), so page_hover cannot act "
+                    "in this background tab; ask the person, or work in the tab in front"
+                )
             seat = Gdk.Display.get_default().get_default_seat()
             event = self._event_base(Gdk.EventType.MOTION_NOTIFY, view, seat.get_pointer())
             zoom = view.get_zoom_level() or 1.0
