@@ -7,6 +7,7 @@ use std::sync::Arc;
 use agent_core::{Provider, ProviderError};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
+use crate::anthropic::CacheMode;
 use crate::{Anthropic, Gemini, HttpConfig, OpenAiCompatible};
 
 /// Which wire format a provider speaks. As data it is its name (`"openai-compatible"`,
@@ -143,6 +144,12 @@ pub struct ProviderConfig {
     #[serde(default, with = "agent_core::options::string_pairs")]
     #[schemars(schema_with = "agent_core::options::string_pairs_schema")]
     pub headers: Vec<(String, String)>,
+    /// Anthropic prompt caching: `auto` (default) puts `cache_control` breakpoints on the
+    /// last tool, the system prompt and the newest messages, `static` on the tools and the
+    /// system prompt only, `off` on nothing. The other providers cache on their own and
+    /// ignore it.
+    #[serde(default)]
+    pub prompt_cache: CacheMode,
 }
 
 fn streaming_default() -> bool {
@@ -161,6 +168,7 @@ impl ProviderConfig {
             streaming: true,
             max_input_tokens: None,
             headers: Vec::new(),
+            prompt_cache: CacheMode::Auto,
         }
     }
 
@@ -179,6 +187,12 @@ impl ProviderConfig {
     /// Turns SSE streaming on or off.
     pub fn with_streaming(mut self, streaming: bool) -> Self {
         self.streaming = streaming;
+        self
+    }
+
+    /// Sets Anthropic's prompt-cache breakpoints (default [`CacheMode::Auto`]).
+    pub fn with_prompt_cache(mut self, cache: CacheMode) -> Self {
+        self.prompt_cache = cache;
         self
     }
 

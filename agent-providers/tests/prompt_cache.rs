@@ -345,3 +345,39 @@ fn usage_add_sums_cache_writes() {
     let old: Usage = serde_json::from_value(json!({"input_tokens": 1, "output_tokens": 2})).unwrap();
     assert_eq!(old.cache_write_tokens, 0);
 }
+
+/// `prompt_cache` of a [`ProviderConfig`] given as data reaches the Anthropic request.
+#[tokio::test]
+async fn the_configured_prompt_cache_reaches_the_request() {
+    let server = MockServer::start([
+        Reply::sse("anthropic/stream-text.sse"),
+        Reply::sse("anthropic/stream-text.sse"),
+        Reply::sse("anthropic/stream-text.sse"),
+    ])
+    .await;
+    let request = &conversation()[2];
+    for cache in [Some("off"), Some("static"), None] {
+        let mut data = json!({"kind": "anthropic", "model": MODEL, "api_key": "k", "base_url": server.url()});
+        if let Some(cache) = cache {
+            data["prompt_cache"] = json!(cache);
+        }
+        let config: ProviderConfig = serde_json::from_value(data).unwrap();
+        let provider = config.build().unwrap();
+        collect_stream(provider.stream(request, CancellationToken::new()).await.unwrap())
+            .await
+            .unwrap();
+    }
+    let sent = server.requests();
+    let markers = |i: usize| std::str::from_utf8(&sent[i].raw).unwrap().matches(MARKER).count();
+    assert_eq!((markers(0), markers(1), markers(2)), (0, 2, 4));
+    assert!(sent[0].body["system"].is_string());
+    let mode = |name: &str| serde_json::from_value::<CacheMode>(json!(name)).unwrap();
+    assert_eq!(
+        (mode("auto"), mode("static"), mode("off")),
+        (CacheMode::Auto, CacheMode::Static, CacheMode::Off)
+    );
+    assert!(
+        serde_json::from_value::<ProviderConfig>(json!({"kind": "anthropic", "model": "m", "prompt_cache": "manual"}))
+            .is_err()
+    );
+}

@@ -126,6 +126,12 @@ export interface ProviderOptions {
   maxInputTokens?: number | null
   /** Extra request headers. */
   headers?: Record<string, string>
+  /**
+   * Anthropic prompt caching: `'auto'` (default; breakpoints on the last tool, the system
+   * prompt and the newest messages), `'static'` (tools and system prompt only) or `'off'`.
+   * The other providers ignore it.
+   */
+  promptCache?: 'auto' | 'static' | 'off'
 }
 
 /** Timeouts, retries and caps of a provider's HTTP calls (`ProviderOptions.http`). */

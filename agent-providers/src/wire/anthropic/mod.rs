@@ -40,8 +40,11 @@ pub struct AnthropicOptions {
 /// Anthropic caches a request's prefix (tools, then system prompt, then messages) up to each
 /// breakpoint, at most 4 per request; a later request that starts with the same bytes reads
 /// them from the cache. A prefix shorter than the model's minimum (1 024 to 4 096 tokens) is
-/// simply not cached. As data it is `"auto"`, `"static"` or `"off"`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+/// simply not cached. As data it is `"auto"`, `"static"` or `"off"`; a [`ProviderConfig`]
+/// sets it with `prompt_cache`.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum CacheMode {
     /// The last tool definition, the system prompt, the last block of the newest message
@@ -98,7 +101,10 @@ mod api {
             };
             Messages {
                 url,
-                options: AnthropicOptions::default(),
+                options: AnthropicOptions {
+                    cache: config.prompt_cache,
+                    ..AnthropicOptions::default()
+                },
             }
         }
 

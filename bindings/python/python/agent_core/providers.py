@@ -5,7 +5,7 @@ from __future__ import annotations
 
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, TypedDict, Union
+from typing import Any, Callable, Dict, List, Literal, Mapping, Optional, Sequence, Tuple, TypedDict, Union
 
 from . import _native
 from ._options import options, plain
@@ -272,6 +272,7 @@ class _Configured(Provider):
         streaming: Optional[bool] = None,
         max_input_tokens: Optional[int] = None,
         headers: Optional[Mapping[str, str]] = None,
+        prompt_cache: Optional[Literal["auto", "static", "off"]] = None,
     ) -> None:
         """A provider (ProviderConfig in ``api/options.json``; ``kind`` is the class).
 
@@ -284,6 +285,9 @@ class _Configured(Provider):
             streaming: Stream the answer over SSE (default True) or make a plain JSON call.
             max_input_tokens: The model's context window in tokens, when known (compaction).
             headers: Extra request headers (for example OpenRouter's ``HTTP-Referer``).
+            prompt_cache: Anthropic prompt caching: ``"auto"`` (default; breakpoints on the
+                last tool, the system prompt and the newest messages), ``"static"`` (tools
+                and system prompt only) or ``"off"``. The other providers ignore it.
         """
         super().__init__(
             _native.provider_configured(
@@ -296,6 +300,7 @@ class _Configured(Provider):
                     streaming=streaming,
                     max_input_tokens=max_input_tokens,
                     headers=headers,
+                    prompt_cache=prompt_cache,
                 )
             )
         )
