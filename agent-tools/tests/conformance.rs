@@ -291,6 +291,21 @@ async fn case(host: Arc<dyn BrowserHost>, case: &Value) -> Vec<String> {
             }
         }
     }
+    if failures.is_empty()
+        && let Some(after) = case["after_turn"].as_array()
+    {
+        // The turn ends, as the agent loop ends it: every tool hears of it.
+        let session = SessionId::new_random();
+        for tool in &run.tools {
+            tool.turn_ended(&session).await;
+        }
+        for (i, s) in after.iter().enumerate() {
+            if let Err(e) = step(&mut run, s).await {
+                failures.push(format!("after the turn, step {}: {e}", i + 1));
+                break;
+            }
+        }
+    }
     // Close every tab the case opened (tab_open ones too), leaving the others.
     if let Some(front) = &run.front_tab {
         let _ = host.close_tab(front).await;

@@ -245,6 +245,28 @@ class CaseRun:
 
     # ------------------------------------------------------------------ checking
 
+    async def after_turn(self) -> List[str]:
+        """Runs the case's ``after_turn`` host steps (eval, open, active) once the turn has
+        ended, checking each as its own step."""
+        for i, step in enumerate(self.case.get("after_turn", [])):
+            expect = expectations(step)
+            if expect is None:
+                continue
+            _, call = self.call_of(step)
+            try:
+                text = await self.host_step(call["op"], call["arg"], call["tab"])
+            except Exception as e:  # noqa: BLE001 - reported as the step's failure
+                return [f"after the turn, step {i + 1}: the host failed: {e}"]
+            value = json.loads(text)["value"]
+            if "active" in step:
+                want = self.front_tab if step["active"] == "front" else self.case_tab
+                if value != want:
+                    return [f"after the turn, step {i + 1}: expected the {step['active']} tab in front, found {value}"]
+            elif "equals" in expect and value != self.fill(expect["equals"]):
+                return [f"after the turn, step {i + 1}: {call['arg']}: expected "
+                        f"{json.dumps(self.fill(expect['equals']))}, got {json.dumps(value)}"]
+        return []
+
     def failures(self) -> List[str]:
         problems: List[str] = []
         for index, name, args, is_error, text in self.results:
@@ -331,6 +353,8 @@ async def run_case(b: Browser, case: Dict[str, Any]) -> List[str]:
         session = await agent.create_session()
         outcome = await session.send(f"conformance case {case['name']}")
         problems = run.failures()
+        if not problems:
+            problems = await run.after_turn()
         if os.environ.get("CONFORMANCE_DUMP"):
             for index, name, args, is_error, text in run.results:
                 print(f"--- step {index + 1} {name} {json.dumps(args)} error={is_error}\n{text}")
