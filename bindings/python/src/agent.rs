@@ -42,6 +42,7 @@ pub struct AgentParts {
     config: AgentConfig,
     on_event: Option<Observer>,
     clarification: bool,
+    hooks: Vec<Arc<dyn agent_core::Hooks>>,
     /// The asyncio loops the Python callbacks of these agents run on.
     pub loops: Arc<Loops>,
 }
@@ -65,6 +66,9 @@ impl AgentParts {
         }
         if let Some(prompt) = &self.system_prompt {
             builder = builder.system_prompt(prompt.clone());
+        }
+        for hooks in &self.hooks {
+            builder = builder.hooks_arc(hooks.clone());
         }
         if let Some(observer) = &self.on_event {
             let observer = observer.clone();
@@ -103,7 +107,8 @@ impl NativeAgentParts {
         system_prompt=None,
         config=None,
         on_event=None,
-        clarification=false
+        clarification=false,
+        hooks=None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -118,6 +123,7 @@ impl NativeAgentParts {
         config: Option<&Bound<'_, PyAny>>,
         on_event: Option<Py<PyAny>>,
         clarification: bool,
+        hooks: Option<Vec<Bound<'_, PyAny>>>,
     ) -> PyResult<Self> {
         let loops = Arc::new(Loops::default());
         loops.remember_current(py);
@@ -129,6 +135,11 @@ impl NativeAgentParts {
             all.push(tool.inner.clone());
         }
         let gate = gate.map(|g| Arc::new(PyGate::new(g, gate_is_async, loops.clone())) as Arc<dyn Gate>);
+        let hooks = hooks
+            .iter()
+            .flatten()
+            .map(|h| Ok(Arc::new(crate::hooks::PyHooks::from_py(h, loops.clone())?) as Arc<dyn agent_core::Hooks>))
+            .collect::<PyResult<Vec<_>>>()?;
         let on_event = on_event.map(|callback| Arc::new(event_forwarder(callback, loops.clone())) as Observer);
         Ok(NativeAgentParts {
             parts: AgentParts {
@@ -140,6 +151,7 @@ impl NativeAgentParts {
                 config: crate::agent_config::agent_config(config)?,
                 on_event,
                 clarification,
+                hooks,
                 loops,
             },
         })

@@ -36,7 +36,7 @@ struct PyHost {
     loops: Arc<Loops>,
 }
 
-fn method(host: &Bound<'_, PyAny>, name: &str, required: bool) -> PyResult<Option<Callback>> {
+pub(crate) fn method(host: &Bound<'_, PyAny>, name: &str, required: bool) -> PyResult<Option<Callback>> {
     let inspect = host.py().import("inspect")?;
     match host.getattr(name) {
         Ok(f) if !f.is_none() => {

@@ -9,6 +9,7 @@ mod agent_config;
 mod cdp;
 mod convert;
 mod errors;
+mod hooks;
 mod host;
 mod hub_browser;
 mod interpreter;

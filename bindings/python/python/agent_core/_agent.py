@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import inspect
+import types
 from dataclasses import dataclass, field, fields
 from typing import (
     Any,
@@ -385,9 +386,56 @@ def _wrap_event_callback(cb: Callable[[Event], Any]) -> Callable[[Dict[str, Any]
     return deliver
 
 
+HOOK_POINTS = ("before_model_call", "after_model_call", "before_tool_call", "after_tool_call", "turn_ended")
+
+
+def _native_hooks(hooks: Sequence[Any]) -> List[Any]:
+    """Each hooks object as the native module takes it: only the hook methods it has (so a
+    missing one costs nothing), ``turn_ended`` getting an :class:`Outcome` rather than a dict."""
+    if isinstance(hooks, (str, bytes)) or not isinstance(hooks, Sequence):
+        raise TypeError("hooks must be a list of hook objects")
+    adapted = []
+    for hook in hooks:
+        methods = {name: getattr(hook, name) for name in HOOK_POINTS if callable(getattr(hook, name, None))}
+        if not methods:
+            raise TypeError(f"{type(hook).__name__} has none of the hook methods: {', '.join(HOOK_POINTS)}")
+        ended = methods.get("turn_ended")
+        if ended is not None and inspect.iscoroutinefunction(ended):
+
+            async def aended(session_id: str, outcome: Dict[str, Any], f: Any = ended) -> None:
+                await f(session_id, Outcome._from_dict(outcome))
+
+            methods["turn_ended"] = aended
+        elif ended is not None:
+
+            def sended(session_id: str, outcome: Dict[str, Any], f: Any = ended) -> None:
+                f(session_id, Outcome._from_dict(outcome))
+
+            methods["turn_ended"] = sended
+        adapted.append(types.SimpleNamespace(**methods))
+    return adapted
+
+
 class Agent:
     """An LLM agent: a provider, tools, an optional store and gate, a system prompt and the
     loop's configuration. Cheap to share; every session of the agent uses them.
+
+    ``hooks`` are objects with any of these methods (``def`` or ``async def``), run in order at
+    their point of every turn; one that raises ends the turn with ``error_kind == "hook"``:
+
+    - ``before_model_call(session_id, request)``: ``request`` is the model request as a dict
+      (``system``, ``messages``, ``tools``, ...), after compaction (the compaction summary's
+      request comes here too); return a replacement dict (to redact, say) or None to keep it.
+    - ``after_model_call(session_id, response)``: the response dict (``message``, ``usage``,
+      ``finish_reason``); return a replacement or None.
+    - ``before_tool_call(call)``: ``call`` has ``session_id``, ``call_id``, ``tool``,
+      ``arguments`` and ``origin``; return None or True to allow, ``{"deny": "reason"}`` (the
+      model is told) or ``{"arguments": {...}}`` to run it with other arguments (checked against
+      the tool's schema again). It runs before the gate.
+    - ``after_tool_call(call, result)``: ``result`` is ``{"ok": True, "content": [...],
+      "structured": ..., "truncated": ...}`` or ``{"ok": False, "error": "...", "fatal": ...}``;
+      return a replacement or None.
+    - ``turn_ended(session_id, outcome)``: the :class:`Outcome`, before it is returned.
 
     ``gate`` decides gated tool calls: a ``def`` or ``async def`` taking a :class:`GateRequest`
     and returning ``True``/``False``, :class:`Allow` or :class:`Deny`. Without a gate, gated
@@ -421,6 +469,7 @@ class Agent:
         config: Union[AgentConfig, Mapping[str, Any], None] = None,
         on_event: Optional[Callable[[Event], Any]] = None,
         clarification: bool = False,
+        hooks: Sequence[Any] = (),
         **settings: Any,
     ) -> None:
         if not isinstance(provider, Provider):
@@ -444,6 +493,7 @@ class Agent:
                 config=conf,
                 on_event=_wrap_event_callback(on_event) if on_event is not None else None,
                 clarification=clarification,
+                hooks=_native_hooks(hooks),
             )
         )
 

@@ -81,6 +81,7 @@ class AgentParts:
         config: Optional[_Options] = None,
         on_event: Optional[Callable[[Dict[str, Any]], None]] = None,
         clarification: bool = False,
+        hooks: Optional[Sequence[Any]] = None,
     ) -> AgentParts: ...
 
 @final

@@ -8,7 +8,17 @@ from dataclasses import dataclass
 from typing import Any, AsyncIterator, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _native
-from ._agent import AgentConfig, Event, GateFn, Run, Session, _config_dict, _wrap_event_callback, _wrap_gate
+from ._agent import (
+    AgentConfig,
+    Event,
+    GateFn,
+    Run,
+    Session,
+    _config_dict,
+    _native_hooks,
+    _wrap_event_callback,
+    _wrap_gate,
+)
 from ._host_tabs import HostTab, OpenedTab, OpenedTabPolicy, _native_policy
 from ._options import plain
 from .hosts import BrowserHost, CdpHost, PageToolsConfig
@@ -87,12 +97,14 @@ class TabHub:
         default_permissions: "Union[TabPermissions, Dict[str, bool], None]" = None,
         auto_wake_budget: Optional[int] = None,
         clarification: bool = False,
+        hooks: Sequence[Any] = (),
         max_held_messages: Optional[int] = None,
         page_tools: Union[BrowserHost, CdpHost, None] = None,
         page_tools_config: Optional[PageToolsConfig] = None,
         opened_tab_policy: Optional[OpenedTabPolicy] = None,
     ) -> "TabHub":
-        """Builds a hub (restoring the tabs a persistent store holds).
+        """Builds a hub (restoring the tabs a persistent store holds). Every tab's agent is
+        built from the same parts as :class:`Agent` takes them (``hooks`` included).
 
         ``max_held_messages`` caps the messages from other tabs' agents one tab's queue may
         hold (default 32); past it :meth:`deliver` with ``origin="agent"`` (and the sending
@@ -127,6 +139,7 @@ class TabHub:
             config=_config_dict(config),
             on_event=_wrap_event_callback(on_event) if on_event is not None else None,
             clarification=clarification,
+            hooks=_native_hooks(hooks),
         )
         if page_tools_config is not None and page_tools is None:
             raise TypeError("page_tools_config configures page_tools: pass the browser host as page_tools=... too")
