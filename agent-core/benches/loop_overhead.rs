@@ -1,12 +1,15 @@
 //! Loop overhead per iteration: the scripted provider asks for a no-op tool 10 times, then
 //! answers. One turn = 11 model calls + 10 tool calls; divide the time per turn by 11.
 //!
+//! `no_store_with_hooks` adds one [`Hooks`] object whose five points do nothing: the price of
+//! hooks when a host sets some (an agent without hooks skips every hook point).
+//!
 //! Run: `cargo bench -p agent-core --bench loop_overhead`
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use std::sync::Arc;
 
-use agent_core::{Agent, MemoryStore, ScriptedProvider, Store, ToolContext, ToolError, tool_fn};
+use agent_core::{Agent, Hooks, MemoryStore, ScriptedProvider, Store, ToolContext, ToolError, tool_fn};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -21,7 +24,12 @@ fn scripted() -> ScriptedProvider {
     ScriptedProvider::repeat_tool_then_answer("noop", serde_json::json!({}), TOOL_STEPS, "done")
 }
 
-fn agent(runtime: &tokio::runtime::Runtime, store: Option<Arc<dyn Store>>) -> Agent {
+/// Hooks at every point that change nothing.
+struct NoopHooks;
+
+impl Hooks for NoopHooks {}
+
+fn agent(runtime: &tokio::runtime::Runtime, store: Option<Arc<dyn Store>>, hooks: bool) -> Agent {
     let noop = tool_fn("noop", "Does nothing.", |_a: NoArgs, _cx: ToolContext| async move {
         Ok::<_, ToolError>("ok")
     });
@@ -31,6 +39,9 @@ fn agent(runtime: &tokio::runtime::Runtime, store: Option<Arc<dyn Store>>) -> Ag
         .runtime(runtime.handle().clone());
     if let Some(store) = store {
         builder = builder.store_arc(store);
+    }
+    if hooks {
+        builder = builder.hooks(NoopHooks);
     }
     builder.build().unwrap()
 }
@@ -44,11 +55,16 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("loop_turn_10_tools");
     // Elements = model calls, so criterion reports time per iteration.
     group.throughput(Throughput::Elements(TOOL_STEPS as u64 + 1));
-    for (name, store) in [
-        ("no_store", None),
-        ("memory_store", Some(Arc::new(MemoryStore::new()) as Arc<dyn Store>)),
+    for (name, store, hooks) in [
+        ("no_store", None, false),
+        ("no_store_with_hooks", None, true),
+        (
+            "memory_store",
+            Some(Arc::new(MemoryStore::new()) as Arc<dyn Store>),
+            false,
+        ),
     ] {
-        let agent = agent(&runtime, store);
+        let agent = agent(&runtime, store, hooks);
         group.bench_function(name, |b| {
             b.to_async(&runtime).iter(|| async {
                 let session = agent.create_session().await.unwrap();
