@@ -48,6 +48,12 @@ export declare class NativeAgentBuilder {
   /** Adds an observer that sees every event of every run. */
   onEvent(observer: (event: any) => void): void
   /**
+   * Adds one hooks object: the wrappers of the methods it has (`undefined` for the others),
+   * which answer `{ error }` or `{ json }` (what the method returned, as JSON text). An
+   * object with none of the methods is refused.
+   */
+  hooks(beforeModelCall: ((input: HookInput) => Promise<HookReply> | HookReply) | undefined | null, afterModelCall: ((input: HookInput) => Promise<HookReply> | HookReply) | undefined | null, beforeToolCall: ((input: HookInput) => Promise<HookReply> | HookReply) | undefined | null, afterToolCall: ((input: HookInput) => Promise<HookReply> | HookReply) | undefined | null, turnEnded: ((input: HookInput) => Promise<HookReply> | HookReply) | undefined | null): void
+  /**
    * Offers the model the built-in `ask_clarification` tool (a turn that calls it parks in
    * `awaiting_user` until the session's question is answered).
    */
@@ -441,6 +447,27 @@ export interface GateReply {
   allow: boolean
   /** Why not, when denied. */
   reason?: string
+}
+
+/** What a JS hook wrapper receives. */
+export interface HookInput {
+  /** The session. */
+  sessionId: string
+  /** The tool call (tool hooks only), in the gate's shape. */
+  call?: GateInput
+  /**
+   * The request, the response, the tool's result or the outcome (none for
+   * `beforeToolCall`).
+   */
+  value?: any
+}
+
+/** What a JS hook wrapper answers. */
+export interface HookReply {
+  /** The hook threw or its promise rejected: the message. */
+  error?: string
+  /** What the hook returned, as JSON text; absent when it returned `undefined`. */
+  json?: string
 }
 
 /**

@@ -1,6 +1,7 @@
 /** The agent: a provider, tools, an optional store and gate, and the loop's limits. */
 import type { AgentEvent } from './events.js'
 import type { Gate } from './gate.js'
+import type { AgentHooks } from './hooks.js'
 import type { Provider } from './providers.js'
 import type { Session } from './session.js'
 import type { Store } from './stores.js'
@@ -98,6 +99,11 @@ export interface AgentOptions {
   clarification?: boolean
   /** Sees every event of every run, in order. Keep it fast. */
   onEvent?: (event: AgentEvent) => void
+  /**
+   * Lifecycle hooks, run in this order at their points of every turn (see `AgentHooks`). An
+   * agent without hooks pays nothing for them.
+   */
+  hooks?: AgentHooks[]
 }
 
 /** An LLM agent: a provider, tools, an optional store and gate, and the loop's limits. */

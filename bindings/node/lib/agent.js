@@ -6,6 +6,7 @@
 const native = require('../index.js')
 const { wrap, ConfigError, ClosedError } = require('./errors.js')
 const { addToolsAndGate } = require('./gate.js')
+const { addHooks } = require('./hooks.js')
 const { Session } = require('./session.js')
 
 /** Fatal tool errors kept for their outcome, at most this many per agent. */
@@ -24,7 +25,7 @@ class Agent {
     if (options === null || typeof options !== 'object') {
       throw new ConfigError('new Agent(options): options must be an object', 'invalid_argument')
     }
-    const { provider, tools = [], gate, store, systemPrompt, config, onEvent, clarification } = options
+    const { provider, tools = [], gate, store, systemPrompt, config, onEvent, clarification, hooks } = options
     if (!provider || !provider.native) {
       throw new ConfigError('new Agent(options): `provider` is required (for example a ScriptedProvider)', 'config')
     }
@@ -42,6 +43,7 @@ class Agent {
       }
       return id
     })
+    if (hooks != null) addHooks(b, hooks, (o) => this._outcome(o))
     if (onEvent !== undefined) {
       if (typeof onEvent !== 'function') throw new ConfigError('`onEvent` must be a function', 'invalid_argument')
       b.onEvent((event) => {

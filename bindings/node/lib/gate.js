@@ -133,4 +133,4 @@ function addToolsAndGate(b, tools, gate, controllers, errors, nextId) {
   }
 }
 
-module.exports = { addToolsAndGate }
+module.exports = { addToolsAndGate, turnOrigin }

@@ -307,4 +307,4 @@ function fsTools(options) {
   return new ToolSet(wrap(() => native.fsTools(options ?? {})))
 }
 
-module.exports = { tool, invoker, isZod, toJsonValue, ToolSet, fsTools }
+module.exports = { tool, invoker, isZod, toJsonValue, toJsonText, ToolSet, fsTools }

@@ -14,8 +14,12 @@ use crate::callbacks::{AbortFn, Callback, GateFn, JsGate, JsTool, ToolDefinition
 use crate::convert::{Json, js};
 use crate::dispatch::{Dispatcher, NativeToolDispatcher};
 use crate::error::{agent_error, coded};
+use crate::hooks::{HookFn, HookInput, HookReply, JsHooks};
 use crate::provider::NativeProvider;
 use crate::run::NativeRun;
+
+/// A hook wrapper function as the JS layer hands it over.
+type HookFunction<'a> = Function<'a, HookInput, Either<Promise<HookReply>, HookReply>>;
 
 /// A session store shared by agents.
 #[napi]
@@ -55,6 +59,7 @@ pub(crate) struct Recipe {
     system_prompt: Option<String>,
     config: Option<AgentConfig>,
     clarification: bool,
+    hooks: Vec<Arc<dyn agent_core::Hooks>>,
 }
 
 impl Recipe {
@@ -92,6 +97,9 @@ impl Recipe {
         }
         if let Some(c) = &self.config {
             b = b.config(c.clone());
+        }
+        for h in &self.hooks {
+            b = b.hooks_arc(h.clone());
         }
         b.clarification(self.clarification)
     }
@@ -174,6 +182,41 @@ impl NativeAgentBuilder {
         self.recipe.observers.push(Arc::new(move |ev| {
             tsfn.call(crate::convert::event(ev), ThreadsafeFunctionCallMode::NonBlocking);
         }));
+        Ok(())
+    }
+
+    /// Adds one hooks object: the wrappers of the methods it has (`undefined` for the others),
+    /// which answer `{ error }` or `{ json }` (what the method returned, as JSON text). An
+    /// object with none of the methods is refused.
+    #[napi(
+        ts_args_type = "beforeModelCall: ((input: HookInput) => Promise<HookReply> | HookReply) | undefined | null, afterModelCall: ((input: HookInput) => Promise<HookReply> | HookReply) | undefined | null, beforeToolCall: ((input: HookInput) => Promise<HookReply> | HookReply) | undefined | null, afterToolCall: ((input: HookInput) => Promise<HookReply> | HookReply) | undefined | null, turnEnded: ((input: HookInput) => Promise<HookReply> | HookReply) | undefined | null"
+    )]
+    pub fn hooks(
+        &mut self,
+        before_model_call: Option<HookFunction<'_>>,
+        after_model_call: Option<HookFunction<'_>>,
+        before_tool_call: Option<HookFunction<'_>>,
+        after_tool_call: Option<HookFunction<'_>>,
+        turn_ended: Option<HookFunction<'_>>,
+    ) -> Result<()> {
+        let tsfn = |f: Option<HookFunction<'_>>| -> Result<Option<HookFn>> {
+            f.map(|f| f.build_threadsafe_function().weak::<true>().build())
+                .transpose()
+        };
+        let hooks = JsHooks::new(
+            tsfn(before_model_call)?,
+            tsfn(after_model_call)?,
+            tsfn(before_tool_call)?,
+            tsfn(after_tool_call)?,
+            tsfn(turn_ended)?,
+        )
+        .ok_or_else(|| {
+            coded(
+                "invalid_argument",
+                format!("a hooks object needs at least one of {}", crate::hooks::method_names()),
+            )
+        })?;
+        self.recipe.hooks.push(Arc::new(hooks));
         Ok(())
     }
 

@@ -132,7 +132,16 @@ pub fn js<T: serde::Serialize + ?Sized>(value: &T) -> Json {
 }
 
 /// Keys whose values are user data and keep their own keys.
-const OPAQUE: &[&str] = &["arguments", "question", "data", "structured", "parameters", "metadata"];
+/// (`opaque` is a provider's reasoning payload, echoed back unchanged.)
+const OPAQUE: &[&str] = &[
+    "arguments",
+    "question",
+    "data",
+    "structured",
+    "parameters",
+    "metadata",
+    "opaque",
+];
 
 /// `snake_case` to `camelCase`.
 pub fn camel(key: &str) -> String {

@@ -17,6 +17,7 @@ pub mod callbacks;
 pub mod convert;
 pub mod dispatch;
 pub mod error;
+pub mod hooks;
 pub mod host;
 pub mod hub_wiring;
 pub mod keys;

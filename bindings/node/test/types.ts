@@ -14,6 +14,8 @@ import {
   type Outcome,
   type RunStatus,
   type GateRequest,
+  type AgentHooks,
+  type HookToolResult,
   type BrowserHost,
   OpenAICompatible,
   SqliteStore,
@@ -283,6 +285,21 @@ async function main(): Promise<void> {
   // @ts-expect-error: keys are camelCase
   new ScriptedProvider([{ tool_calls: [] }])
   agent.close()
+
+  const redact: AgentHooks = {
+    beforeModelCall: (_sessionId, request) => ({ ...request, system: null }),
+    afterModelCall: async (_sessionId, response) => {
+      if (response.finishReason === 'length') return response
+    },
+    beforeToolCall: (call) => (call.origin.kind === 'tab' ? { deny: 'not from another tab' } : call.tool === 'echo' ? { arguments: { text: 'x' } } : true),
+    afterToolCall: (_call, result): HookToolResult | undefined => (result.ok ? { ...result, content: [] } : { ok: false, error: result.error }),
+    turnEnded: (_sessionId, outcome) => console.log(outcome.errorKind === 'hook'),
+  }
+  new Agent({ provider: new ScriptedProvider([]), hooks: [redact] })
+  // @ts-expect-error: a denial's reason is a string
+  new Agent({ provider: new ScriptedProvider([]), hooks: [{ beforeToolCall: () => ({ deny: 3 }) }] })
+  // @ts-expect-error: `false` is not a decision
+  new Agent({ provider: new ScriptedProvider([]), hooks: [{ beforeToolCall: () => false }] })
 }
 
 void main
