@@ -3,7 +3,7 @@
 // turn's end; sync and async methods.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { Agent, ConfigError, RunError, ScriptedProvider, TabHub, tool } from '../lib/index.js'
+import { Agent, ConfigError, FatalToolError, RunError, ScriptedProvider, TabHub, tool } from '../lib/index.js'
 import { echo, scripted, sleep, toolResults } from './helpers.mjs'
 
 const SECRET = 'sk-SECRET-1234'
@@ -278,4 +278,32 @@ test("a tab hub's agents run the hooks too", async () => {
   assert.equal((await d.run.outcome).status, 'done')
   assert.deepEqual(ended, ['from the tab'])
   hub.close()
+})
+
+test('a fatal tool error stays fatal through afterToolCall, its cause kept', async () => {
+  const boom = new FatalToolError('the host is gone')
+  const fatal = tool({ ...echo, name: 'fatal', execute: () => { throw boom } })
+  const seen = []
+  const { agent } = scripted([{ toolCalls: [{ name: 'fatal', arguments: { text: 'x' } }] }, { text: 'never' }], {
+    tools: [fatal],
+    hooks: [{ afterToolCall: (_call, result) => void seen.push(result) }],
+  })
+  const o = await (await agent.createSession()).send('go').outcome
+  assert.deepEqual(seen, [{ ok: false, error: 'the host is gone', fatal: true }])
+  assert.equal(o.status, 'error')
+  assert.equal(o.errorKind, 'tool.fatal')
+  assert.equal(o.cause, boom)
+})
+
+test('a replacement request or response that does not fit is a hook failure', async () => {
+  for (const [hook, pattern] of [
+    [{ beforeModelCall: () => ({ system: 'no messages' }) }, /before_model_call hook failed: beforeModelCall returned an invalid request \(missing field `messages`/],
+    [{ afterModelCall: (_id, r) => ({ ...r, finishReason: 42 }) }, /after_model_call hook failed: afterModelCall returned an invalid response/],
+    [{ beforeModelCall: () => 10n }, /before_model_call hook failed: beforeModelCall returned a value that cannot become JSON/],
+  ]) {
+    const { agent } = scripted(['hi'], { hooks: [hook] })
+    const o = await (await agent.createSession()).send('go').outcome
+    assert.equal(o.errorKind, 'hook')
+    assert.match(o.error, pattern)
+  }
 })
