@@ -256,7 +256,11 @@ async (op, args) => {
     const beyond = [];
     const counts = { links: 0, images: 0, headings: 0, forms: 0, fields: 0, iframes: 0, shadowRoots: 0, hiddenInteractive: 0 };
     let total = 0;
+    // Context lines (headings, landmarks) stop at LIMIT items in all; interactive elements
+    // have a budget of their own, so a page's headings cannot make its controls unreachable.
     const LIMIT = args.maxItems || 3000;
+    const ELEMENT_LIMIT = args.maxElements || 5000;
+    let elementsListed = 0;
     walk(document, { x: 0, y: 0 }, (el) => {
       const t = tag(el);
       if (el.shadowRoot) counts.shadowRoots++;
@@ -276,7 +280,7 @@ async (op, args) => {
         if (inter) counts.hiddenInteractive++;
         return;
       }
-      if (items.length >= LIMIT) {
+      if (inter ? elementsListed >= ELEMENT_LIMIT : items.length >= LIMIT) {
         total++;
         // Listed before, past the limit now: still on the page, so not reported as removed.
         const n = inter ? S.byEl.get(el) : undefined;
@@ -288,6 +292,7 @@ async (op, args) => {
       const y = r.top + o.y, x = r.left + o.x;
       const inView = y < vh && y + r.height > 0 && x < vw && x + r.width > 0;
       if (inter) {
+        elementsListed++;
         const d = describe(el);
         d.k = 'e';
         d.inView = inView;

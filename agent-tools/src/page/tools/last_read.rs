@@ -6,7 +6,8 @@ use std::sync::Mutex;
 
 use super::super::format::Snapshot;
 
-/// Most characters one remembered read may hold. page.js lists at most 3 000 items, so only a
+/// Most characters one remembered read may hold. page.js lists at most 5 000 elements and
+/// 3 000 items in all of headings and landmarks, so only a
 /// page of unusually long lines goes past it; such a read is not remembered, and the next
 /// `since_last` read is a full one.
 const MAX_REMEMBERED_CHARS: usize = 2_000_000;
