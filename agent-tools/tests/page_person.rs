@@ -310,15 +310,8 @@ fn hover_refuses_hidden_targets_and_says_when_the_host_cannot() {
     let msg = p.refused("page_hover", json!({"selector": "#sub"}));
     assert!(msg.starts_with("refused (hidden)"), "{msg}");
     // A host without real input answers with the trait's default.
-    let host: std::sync::Arc<dyn agent_tools::BrowserHost> = std::sync::Arc::new(NoInput(support::browser().clone()));
-    let tools = agent_tools::page_tools(host);
-    let call = |name: &str, args: serde_json::Value| {
-        let tool = tools.iter().find(|t| t.spec().name == name).unwrap().clone();
-        match support::rt().block_on(tool.call(args, ctx())) {
-            Err(agent_core::ToolError::ForModel { message, .. }) => message,
-            other => panic!("expected an error for the model, got {other:?}"),
-        }
-    };
+    let bare = support::required_only_tools();
+    let call = |name: &str, args: serde_json::Value| bare.refused(name, args);
     let msg = call("page_hover", json!({"selector": "#help"}));
     assert!(msg.contains("not supported by this host"), "{msg}");
     let msg = call("page_press_key", json!({"key": "Escape"}));
@@ -327,38 +320,6 @@ fn hover_refuses_hidden_targets_and_says_when_the_host_cannot() {
 
 fn ctx() -> agent_core::ToolContext {
     agent_core::ToolContext::detached(agent_core::SessionId::new_random(), "t")
-}
-
-/// A host with only the required methods: no real mouse or keyboard.
-struct NoInput(agent_tools::CdpHost);
-
-#[agent_core::async_trait]
-impl agent_tools::BrowserHost for NoInput {
-    async fn evaluate(&self, tab: Option<&str>, expression: &str) -> Result<serde_json::Value, agent_tools::HostError> {
-        self.0.evaluate(tab, expression).await
-    }
-    async fn navigate(&self, tab: Option<&str>, url: &str) -> Result<(), agent_tools::HostError> {
-        self.0.navigate(tab, url).await
-    }
-    async fn wait_settled(
-        &self,
-        tab: Option<&str>,
-        timeout: std::time::Duration,
-    ) -> Result<(), agent_tools::HostError> {
-        self.0.wait_settled(tab, timeout).await
-    }
-    async fn tabs(&self) -> Result<Vec<agent_tools::TabInfo>, agent_tools::HostError> {
-        self.0.tabs().await
-    }
-    async fn open_tab(&self, url: Option<&str>) -> Result<agent_tools::TabInfo, agent_tools::HostError> {
-        self.0.open_tab(url).await
-    }
-    async fn close_tab(&self, tab: &str) -> Result<(), agent_tools::HostError> {
-        self.0.close_tab(tab).await
-    }
-    async fn activate_tab(&self, tab: &str) -> Result<(), agent_tools::HostError> {
-        self.0.activate_tab(tab).await
-    }
 }
 
 // ------------------------------------------------------------------ page_press_key

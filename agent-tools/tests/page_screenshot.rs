@@ -255,42 +255,10 @@ fn refuses_unclear_and_impossible_captures() {
     );
 }
 
-/// A host with only the required methods: it cannot take screenshots.
-struct NoScreenshots(agent_tools::CdpHost);
-
-#[agent_core::async_trait]
-impl BrowserHost for NoScreenshots {
-    async fn evaluate(&self, tab: Option<&str>, e: &str) -> Result<Value, agent_tools::HostError> {
-        self.0.evaluate(tab, e).await
-    }
-    async fn navigate(&self, tab: Option<&str>, url: &str) -> Result<(), agent_tools::HostError> {
-        self.0.navigate(tab, url).await
-    }
-    async fn wait_settled(&self, tab: Option<&str>, t: std::time::Duration) -> Result<(), agent_tools::HostError> {
-        self.0.wait_settled(tab, t).await
-    }
-    async fn tabs(&self) -> Result<Vec<agent_tools::TabInfo>, agent_tools::HostError> {
-        self.0.tabs().await
-    }
-    async fn open_tab(&self, url: Option<&str>) -> Result<agent_tools::TabInfo, agent_tools::HostError> {
-        self.0.open_tab(url).await
-    }
-    async fn close_tab(&self, tab: &str) -> Result<(), agent_tools::HostError> {
-        self.0.close_tab(tab).await
-    }
-    async fn activate_tab(&self, tab: &str) -> Result<(), agent_tools::HostError> {
-        self.0.activate_tab(tab).await
-    }
-}
-
 #[test]
 fn a_host_that_cannot_capture_says_so() {
     let _g = exclusive();
-    let host: Arc<dyn BrowserHost> = Arc::new(NoScreenshots(support::browser().clone()));
-    let p = support::Page {
-        tools: page_tools_with(host.clone(), PageToolsConfig::default()),
-        host,
-    };
+    let p = support::required_only_tools();
     p.open("/shot.html");
     let msg = p.refused("page_screenshot", json!({}));
     assert!(msg.contains("not supported by this host"), "{msg}");

@@ -240,3 +240,45 @@ pub fn assert_all_inside_markers(text: &str, needle: &str) {
         );
     }
 }
+
+/// The shared browser behind only the methods every host must have: no real input, dialogs,
+/// file choosing or screenshots, so those tools answer "not supported by this host".
+pub struct RequiredOnly(pub CdpHost);
+
+/// Page tools over [`RequiredOnly`].
+pub fn required_only_tools() -> Page {
+    let host: Arc<dyn BrowserHost> = Arc::new(RequiredOnly(browser().clone()));
+    Page {
+        tools: page_tools_with(host.clone(), PageToolsConfig::default()),
+        host,
+    }
+}
+
+#[agent_core::async_trait]
+impl BrowserHost for RequiredOnly {
+    async fn evaluate(&self, tab: Option<&str>, expression: &str) -> Result<Value, agent_tools::HostError> {
+        self.0.evaluate(tab, expression).await
+    }
+    async fn navigate(&self, tab: Option<&str>, url: &str) -> Result<(), agent_tools::HostError> {
+        self.0.navigate(tab, url).await
+    }
+    async fn wait_settled(
+        &self,
+        tab: Option<&str>,
+        timeout: std::time::Duration,
+    ) -> Result<(), agent_tools::HostError> {
+        self.0.wait_settled(tab, timeout).await
+    }
+    async fn tabs(&self) -> Result<Vec<agent_tools::TabInfo>, agent_tools::HostError> {
+        self.0.tabs().await
+    }
+    async fn open_tab(&self, url: Option<&str>) -> Result<agent_tools::TabInfo, agent_tools::HostError> {
+        self.0.open_tab(url).await
+    }
+    async fn close_tab(&self, tab: &str) -> Result<(), agent_tools::HostError> {
+        self.0.close_tab(tab).await
+    }
+    async fn activate_tab(&self, tab: &str) -> Result<(), agent_tools::HostError> {
+        self.0.activate_tab(tab).await
+    }
+}
