@@ -31,7 +31,7 @@ export interface HookToolCall {
 }
 
 /** What `beforeToolCall` decides: allow (`undefined` or `true`), deny with a reason the model sees, or rewrite the arguments. */
-export type ToolCallDecision = undefined | void | true | { deny: string } | { arguments: { [key: string]: Json } }
+export type ToolCallDecision = undefined | void | null | true | { deny: string } | { arguments: { [key: string]: Json } }
 
 /** A tool's result as `afterToolCall` sees it (and may return, edited or new). */
 export type HookToolResult =
@@ -47,17 +47,17 @@ type MaybePromise<T> = T | Promise<T>
  * of the array. A method that throws (or whose promise rejects) ends the turn with status
  * `error`, `errorKind: 'hook'` and the error `the host's <point> hook failed: <message>`.
  *
- * Values are copies: edit them and return them (or return new ones); returning `undefined`
- * keeps the original, whatever was changed in the copy.
+ * Values are copies: edit them and return them (or return new ones); returning `undefined` (or
+ * `null`) keeps the original, whatever was changed in the copy.
  */
 export interface AgentHooks {
   /**
    * Before each model call (the compaction summary's too), with the request as it will be
    * sent: return a replacement (for example with a secret redacted) or `undefined`.
    */
-  beforeModelCall?(sessionId: string, request: ModelRequest): MaybePromise<ModelRequest | undefined | void>
+  beforeModelCall?(sessionId: string, request: ModelRequest): MaybePromise<ModelRequest | null | undefined | void>
   /** After each model call, before its message is stored and its tool calls run: return a replacement or `undefined`. */
-  afterModelCall?(sessionId: string, response: ModelResponse): MaybePromise<ModelResponse | undefined | void>
+  afterModelCall?(sessionId: string, response: ModelResponse): MaybePromise<ModelResponse | null | undefined | void>
   /**
    * Before each tool call whose arguments passed the schema, before the gate. A denial is a
    * failed result the model reads (`denied by the host: <reason>`) and the turn goes on;
@@ -70,7 +70,7 @@ export interface AgentHooks {
    * return a replacement or `undefined`. A timeout or a crash comes as `{ ok: false }`; a fatal
    * error stays fatal unless replaced.
    */
-  afterToolCall?(call: HookToolCall, result: HookToolResult): MaybePromise<HookToolResult | undefined | void>
+  afterToolCall?(call: HookToolCall, result: HookToolResult): MaybePromise<HookToolResult | null | undefined | void>
   /** Once a turn ended, whatever its outcome, before the outcome is returned. What it returns is ignored. */
   turnEnded?(sessionId: string, outcome: Outcome): MaybePromise<unknown>
 }

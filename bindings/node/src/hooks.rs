@@ -125,9 +125,11 @@ fn from_js<T: DeserializeOwned>(value: Value) -> serde_json::Result<T> {
     serde_json::from_value(snake_keys(value))
 }
 
-/// Replaces `value` with what a hook returned, if it returned something.
+/// Replaces `value` with what a hook returned, if it returned something (`null` keeps it too).
 fn replace<T: DeserializeOwned>(value: &mut T, returned: Option<Value>, method: &str, what: &str) -> HookResult<()> {
-    let Some(returned) = returned else { return Ok(()) };
+    let Some(returned) = returned.filter(|r| !r.is_null()) else {
+        return Ok(());
+    };
     *value = from_js(returned).map_err(|e| {
         HookError::new(format!(
             "{method} returned an invalid {what} ({e}); return the {what} (edited or new) or undefined to keep it"

@@ -37,10 +37,11 @@ test('a redacting beforeModelCall keeps the secret out of every request the mode
   assert.ok(JSON.stringify(await s.messages()).includes(SECRET))
 })
 
-test('afterModelCall edits the answer; returning undefined keeps it', async () => {
+test('afterModelCall edits the answer; returning undefined or null keeps it', async () => {
   const { agent } = scripted(['the model said this'], {
     hooks: [
       { afterModelCall: () => undefined },
+      { afterModelCall: async () => null },
       {
         afterModelCall(_sessionId, response) {
           assert.equal(response.finishReason, 'stop')
