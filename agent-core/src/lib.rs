@@ -56,9 +56,10 @@ mod tool;
 pub mod untrusted;
 
 pub use agent::{
-    Agent, AgentBuilder, AgentConfig, AgentError, CLARIFICATION_TOOL, Clarification, ClarificationError,
-    ClarificationKind, DEFAULT_MAX_IMAGES, DEFAULT_MAX_TOOL_CALLS, DenialPolicy, ErrorKind, EventObserver, Outcome,
-    OutcomeStatus, Run, RunEvents, RunState, RunStatus, Session, UnknownErrorKind, Vision,
+    Agent, AgentBuilder, AgentConfig, AgentError, AgentTool, CLARIFICATION_TOOL, Clarification, ClarificationError,
+    ClarificationKind, DEFAULT_MAX_AGENT_DEPTH, DEFAULT_MAX_IMAGES, DEFAULT_MAX_TOOL_CALLS, DenialPolicy, ErrorKind,
+    EventObserver, Outcome, OutcomeStatus, Run, RunEvents, RunState, RunStatus, Session, SubAgentUsage,
+    UnknownErrorKind, Vision, agent_tool,
 };
 pub use compaction::{CompactionConfig, SUMMARY_PREFIX, TokenEstimator, TrimReport, summary_message, trim_to_fit};
 pub use compress::{CompressionConfig, compress_json, compress_json_in_place, compress_text, compress_value_text};
@@ -77,7 +78,7 @@ pub use store::{
 };
 pub use tool::{
     ArgumentError, BoxError, SAFE_ENV_VARS, TURN_END_TIMEOUT, Tool, ToolContext, ToolError, ToolOutput, ToolSet,
-    ToolSetError, ToolSpec, TypedTool, schema_for, tool_fn,
+    ToolSetError, ToolSpec, TypedTool, UsageMeter, schema_for, tool_fn,
 };
 
 /// Re-exported so hosts and tool authors use the same versions as the core.

@@ -287,6 +287,9 @@ impl ToolServer {
             cancel: cancel.child_token(),
             // The MCP client decides what its model is sent.
             model_takes_images: true,
+            depth: 0,
+            origin: agent_core::TurnOrigin::Person,
+            spent: agent_core::UsageMeter::default(),
         };
         let token = cx.cancel.clone();
         let run = tool.call(args, cx);

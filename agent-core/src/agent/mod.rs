@@ -12,6 +12,7 @@ mod hook_points;
 mod images;
 mod question;
 mod run;
+mod sub_agent;
 mod tools_exec;
 mod turn;
 mod turn_context;
@@ -28,7 +29,8 @@ pub use clarification::{CLARIFICATION_TOOL, Clarification, ClarificationError, C
 pub use config::{AgentConfig, DEFAULT_MAX_IMAGES, DEFAULT_MAX_TOOL_CALLS, DenialPolicy, Vision};
 pub use emit::EventObserver;
 pub use error_kind::{ErrorKind, UnknownErrorKind};
-pub use run::{Outcome, OutcomeStatus, Run, RunEvents, RunState, RunStatus};
+pub use run::{Outcome, OutcomeStatus, Run, RunEvents, RunState, RunStatus, SubAgentUsage};
+pub use sub_agent::{AgentTool, DEFAULT_MAX_AGENT_DEPTH, agent_tool};
 
 use crate::gate::{Gate, TurnOrigin};
 use crate::message::Message;
@@ -289,7 +291,18 @@ impl Session {
     /// ([`TurnOrigin::Tab`]) does not carry the person's authority: the turn's `run_started`
     /// event and every gate request it causes name that tab.
     pub fn send_from(&self, message: Message, origin: TurnOrigin, cancel: CancellationToken) -> Run {
-        self.start(turn::TurnInput::User { message, origin }, cancel)
+        self.start(turn::TurnInput::User { message, origin }, cancel, 0)
+    }
+
+    /// A turn of a sub-agent, `depth` agents below the one that started it.
+    pub(crate) fn send_nested(
+        &self,
+        message: Message,
+        origin: TurnOrigin,
+        cancel: CancellationToken,
+        depth: u32,
+    ) -> Run {
+        self.start(turn::TurnInput::User { message, origin }, cancel, depth)
     }
 
     /// The question a turn of this session is parked on, if any.
@@ -316,7 +329,7 @@ impl Session {
             clarification_id: clarification_id.to_owned(),
             answer,
         };
-        Ok(self.start(input, CancellationToken::new()))
+        Ok(self.start(input, CancellationToken::new(), 0))
     }
 
     /// Dismisses the pending question without answering it (the person closed it): the
@@ -328,7 +341,7 @@ impl Session {
         clarification::dismiss(&self.agent.inner, &self.state, clarification_id).await
     }
 
-    fn start(&self, input: turn::TurnInput, cancel: CancellationToken) -> Run {
+    fn start(&self, input: turn::TurnInput, cancel: CancellationToken, depth: u32) -> Run {
         let inner = &self.agent.inner;
         let (writer, log) = event_log::event_log(inner.config.event_buffer);
         let (outcome_tx, outcome_rx) = watch::channel(None);
@@ -353,7 +366,7 @@ impl Session {
         let state = self.state.clone();
         let slot = turn::TurnSlot::queue(&self.state.history);
         inner.runtime.spawn(async move {
-            let outcome = turn::run_turn(agent, state, slot, input, run_id, cancel, emitter).await;
+            let outcome = turn::run_turn(agent, state, slot, input, run_id, cancel, depth, emitter).await;
             let _ = outcome_tx.send(Some(outcome));
         });
         run

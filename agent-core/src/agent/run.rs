@@ -73,6 +73,22 @@ pub struct Outcome {
     /// The question the turn is parked on, for `awaiting_user`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clarification: Option<Clarification>,
+    /// What sub-agents ([`crate::agent_tool`]) spent, by tool; already counted in `usage`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sub_agents: Vec<SubAgentUsage>,
+}
+
+/// What the sub-agent behind one tool spent in a turn (see [`Outcome::sub_agents`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SubAgentUsage {
+    /// The tool's name.
+    pub tool: String,
+    /// Its calls in the turn.
+    pub calls: u32,
+    /// The sub-agent's model calls over those calls.
+    pub iterations: u32,
+    /// The tokens those model calls used.
+    pub usage: Usage,
 }
 
 impl Outcome {
@@ -87,6 +103,7 @@ impl Outcome {
             error_kind: None,
             error_source: None,
             clarification: None,
+            sub_agents: Vec::new(),
         }
     }
 

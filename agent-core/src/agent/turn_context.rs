@@ -21,4 +21,6 @@ pub(crate) struct Turn<'a> {
     pub emitter: &'a Emitter,
     /// Who started the turn; every gate request says so.
     pub origin: &'a TurnOrigin,
+    /// How many agents run above this one (0 but in a sub-agent's turn).
+    pub depth: u32,
 }

@@ -272,6 +272,59 @@ pub struct ToolContext {
     /// Whether the model is sent images ([`crate::Agent::takes_images`]): a tool that can add
     /// an image to a result leaves it out when not.
     pub model_takes_images: bool,
+    /// How many agents run above the one calling: 0, but 1 in a sub-agent's turn, and so on
+    /// ([`crate::agent_tool`] caps it).
+    pub depth: u32,
+    /// Who started the turn (the person, or another tab's agent).
+    pub origin: crate::TurnOrigin,
+    /// Where a tool reports what its own model calls spent (a sub-agent's usage): the turn
+    /// adds it to its outcome.
+    pub spent: UsageMeter,
+}
+
+/// Collects the usage tools spend on model calls of their own, by tool name, for the turn's
+/// [`Outcome`](crate::Outcome). Cheap to clone; every clone reports to the same place.
+#[derive(Debug, Clone, Default)]
+pub struct UsageMeter(std::sync::Arc<std::sync::Mutex<Vec<crate::SubAgentUsage>>>);
+
+impl UsageMeter {
+    /// Reports one call of `tool` that spent `usage` over `iterations` model calls.
+    pub fn report(&self, tool: &str, usage: &crate::Usage, iterations: u32) {
+        let mut all = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        match all.iter_mut().find(|s| s.tool == tool) {
+            Some(entry) => {
+                entry.calls += 1;
+                entry.iterations = entry.iterations.saturating_add(iterations);
+                entry.usage.add(usage);
+            }
+            None => all.push(crate::SubAgentUsage {
+                tool: tool.to_owned(),
+                calls: 1,
+                iterations,
+                usage: *usage,
+            }),
+        }
+    }
+
+    /// What was reported so far.
+    pub fn reported(&self) -> Vec<crate::SubAgentUsage> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Adds what was reported to a turn's outcome: its usage, and the breakdown per tool.
+    pub(crate) fn add_to(&self, outcome: &mut crate::Outcome) {
+        for spent in self.reported() {
+            outcome.usage.add(&spent.usage);
+            match outcome.sub_agents.iter_mut().find(|s| s.tool == spent.tool) {
+                Some(entry) => {
+                    entry.calls += spent.calls;
+                    entry.iterations = entry.iterations.saturating_add(spent.iterations);
+                    entry.usage.add(&spent.usage);
+                }
+                None => outcome.sub_agents.push(spent),
+            }
+        }
+    }
 }
 
 impl ToolContext {
@@ -283,6 +336,9 @@ impl ToolContext {
             call_id: call_id.into(),
             cancel: CancellationToken::new(),
             model_takes_images: true,
+            depth: 0,
+            origin: crate::TurnOrigin::Person,
+            spent: UsageMeter::default(),
         }
     }
 }

@@ -26,7 +26,7 @@ use crate::hooks::ToolCallInfo;
 use crate::message::{Message, ToolCall};
 use crate::session::SessionId;
 use crate::store::{StoreError, ToolCallState, now_millis};
-use crate::tool::{BoxError, Tool, ToolContext, ToolError, ToolOutput, ToolSet};
+use crate::tool::{BoxError, Tool, ToolContext, ToolError, ToolOutput, ToolSet, UsageMeter};
 use crate::untrusted::wrap_untrusted;
 use cap::cap_output;
 
@@ -63,6 +63,10 @@ pub(crate) struct ExecCtx<'a> {
     pub emitter: &'a Emitter,
     /// Who started the turn, for gate requests.
     pub origin: &'a TurnOrigin,
+    /// How many agents run above this turn's.
+    pub depth: u32,
+    /// Where tools report what their own model calls spent (sub-agents).
+    pub spent: &'a UsageMeter,
 }
 
 struct Prepared {
@@ -306,6 +310,9 @@ impl ExecCtx<'_> {
             call_id: call.id.clone(),
             cancel: cancel.clone(),
             model_takes_images: self.agent.takes_images,
+            depth: self.depth,
+            origin: self.origin.clone(),
+            spent: self.spent.clone(),
         };
         let tool = prepared.tool;
         let args = prepared.args;

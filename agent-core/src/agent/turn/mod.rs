@@ -39,6 +39,7 @@ pub(crate) enum TurnInput {
 }
 
 impl TurnInput {
+
     /// Who the turn acts for: for an answer, whoever started the parked turn.
     fn origin(&self, state: &SessionState) -> TurnOrigin {
         match self {
@@ -67,6 +68,9 @@ impl TurnSlot {
     }
 }
 
+/// Runs one turn; `depth` counts the agents above this one (0 unless a sub-agent's turn, see
+/// [`crate::agent_tool`]).
+#[allow(clippy::too_many_arguments)] // the parts of one turn, handed over once by `Session::start`
 pub(crate) async fn run_turn(
     agent: Arc<AgentInner>,
     state: Arc<SessionState>,
@@ -74,6 +78,7 @@ pub(crate) async fn run_turn(
     input: TurnInput,
     run_id: String,
     cancel: CancellationToken,
+    depth: u32,
     emitter: Emitter,
 ) -> Outcome {
     let origin = input.origin(&state);
@@ -88,6 +93,7 @@ pub(crate) async fn run_turn(
         cancel: &cancel,
         emitter: &emitter,
         origin: &origin,
+        depth,
     };
     let outcome = turn.drive(slot, input).await;
     finish(&emitter, outcome)

@@ -10,7 +10,7 @@ use crate::agent::history::History;
 use crate::agent::run::{Outcome, OutcomeStatus};
 use crate::agent::tools_exec::{ExecCtx, Executed, Stop, not_run};
 use crate::message::{Message, ToolCall};
-use crate::tool::ToolSet;
+use crate::tool::{ToolSet, UsageMeter};
 
 /// The assistant message appended when the iteration cap ends the turn.
 const ITERATION_CAP_MESSAGE: &str = "Reached maximum iteration limit";
@@ -35,6 +35,7 @@ impl Turn<'_> {
     ) -> ControlFlow<Outcome, Outcome> {
         let config = &self.agent.config;
         outcome.tool_calls += calls.len() as u32;
+        let spent = UsageMeter::default();
         let exec = ExecCtx {
             agent: self.agent,
             tools,
@@ -42,6 +43,8 @@ impl Turn<'_> {
             cancel: self.cancel,
             emitter: self.emitter,
             origin: self.origin,
+            depth: self.depth,
+            spent: &spent,
         };
         if outcome.iterations >= config.max_iterations {
             let results = not_run(&exec, calls, "the iteration cap was reached").await;
@@ -61,6 +64,7 @@ impl Turn<'_> {
             stop,
             question,
         } = exec.execute(run_now).await;
+        spent.add_to(&mut outcome);
         results.extend(not_run(&exec, over_cap, TOOL_CALL_CAP).await);
 
         if let Some(stop) = stop {
