@@ -443,3 +443,15 @@ pub(crate) fn clarification_error(e: agent_core::ClarificationError) -> PyErr {
     };
     crate::errors::new_error("ClarificationError", e.to_string(), Some(kind))
 }
+
+/// `agent` offered as the tool `name` to another agent (see `agent_core.agent_tool`).
+#[pyfunction]
+pub fn agent_tool(
+    name: String,
+    description: String,
+    agent: &NativeAgent,
+    max_depth: u32,
+) -> crate::provider::NativeTool {
+    let tool = agent_core::agent_tool(name, description, agent.agent.clone()).max_depth(max_depth);
+    crate::provider::NativeTool::new(Arc::new(tool))
+}

@@ -46,6 +46,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<mcp::NativeMcpClient>()?;
     m.add_class::<mcp::NativeMcpHttpServer>()?;
     m.add_function(wrap_pyfunction!(mcp::new_bearer_token, m)?)?;
+    m.add_function(wrap_pyfunction!(agent::agent_tool, m)?)?;
     m.add_function(wrap_pyfunction!(adapters::filesystem_tools, m)?)?;
     m.add_function(wrap_pyfunction!(adapters::provider_configured, m)?)?;
     m.add_function(wrap_pyfunction!(adapters::provider_from_env, m)?)?;

@@ -129,7 +129,8 @@ def test_outcome_statuses_constant():
 
 async def test_send_a_message_with_an_image():
     provider = ac.ScriptedProvider(["I see a red dot."], record_requests=True)
-    agent = ac.Agent(provider)
+    # The scripted provider knows no model: vision "auto" would send it no image.
+    agent = ac.Agent(provider, vision="on")
     session = await agent.create_session()
     message = {
         "content": [

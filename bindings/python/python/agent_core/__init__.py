@@ -33,7 +33,9 @@ from ._agent import (
     Run,
     RunStatus,
     Session,
+    SubAgentUsage,
     Usage,
+    agent_tool,
 )
 from ._prompt import browser_prompt
 from ._schema import SchemaError
@@ -96,6 +98,8 @@ __all__ = [
     "new_bearer_token",
     "page_tools",
     "browser_prompt",
+    "agent_tool",
+    "SubAgentUsage",
     "PageToolsConfig",
     "TabInfo",
     "DialogInfo",

@@ -28,7 +28,7 @@ from ._options import plain
 from .errors import RunError
 from .providers import Provider
 from .stores import Store
-from .tools import Tool
+from .tools import NativeTools, Tool
 
 __all__ = [
     "Agent",
@@ -171,6 +171,17 @@ class Usage:
 
 
 @dataclass
+class SubAgentUsage:
+    """What the sub-agent behind one tool (:func:`agent_tool`) spent in a turn; already counted
+    in the turn's ``usage``."""
+
+    tool: str
+    calls: int = 0
+    iterations: int = 0
+    usage: Usage = field(default_factory=Usage)
+
+
+@dataclass
 class Outcome:
     """How a turn ended.
 
@@ -187,6 +198,8 @@ class Outcome:
     error: Optional[str] = None
     error_kind: Optional[str] = None
     error_source: Optional[BaseException] = None
+    sub_agents: List[SubAgentUsage] = field(default_factory=list)
+    """What sub-agents (:func:`agent_tool`) spent, per tool."""
 
     @classmethod
     def _from_dict(cls, d: Mapping[str, Any]) -> "Outcome":
@@ -199,6 +212,15 @@ class Outcome:
             error=d.get("error"),
             error_kind=d.get("error_kind"),
             error_source=d.get("error_source"),
+            sub_agents=[
+                SubAgentUsage(
+                    tool=a["tool"],
+                    calls=a.get("calls", 0),
+                    iterations=a.get("iterations", 0),
+                    usage=Usage(**(a.get("usage") or {})),
+                )
+                for a in d.get("sub_agents") or []
+            ],
         )
 
     @property
@@ -637,3 +659,18 @@ class Run:
         return f"Run(id={self.id!r}, session_id={self.session_id!r})"
 
 
+
+
+def agent_tool(name: str, description: str, agent: "Agent", *, max_depth: int = 3) -> NativeTools:
+    """Offers ``agent`` to another agent as the tool ``name``, taking a ``task``: each call runs
+    one turn of ``agent`` in a new session and answers with its final text. It acts for whoever
+    started the calling turn (its gate sees that origin), stops when that turn is cancelled,
+    and nests at most ``max_depth`` levels below the first agent; what it spent is in the
+    calling turn's ``usage`` and, per tool, in ``Outcome.sub_agents``::
+
+        researcher = Agent(provider, system_prompt="You research one question.")
+        lead = Agent(provider, tools=[agent_tool("ask_researcher", "Ask the researcher.", researcher)])
+    """
+    if not isinstance(agent, Agent):
+        raise TypeError(f"agent_tool takes an agent_core Agent, not {type(agent).__name__}")
+    return NativeTools([_native.agent_tool(name, description, agent._native, max_depth)])

@@ -21,6 +21,7 @@ __all__ = [
     "Store",
     "TabEvents",
     "TabHub",
+    "agent_tool",
     "browser_prompt",
     "filesystem_tools",
     "new_bearer_token",
@@ -259,6 +260,7 @@ class McpHttpServer:
     def is_running(self) -> bool: ...
     def shutdown(self) -> Awaitable[None]: ...
 
+def agent_tool(name: str, description: str, agent: Agent, max_depth: int) -> NativeTool: ...
 def browser_prompt(
     own_tab: bool = False, clarification: bool = False, instructions: Sequence[str] = ..., vision: bool = False
 ) -> str: ...
