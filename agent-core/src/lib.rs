@@ -45,7 +45,6 @@ mod compaction;
 mod compress;
 mod event;
 mod gate;
-mod hooks;
 mod message;
 pub mod options;
 mod provider;
@@ -58,14 +57,13 @@ pub mod untrusted;
 pub use agent::{
     Agent, AgentBuilder, AgentConfig, AgentError, AgentTool, CLARIFICATION_TOOL, Clarification, ClarificationError,
     ClarificationKind, DEFAULT_MAX_AGENT_DEPTH, DEFAULT_MAX_IMAGES, DEFAULT_MAX_TOOL_CALLS, DenialPolicy, ErrorKind,
-    EventObserver, Outcome, OutcomeStatus, Run, RunEvents, RunState, RunStatus, Session, SubAgentUsage,
-    UnknownErrorKind, Vision, agent_tool,
+    EventObserver, HookError, Hooks, Outcome, OutcomeStatus, Run, RunEvents, RunState, RunStatus, Session,
+    SubAgentUsage, ToolCallDecision, ToolCallInfo, UnknownErrorKind, Vision, agent_tool,
 };
 pub use compaction::{CompactionConfig, SUMMARY_PREFIX, TokenEstimator, TrimReport, summary_message, trim_to_fit};
 pub use compress::{CompressionConfig, compress_json, compress_json_in_place, compress_text, compress_value_text};
 pub use event::{AgentEvent, EventKind};
 pub use gate::{AllowAll, FnGate, Gate, GateDecision, GateRequest, TurnOrigin, gate_fn};
-pub use hooks::{HookError, Hooks, ToolCallDecision, ToolCallInfo};
 pub use message::{ContentPart, ImageSource, Message, Reasoning, Role, ToolCall, Visibility};
 pub use provider::{
     EventStream, FinishReason, ModelRequest, ModelResponse, Provider, ProviderError, ProviderErrorKind,

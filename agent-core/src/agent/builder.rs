@@ -7,9 +7,9 @@ use tokio::runtime::Handle;
 
 use super::clarification::AskClarificationTool;
 use super::{Agent, AgentConfig, AgentError, AgentInner, EventObserver, Vision};
+use crate::agent::hooks::Hooks;
 use crate::event::AgentEvent;
 use crate::gate::Gate;
-use crate::hooks::Hooks;
 use crate::provider::Provider;
 use crate::store::Store;
 use crate::tool::{Tool, ToolSet, ToolSetError};

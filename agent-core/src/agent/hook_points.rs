@@ -3,7 +3,7 @@
 //! has no hooks.
 
 use crate::agent::Outcome;
-use crate::hooks::{HookError, Hooks, ToolCallDecision, ToolCallInfo};
+use crate::agent::hooks::{HookError, Hooks, ToolCallDecision, ToolCallInfo};
 use crate::provider::{ModelRequest, ModelResponse};
 use crate::session::SessionId;
 use crate::tool::{ToolError, ToolOutput};

@@ -9,6 +9,7 @@ mod error_kind;
 mod event_log;
 mod history;
 mod hook_points;
+mod hooks;
 mod images;
 mod question;
 mod run;
@@ -29,6 +30,7 @@ pub use clarification::{CLARIFICATION_TOOL, Clarification, ClarificationError, C
 pub use config::{AgentConfig, DEFAULT_MAX_IMAGES, DEFAULT_MAX_TOOL_CALLS, DenialPolicy, Vision};
 pub use emit::EventObserver;
 pub use error_kind::{ErrorKind, UnknownErrorKind};
+pub use hooks::{HookError, Hooks, ToolCallDecision, ToolCallInfo};
 pub use run::{Outcome, OutcomeStatus, Run, RunEvents, RunState, RunStatus, SubAgentUsage};
 pub use sub_agent::{AgentTool, DEFAULT_MAX_AGENT_DEPTH, agent_tool};
 
@@ -72,7 +74,7 @@ pub(crate) struct AgentInner {
     /// Whether the model is sent images: [`AgentConfig::vision`] resolved against the provider.
     pub takes_images: bool,
     /// The host's hooks, in order (empty: the loop skips every hook point).
-    pub hooks: Arc<[Arc<dyn crate::hooks::Hooks>]>,
+    pub hooks: Arc<[Arc<dyn hooks::Hooks>]>,
     pub observers: Arc<[EventObserver]>,
     pub runtime: Handle,
     sessions: Mutex<HashMap<SessionId, Weak<SessionState>>>,

@@ -39,7 +39,6 @@ pub(crate) enum TurnInput {
 }
 
 impl TurnInput {
-
     /// Who the turn acts for: for an answer, whoever started the parked turn.
     fn origin(&self, state: &SessionState) -> TurnOrigin {
         match self {

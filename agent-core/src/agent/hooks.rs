@@ -6,7 +6,7 @@
 //! Hooks run in the order they were added ([`AgentBuilder::hooks`](crate::AgentBuilder::hooks)).
 //! An agent without hooks pays nothing for them.
 
-use crate::agent::Outcome;
+use super::Outcome;
 use crate::gate::TurnOrigin;
 use crate::provider::{ModelRequest, ModelResponse};
 use crate::session::SessionId;
