@@ -360,6 +360,14 @@ export declare class NativeToolSet {
   regated(names: Array<string>, gated: boolean): NativeToolSet
 }
 
+/**
+ * `agent` offered to another agent as the tool `name`, taking `{ task }`: each call runs one
+ * turn of it in a new session and answers with its final text. Calls nesting deeper than
+ * `maxDepth` levels below the first agent (absent: 3) are refused with a message the model
+ * reads. What it spends is added to the calling turn's usage and listed in `subAgents`.
+ */
+export declare function agentTool(name: string, description: string, agent: NativeAgent, maxDepth?: number | undefined | null): NativeToolSet
+
 /** The default browser-agent system prompt's text. */
 export declare function browserPrompt(options?: BrowserPromptOptions | undefined | null): string
 

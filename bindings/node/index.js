@@ -852,6 +852,7 @@ module.exports.NativeTabHub = nativeBinding.NativeTabHub
 module.exports.NativeTabWiring = nativeBinding.NativeTabWiring
 module.exports.NativeToolDispatcher = nativeBinding.NativeToolDispatcher
 module.exports.NativeToolSet = nativeBinding.NativeToolSet
+module.exports.agentTool = nativeBinding.agentTool
 module.exports.browserPrompt = nativeBinding.browserPrompt
 module.exports.fsTools = nativeBinding.fsTools
 module.exports.mcpConnect = nativeBinding.mcpConnect

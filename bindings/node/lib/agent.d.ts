@@ -126,3 +126,20 @@ export declare class Agent {
   close(): void
   [Symbol.dispose](): void
 }
+
+/** Options of `agentTool`. */
+export interface AgentToolOptions {
+  /**
+   * How many levels of sub-agents may run below the first agent (default 3): a call that would
+   * go deeper is refused with a message the model reads.
+   */
+  maxDepth?: number | null
+}
+
+/**
+ * Offers `agent` to another agent as the tool `name`, taking `{ task: string }`: each call runs
+ * one turn of `agent` in a new session and answers with its final text. It acts for whoever
+ * started the calling turn, stops when that turn is cancelled, and what it spent is in the
+ * calling turn's `usage` and, per tool, in `outcome.subAgents`. Pass the result in `tools`.
+ */
+export declare function agentTool(name: string, description: string, agent: Agent, options?: AgentToolOptions): ToolSet

@@ -8,6 +8,10 @@ const { wrap, ConfigError, ClosedError } = require('./errors.js')
 const { addToolsAndGate } = require('./gate.js')
 const { addHooks } = require('./hooks.js')
 const { Session } = require('./session.js')
+const { ToolSet } = require('./tools.js')
+
+/** Each agent's native handle, for `agentTool` (kept off the class's public shape). */
+const NATIVE = new WeakMap()
 
 /** Fatal tool errors kept for their outcome, at most this many per agent. */
 const MAX_KEPT_ERRORS = 1024
@@ -56,6 +60,7 @@ class Agent {
       })
     }
     this.#native = wrap(() => b.build())
+    NATIVE.set(this, this.#native)
     /** @internal */
     this._builder = b
     /** @internal */
@@ -130,4 +135,35 @@ if (typeof Symbol.dispose === 'symbol') {
   })
 }
 
-module.exports = { Agent }
+/**
+ * Offers `agent` to another agent as the tool `name`, taking `{ task }`: each call runs one
+ * turn of `agent` in a new session and answers with its final text (a cap, a denial, a question
+ * or a failure each say so). It acts for whoever started the calling turn (its gate sees that
+ * origin), stops when that turn is cancelled, and nests at most `maxDepth` levels below the
+ * first agent (default 3): a deeper call is refused with a message the model reads. What it
+ * spent is in the calling turn's `usage` and, per tool, in `outcome.subAgents`.
+ * @param {string} name
+ * @param {string} description
+ * @param {Agent} agent
+ * @param {import('./agent').AgentToolOptions} [options]
+ */
+function agentTool(name, description, agent, options) {
+  const handle = NATIVE.get(/** @type {any} */ (agent))
+  if (handle === undefined) {
+    throw new ConfigError('agentTool(name, description, agent): `agent` must be an Agent', 'invalid_argument')
+  }
+  if (typeof name !== 'string' || typeof description !== 'string') {
+    throw new ConfigError('agentTool(name, description, agent): `name` and `description` must be strings', 'invalid_argument')
+  }
+  const { maxDepth, ...rest } = options ?? {}
+  const unknown = Object.keys(rest)
+  if (unknown.length > 0) {
+    throw new ConfigError(`agentTool: unknown option \`${unknown[0]}\` (expected maxDepth)`, 'invalid_argument')
+  }
+  if (maxDepth !== undefined && maxDepth !== null && (!Number.isInteger(maxDepth) || maxDepth < 0 || maxDepth > 0xffffffff)) {
+    throw new ConfigError('agentTool: `maxDepth` must be a non-negative integer', 'invalid_argument')
+  }
+  return new ToolSet(wrap(() => native.agentTool(name, description, handle, maxDepth ?? undefined)))
+}
+
+module.exports = { Agent, agentTool }

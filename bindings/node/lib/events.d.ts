@@ -36,6 +36,23 @@ export interface Outcome {
   errorKind: string | null
   /** The original error a JS tool threw as fatal (`FatalToolError` or any error with `fatal: true`). */
   cause?: unknown
+  /**
+   * What sub-agents (`agentTool`) spent in the turn, per tool (already counted in `usage`).
+   * Absent when no sub-agent ran.
+   */
+  subAgents?: SubAgentUsage[]
+}
+
+/** What the sub-agent behind one tool (`agentTool`) spent in a turn. */
+export interface SubAgentUsage {
+  /** The tool's name. */
+  tool: string
+  /** Its calls in the turn. */
+  calls: number
+  /** The sub-agent's model calls over those calls. */
+  iterations: number
+  /** The tokens those model calls used. */
+  usage: Usage
 }
 
 interface EventBase<T extends string> {

@@ -9,7 +9,7 @@
  * ```
  * @module agent-core
  */
-const { Agent } = require('./agent.js')
+const { Agent, agentTool } = require('./agent.js')
 const { Session } = require('./session.js')
 const { Run } = require('./run.js')
 const { ScriptedProvider, OpenAICompatible, Anthropic, Gemini, FallbackRouter, providerFromEnv } = require('./providers.js')
@@ -39,6 +39,7 @@ const {
 
 module.exports = {
   Agent,
+  agentTool,
   Session,
   Run,
   ScriptedProvider,

@@ -278,6 +278,11 @@ pub struct NativeAgent {
 
 #[napi]
 impl NativeAgent {
+    /// The core agent (what `agentTool` offers to another agent).
+    pub(crate) fn agent(&self) -> &Agent {
+        &self.inner
+    }
+
     fn check_open(&self) -> Result<()> {
         if self.closed.load(Ordering::SeqCst) {
             return Err(coded("closed", "the agent is closed"));

@@ -99,3 +99,21 @@ pub fn page_tools(
         tools: agent_tools::page_tools_for_tab_with(host.host(), bound, cfg),
     })
 }
+
+/// `agent` offered to another agent as the tool `name`, taking `{ task }`: each call runs one
+/// turn of it in a new session and answers with its final text. Calls nesting deeper than
+/// `maxDepth` levels below the first agent (absent: 3) are refused with a message the model
+/// reads. What it spends is added to the calling turn's usage and listed in `subAgents`.
+#[napi]
+pub fn agent_tool(
+    name: String,
+    description: String,
+    agent: &crate::agent::NativeAgent,
+    max_depth: Option<u32>,
+) -> NativeToolSet {
+    let tool = agent_core::agent_tool(name, description, agent.agent().clone())
+        .max_depth(max_depth.unwrap_or(agent_core::DEFAULT_MAX_AGENT_DEPTH));
+    NativeToolSet {
+        tools: vec![Arc::new(tool)],
+    }
+}

@@ -35,6 +35,8 @@ import {
   type Run,
   type ScreenshotArea,
   type DialogInfo,
+  agentTool,
+  type SubAgentUsage,
 } from 'agent-core'
 
 async function seeing(): Promise<void> {
@@ -300,6 +302,18 @@ async function main(): Promise<void> {
   new Agent({ provider: new ScriptedProvider([]), hooks: [{ beforeToolCall: () => ({ deny: 3 }) }] })
   // @ts-expect-error: `false` is not a decision
   new Agent({ provider: new ScriptedProvider([]), hooks: [{ beforeToolCall: () => false }] })
+
+  const researcher = new Agent({ provider: new ScriptedProvider(['Paris']) })
+  const lead = new Agent({
+    provider: new ScriptedProvider([]),
+    tools: [agentTool('ask_researcher', 'Ask the researcher.', researcher, { maxDepth: 2 }), agentTool('again', 'Again.', researcher)],
+  })
+  const spent: SubAgentUsage[] = (await (await lead.createSession()).send('go').outcome).subAgents ?? []
+  console.log(spent.map((s) => [s.tool, s.calls, s.iterations, s.usage.inputTokens]))
+  // @ts-expect-error: maxDepth is a number
+  agentTool('x', 'y', researcher, { maxDepth: '2' })
+  // @ts-expect-error: the agent must be an Agent
+  agentTool('x', 'y', new ScriptedProvider([]))
 }
 
 void main
