@@ -31,10 +31,6 @@ pub use tab::PageTab;
 /// The page logic every host runs through [`BrowserHost::evaluate`].
 pub const PAGE_JS: &str = include_str!("page.js");
 
-/// The screenshot helpers (ref boxes, annotation), run through [`BrowserHost::evaluate`] in the
-/// same world as [`PAGE_JS`].
-pub(crate) const SHOT_JS: &str = include_str!("shot.js");
-
 /// All page and tab tools over one host, acting on whichever tab is active, with the default
 /// configuration. An agent that belongs to one tab wants [`page_tools_for_tab`].
 ///

@@ -900,6 +900,72 @@ async (op, args) => {
     return { target: describe(el), files: Array.from(el.files || []).map((f) => ({ name: f.name, size: f.size })) };
   }
 
+  // ---- screenshots: an element's box, and the refs drawn on the page while it is captured ----
+  const OVERLAY = '__agentToolsShotOverlay';
+  const OVERLAY_COLORS = ['#d7191c', '#2c7bb6', '#1a9641', '#7b3294', '#e66101', '#008080'];
+  const MAX_LABELS = 300;
+
+  // A frame or two so the page paints what changed; timers stand in where frames do not run
+  // (a tab in the background).
+  const painted = () => new Promise((resolve) => {
+    const done = setTimeout(resolve, 60);
+    requestAnimationFrame(() => requestAnimationFrame(() => { clearTimeout(done); resolve(); }));
+  });
+
+  function removeOverlay() {
+    const old = document.getElementById(OVERLAY);
+    if (old) old.remove();
+  }
+
+  // The box of the element a ref names, in CSS pixels from the viewport's top left, scrolled
+  // into view first as a person would before looking at it.
+  async function doShotRect() {
+    const el = resolveTarget({ ref: args.ref });
+    let r = rectOf(el);
+    if (r.w < 1 || r.h < 1 || !visible(el)) {
+      throw refusal('not_visible', `${clean(args.ref)} is not visible on the page (hidden or without size): there is nothing to capture`);
+    }
+    if (r.x < 0 || r.y < 0 || r.x + r.w > W.innerWidth || r.y + r.h > W.innerHeight) {
+      el.scrollIntoView({ block: 'center', inline: 'center' });
+      await painted();
+      r = rectOf(el);
+    }
+    return { x: r.x, y: r.y, width: r.w, height: r.h };
+  }
+
+  // A labelled box on every element a read gave a ref, in a closed shadow root placed in
+  // document coordinates (a full-page capture shows the boxes where their elements are).
+  async function doAnnotate() {
+    removeOverlay();
+    const host = document.createElement('div');
+    host.id = OVERLAY;
+    host.style.cssText = 'position:absolute;left:0;top:0;width:0;height:0;overflow:visible;pointer-events:none;z-index:2147483647;';
+    const root = host.attachShadow({ mode: 'closed' });
+    const labelled = [];
+    for (const [num, weak] of S.byRef) {
+      if (labelled.length >= MAX_LABELS) break;
+      const el = weak.deref();
+      if (!el || !el.isConnected || !visible(el)) continue;
+      const r = rectOf(el);
+      if (r.w < 1 || r.h < 1) continue;
+      if (!args.full_page && (r.x + r.w < 0 || r.y + r.h < 0 || r.x > W.innerWidth || r.y > W.innerHeight)) continue;
+      const color = OVERLAY_COLORS[labelled.length % OVERLAY_COLORS.length];
+      const frame = document.createElement('div');
+      frame.style.cssText = `position:absolute;box-sizing:border-box;left:${r.x + W.scrollX}px;top:${r.y + W.scrollY}px;width:${r.w}px;height:${r.h}px;border:2px solid ${color};`;
+      const label = document.createElement('div');
+      label.textContent = 'e' + num;
+      // Above the box, or inside it at the top of the page.
+      const above = r.y + W.scrollY >= 14;
+      label.style.cssText = `position:absolute;left:-2px;top:${above ? -15 : 0}px;background:${color};color:#fff;font:bold 11px/13px monospace;padding:0 3px;white-space:nowrap;`;
+      frame.appendChild(label);
+      root.appendChild(frame);
+      labelled.push('e' + num);
+    }
+    document.documentElement.appendChild(host);
+    await painted();
+    return { labelled };
+  }
+
   let result;
   try {
     switch (op) {
@@ -917,6 +983,10 @@ async (op, args) => {
       case 'keyafter': result = doKeyAfter(); break;
       case 'uploadtarget': result = doUploadTarget(); break;
       case 'uploadafter': result = doUploadAfter(); break;
+      case 'shotrect': result = await doShotRect(); break;
+      case 'annotate': result = await doAnnotate(); break;
+      case 'unannotate': removeOverlay(); result = {}; break;
+      case 'where': result = {}; break;
       default: result = refusal('bad_op', 'unknown operation ' + op);
     }
   } catch (e) {

@@ -107,7 +107,7 @@ impl Shared {
     /// error as it is (for callers that retry while a page navigates).
     pub(super) async fn raw_op(&self, tab: Option<&str>, op: &str, mut args: Value) -> Result<Value, HostError> {
         if let Some(obj) = args.as_object_mut() {
-            obj.insert("base".into(), json!(self.issued_base()));
+            obj.insert("base".into(), json!(self.issued.load(Ordering::SeqCst).max(1)));
         }
         let expr = format!("({PAGE_JS})({}, {})", json!(op), args);
         let v = self.host.evaluate(tab, &expr).await?;
@@ -115,11 +115,6 @@ impl Shared {
             self.issued.fetch_max(n, Ordering::SeqCst);
         }
         Ok(v)
-    }
-
-    /// Every ref number below this has been issued in some document (page.js's `base`).
-    pub(super) fn issued_base(&self) -> u64 {
-        self.issued.load(Ordering::SeqCst).max(1)
     }
 
     pub(super) async fn current_url(&self, tab: Option<&str>) -> Result<String, ToolError> {
