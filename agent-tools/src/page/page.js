@@ -944,6 +944,8 @@ async (op, args) => {
     const labelled = [];
     for (const [num, weak] of S.byRef) {
       if (labelled.length >= MAX_LABELS) break;
+      // The state lives on the page's window: a page can plant entries of its own there.
+      if (!Number.isSafeInteger(num) || !(weak instanceof WeakRef)) continue;
       const el = weak.deref();
       if (!el || !el.isConnected || !visible(el)) continue;
       const r = rectOf(el);

@@ -162,7 +162,7 @@ test('a JS host with screenshot gets the area and bounds; its bytes reach the to
         return png.buffer.slice(png.byteOffset, png.byteOffset + png.byteLength)
       },
     },
-    { rect: { x: 10, y: 20.5, width: 30, height: 40 } },
+    { shotrect: { x: 10, y: 20.5, width: 30, height: 40 } },
   )
   const { results } = await runCalls(
     host,

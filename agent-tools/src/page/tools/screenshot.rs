@@ -136,10 +136,18 @@ pub(super) async fn capture(
     let mut labelled = Vec::new();
     if annotate {
         let v = s.op(tab, "annotate", json!({ "full_page": full_page })).await?;
+        // Page-side state: only well-formed refs are named to the model.
         labelled = v
             .get("labelled")
             .and_then(Value::as_array)
-            .map(|l| l.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+            .map(|l| {
+                l.iter()
+                    .filter_map(Value::as_str)
+                    .filter(|r| is_ref(r))
+                    .take(MAX_LABELS)
+                    .map(str::to_owned)
+                    .collect()
+            })
             .unwrap_or_default();
     }
     let taken = s.host.screenshot(tab, &request).await;
@@ -167,4 +175,14 @@ pub(super) async fn capture(
         labelled,
         page,
     })
+}
+
+/// Most refs a screenshot's text names (page.js draws at most as many).
+const MAX_LABELS: usize = 300;
+
+/// `e` and up to 15 digits: a ref as page.js issues them.
+fn is_ref(r: &str) -> bool {
+    r.len() <= 16
+        && r.strip_prefix('e')
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
