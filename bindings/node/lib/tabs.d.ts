@@ -111,8 +111,10 @@ export declare class TabHub {
   adoptHostTab(opener: string, hostTab: string, url?: string): Promise<string>
   closeTab(tab: string): Promise<void>
   reopenTab(tab: string): Promise<void>
-  /** Delivers a message: an idle tab starts a turn, a busy one queues it. */
   /**
+   * Delivers a message: an idle tab starts a turn, a busy one queues it (the queued message
+   * starts its own turn when the current one ends). The hub sees a turn end just after its
+   * run's `outcome` resolves: `await hub.waitIdle(tab)` first to get a `started` delivery.
    * `signal` cancels the turn this delivery started; an already-aborted one delivers nothing
    * and rejects (`AgentCoreError`, code `cancelled`). Queued and held messages are not affected.
    * An `agent` message to a tab already holding `maxHeldMessages` of them rejects with

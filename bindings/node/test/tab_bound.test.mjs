@@ -84,10 +84,17 @@ test('a tab hub gives each tab page tools bound to its wired browser tab; the wi
   assert.doesNotMatch(ob.finalText, /Page A/)
   assert.equal(host.maxInFlight, 2)
   host.rendezvous = 1
+  await hub.waitAllIdle()
 
   // A tab without a browser tab says so (the planner answers with the tool's result; the hub
   // has read the run's events already).
-  const answer = async (tab, text) => (await (await hub.deliver(tab, text)).run.outcome).finalText
+  // The hub sees a turn end just after its run does: wait for that before the next message,
+  // or the message is queued behind the ending turn (status 'queued', no run).
+  const answer = async (tab, text) => {
+    const outcome = await (await hub.deliver(tab, text)).run.outcome
+    await hub.waitIdle(tab)
+    return outcome.finalText
+  }
   assert.match(await answer(plain, 'read'), /no browser tab is attached to this agent's tab yet/)
 
   // The host reports t1 closed: its hub tab stays open, its page tools say what to do.
