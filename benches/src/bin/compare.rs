@@ -168,14 +168,27 @@ fn median(mut xs: Vec<f64>) -> f64 {
 type Runs = Vec<Vec<(ClientFigures, ClientFigures)>>;
 
 fn report(o: &Opts, runs: &Runs) {
-    let reference = &runs[0];
     println!(
         "\n{} reps; medians of per-repetition ratios to `reference` (higher throughput ratio is better, lower time ratio is better)\n",
         o.reps
     );
+    ratio_table(o, runs, 0);
+    // The targets for the store and the bindings are ratios to the Rust loop itself.
+    if let Some(rust) = o.variants.iter().position(|v| v == "rust")
+        && o.variants.len() > rust + 1
+    {
+        println!("\nthe same, as ratios to `rust` measured in the same repetition\n");
+        ratio_table(o, runs, rust);
+    }
+}
+
+/// One table: every variant's figures and their per-repetition ratios to `runs[base]`.
+fn ratio_table(o: &Opts, runs: &Runs, base: usize) {
+    let reference = &runs[base];
+    let x = format!("x {}", if base == 0 { "ref" } else { "rust" });
     println!(
         "{:<13} | {:>9} {:>7} {:>8} | {:>9} {:>7} {:>8} | {:>9} {:>6}",
-        "variant", "ms/call", "x ref", "CPU ms", "calls/s", "x ref", "CPU ms", "peak RSS", "x ref"
+        "variant", "ms/call", x, "CPU ms", "calls/s", x, "CPU ms", "peak RSS", x
     );
     println!(
         "{:<13} | {:^26} | {:^26} | {:^16}",
