@@ -8,15 +8,19 @@ use agent_core::{Provider, ProviderError};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::anthropic::CacheMode;
-use crate::{Anthropic, Gemini, HttpConfig, OpenAiCompatible};
+use crate::{Anthropic, Gemini, HttpConfig, OpenAiCompatible, OpenAiResponses};
 
 /// Which wire format a provider speaks. As data it is its name (`"openai-compatible"`,
-/// `"anthropic"`, `"gemini"`).
+/// `"openai-responses"`, `"anthropic"`, `"gemini"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub enum ProviderKind {
     /// OpenAI Chat Completions and every server that copies it (`openai-compatible`).
     #[serde(rename = "openai-compatible")]
     OpenAiCompatible,
+    /// OpenAI Responses (`openai-responses`), stateless (`store: false`) with encrypted
+    /// reasoning carried in the transcript.
+    #[serde(rename = "openai-responses")]
+    OpenAiResponses,
     /// Anthropic Messages (`anthropic`).
     #[serde(rename = "anthropic")]
     Anthropic,
@@ -30,6 +34,7 @@ impl ProviderKind {
     pub fn as_str(self) -> &'static str {
         match self {
             ProviderKind::OpenAiCompatible => "openai-compatible",
+            ProviderKind::OpenAiResponses => "openai-responses",
             ProviderKind::Anthropic => "anthropic",
             ProviderKind::Gemini => "gemini",
         }
@@ -45,11 +50,12 @@ impl fmt::Display for ProviderKind {
 impl FromStr for ProviderKind {
     type Err = ProviderError;
 
-    /// Parses `openai-compatible`, `anthropic` or `gemini`; anything else fails with exactly
-    /// `Unknown LLM provider: <name>`.
+    /// Parses `openai-compatible`, `openai-responses`, `anthropic` or `gemini`; anything else
+    /// fails with exactly `Unknown LLM provider: <name>`.
     fn from_str(name: &str) -> Result<Self, Self::Err> {
         match name {
             "openai-compatible" => Ok(ProviderKind::OpenAiCompatible),
+            "openai-responses" => Ok(ProviderKind::OpenAiResponses),
             "anthropic" => Ok(ProviderKind::Anthropic),
             "gemini" => Ok(ProviderKind::Gemini),
             other => Err(ProviderError::Config(format!("Unknown LLM provider: {other}"))),
@@ -211,7 +217,8 @@ impl ProviderConfig {
     /// [`ProviderConfig::from_env`] with another source of variables (tests, config files).
     ///
     /// `LLM_PROVIDER`, `LLM_MODEL` and `LLM_API_KEY` are required (`LLM_API_KEY` may be set
-    /// to an empty value for local servers without authentication); `LLM_BASE_URL` is
+    /// to an empty value for local OpenAI-compatible or Responses servers without
+    /// authentication); `LLM_BASE_URL` is
     /// optional and ignored for Gemini. A missing variable is a [`ProviderError::Config`]
     /// naming it; an unknown provider fails with `Unknown LLM provider: <name>`.
     ///
@@ -240,7 +247,8 @@ impl ProviderConfig {
                     .into(),
             )
         })?;
-        if api_key.is_empty() && kind != ProviderKind::OpenAiCompatible {
+        let keyless = matches!(kind, ProviderKind::OpenAiCompatible | ProviderKind::OpenAiResponses);
+        if api_key.is_empty() && !keyless {
             return Err(ProviderError::Config(format!(
                 "missing configuration: LLM_API_KEY is empty ({kind} needs a key)"
             )));
@@ -256,6 +264,7 @@ impl ProviderConfig {
     pub fn build(&self) -> Result<Arc<dyn Provider>, ProviderError> {
         Ok(match self.kind {
             ProviderKind::OpenAiCompatible => Arc::new(OpenAiCompatible::new(self)?),
+            ProviderKind::OpenAiResponses => Arc::new(OpenAiResponses::new(self)?),
             ProviderKind::Anthropic => Arc::new(Anthropic::new(self)?),
             ProviderKind::Gemini => Arc::new(Gemini::new(self)?),
         })

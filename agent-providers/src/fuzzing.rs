@@ -15,6 +15,7 @@ use crate::errors::{self, ErrorInfo, MAX_RETRY_HINT};
 use crate::gemini::{self, GeminiDecoder};
 use crate::limits::Limits;
 use crate::openai::{self, OpenAiDecoder};
+use crate::openai_responses::{self, ResponsesDecoder};
 use crate::sse::{SseEvent, SseParser};
 use crate::transport::WireDecoder;
 
@@ -23,6 +24,8 @@ use crate::transport::WireDecoder;
 pub enum Wire {
     /// OpenAI-compatible Chat Completions.
     OpenAi,
+    /// OpenAI Responses.
+    OpenAiResponses,
     /// Anthropic Messages.
     Anthropic,
     /// Gemini generateContent.
@@ -56,12 +59,14 @@ pub fn sse_stream(wire: Wire, body: &[u8], cuts: &[usize], limits: Limits) {
     let pieces = chunks(body, cuts);
     let (events, _err) = match wire {
         Wire::OpenAi => stream(OpenAiDecoder::with_limits(limits), &pieces, limits),
+        Wire::OpenAiResponses => stream(ResponsesDecoder::with_limits(limits), &pieces, limits),
         Wire::Anthropic => stream(AnthropicDecoder::with_limits(limits), &pieces, limits),
         Wire::Gemini => stream(GeminiDecoder::with_limits(limits), &pieces, limits),
     };
     check_bounds(&events, limits);
     let whole = match wire {
         Wire::OpenAi => openai::parse_response_with(body, limits),
+        Wire::OpenAiResponses => openai_responses::parse_response_with(body, limits),
         Wire::Anthropic => anthropic::parse_response_with(body, limits),
         Wire::Gemini => gemini::parse_response_with(body, limits),
     };

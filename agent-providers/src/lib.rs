@@ -4,6 +4,7 @@
 //!
 //! - [`OpenAiCompatible`]: Chat Completions (OpenAI, OpenRouter, Ollama, LM Studio, llama.cpp,
 //!   vLLM, Groq, DeepSeek, LiteLLM);
+//! - [`OpenAiResponses`]: OpenAI Responses, stateless, with encrypted reasoning replayed;
 //! - [`Anthropic`]: the Messages API;
 //! - [`Gemini`]: generateContent / streamGenerateContent;
 //! - [`FallbackRouter`]: a primary route plus fallbacks.
@@ -51,7 +52,7 @@ mod util;
 mod vision;
 mod wire;
 
-pub use wire::{anthropic, gemini, openai};
+pub use wire::{anthropic, gemini, openai, openai_responses};
 
 pub use config::{ApiKey, ProviderConfig, ProviderKind, from_env};
 pub use limits::{
@@ -88,3 +89,13 @@ pub type Gemini = wire::adapter::HttpProvider<gemini::GenerateContent>;
 /// assert_eq!(provider.url(), "http://127.0.0.1:11434/v1/chat/completions");
 /// ```
 pub type OpenAiCompatible = wire::adapter::HttpProvider<openai::ChatCompletions>;
+
+/// The OpenAI Responses adapter (`store: false`; encrypted reasoning travels in the transcript).
+///
+/// ```
+/// use agent_providers::{OpenAiResponses, ProviderConfig, ProviderKind};
+/// let config = ProviderConfig::new(ProviderKind::OpenAiResponses, "gpt-5", "sk-...");
+/// let provider = OpenAiResponses::new(&config).unwrap();
+/// assert_eq!(provider.url(), "https://api.openai.com/v1/responses");
+/// ```
+pub type OpenAiResponses = wire::adapter::HttpProvider<openai_responses::Responses>;

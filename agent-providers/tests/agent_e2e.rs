@@ -29,6 +29,15 @@ async fn agent_loop_runs_two_tool_iterations_then_answers() {
                 ["get_weather", "GetWeatherArgs", "get_stock_price"],
                 "I'm unable to provide real-time weather",
             ),
+            Wire::OpenAiResponses => (
+                [
+                    "openai-responses/stream-tool-call.sse",
+                    "openai-responses/stream-two-tool-calls.sse",
+                    "openai-responses/stream-text.sse",
+                ],
+                ["get_weather", "add", "multiply"],
+                "Olá!",
+            ),
             Wire::Anthropic => (
                 [
                     "anthropic/stream-tool-use.sse",
@@ -92,6 +101,34 @@ async fn agent_loop_runs_two_tool_iterations_then_answers() {
                     requests[2].body["messages"][0],
                     json!({"role": "system", "content": "You are a test agent."})
                 );
+            }
+            Wire::OpenAiResponses => {
+                let input = requests[1].body["input"].as_array().unwrap();
+                assert_eq!(
+                    input[input.len() - 2],
+                    json!({"type": "function_call", "call_id": "call_Q2hVb3J0bGVzc0lkMQ", "name": "get_weather",
+                           "arguments": "{\"city\":\"New York City\"}"})
+                );
+                assert_eq!(input[input.len() - 1]["type"], "function_call_output");
+                assert_eq!(input[input.len() - 1]["call_id"], "call_Q2hVb3J0bGVzc0lkMQ");
+                // The two results of the parallel calls follow both calls, in order.
+                let input = requests[2].body["input"].as_array().unwrap();
+                let kinds: Vec<&str> = input[input.len() - 4..]
+                    .iter()
+                    .map(|i| i["type"].as_str().unwrap())
+                    .collect();
+                assert_eq!(
+                    kinds,
+                    [
+                        "function_call",
+                        "function_call",
+                        "function_call_output",
+                        "function_call_output"
+                    ]
+                );
+                assert_eq!(requests[2].body["instructions"], "You are a test agent.");
+                assert_eq!(requests[2].body["store"], false);
+                assert!(third.contains(r#""call_id":"call_bXVsMDAwMDAwMDAwMDAw""#), "{third}");
             }
             Wire::Anthropic => {
                 assert!(

@@ -1,5 +1,6 @@
-//! The conformance suite: one scenario table, run against all three adapters through a real
-//! loopback HTTP server that replays recorded wire bodies, whole and cut into small pieces.
+//! The conformance suite: one scenario table, run against all four adapters through a real
+//! loopback HTTP server that replays recorded wire bodies (constructed ones for OpenAI Responses,
+//! see the fixture index), whole and cut into small pieces.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 mod common;
@@ -101,50 +102,62 @@ fn table() -> Vec<Case> {
         Case { tools: false, ..case("plain text", OpenAi, File("openai/stream-text.sse"), O(want("I'm unable to provide real-time weather").usage(14, 30))) },
         Case { tools: false, ..case("plain text", Anthropic, File("anthropic/stream-text.sse"), O(want("Olá! (That's \"hi\" in Portuguese)").usage(16, 38))) },
         Case { tools: false, ..case("plain text", Gemini, File("gemini/stream-text.sse"), O(want("Of course!\n\nThe most common way").usage(11, 652))) },
+        Case { tools: false, ..case("plain text", OpenAiResponses, File("openai-responses/stream-text.sse"), O(want("Olá! I can't check live weather").usage(1290, 19))) },
         // text despite tools
         case("text despite tools", OpenAi, File("openai/stream-text.sse"), O(want("I'm unable to provide real-time weather"))),
         case("text despite tools", Anthropic, File("anthropic/stream-text.sse"), O(want("Olá!"))),
         case("text despite tools", Gemini, File("gemini/stream-text-trailing-signature.sse"), O(want("\"Hi\" in Portuguese is **\"Oi\"**").signed().usage(11, 245))),
+        case("text despite tools", OpenAiResponses, File("openai-responses/stream-text.sse"), O(want("Olá!"))),
         // one tool call
         case("one tool call", OpenAi, File("openai/stream-tool-call.sse"), O(want("").calls(json!([["get_weather", {"city": "New York City"}]])).usage(44, 16))),
         case("one tool call", Anthropic, File("anthropic/stream-tool-use.sse"), O(want("I'll check the current weather in Paris for you.").calls(json!([["get_weather", {"location": "Paris"}]])).usage(377, 65))),
         case("one tool call", Gemini, File("gemini/stream-function-call.sse"), O(want("").calls(json!([["weather", {"location": "Florence,Italy"}]])).usage(54, 58))),
         case("one tool call", OpenAi, File("vllm/stream-tool-call.sse"), O(want("").calls(json!([["run_command", {"command": "ls"}]])))),
+        case("one tool call", OpenAiResponses, File("openai-responses/stream-tool-call.sse"), O(want("").calls(json!([["get_weather", {"city": "New York City"}]])).usage(58, 18))),
         // two tool calls in one response
         case("two tool calls", OpenAi, File("openai/stream-two-tool-calls.sse"), O(want("").calls(json!([["GetWeatherArgs", {"city": "Edinburgh", "country": "GB", "units": "c"}], ["get_stock_price", {"ticker": "AAPL", "exchange": "NASDAQ"}]])).usage(149, 60))),
         case("two tool calls", Anthropic, File("anthropic/stream-parallel-tool-use.sse"), O(want("I'll add and multiply the numbers 2 and 3 for you.").calls(add_mul.clone()).usage(502, 137))),
         case("two tool calls", Gemini, File("gemini/stream-parallel-function-calls.sse"), O(want("").calls(add_mul.clone()).usage(157, 470))),
         case("two tool calls", OpenAi, File("groq/stream-parallel-tool-calls.sse"), O(want("I'll perform both addition and multiplication").calls(add_mul.clone()).usage(201, 58))),
         case("two tool calls", OpenAi, File("ollama/stream-parallel-tool-calls.sse"), O(want("").calls(json!([["run_command", {"command": "ls"}], ["run_command", {"command": "ls -l"}]])))),
+        case("two tool calls", OpenAiResponses, File("openai-responses/stream-two-tool-calls.sse"), O(want("").calls(add_mul.clone()).usage(96, 50))),
         // reasoning
         case("reasoning", OpenAi, File("deepseek/stream-reasoning-content.sse"), O(want("Hello! 😊 It's wonderful to meet you!").reasoning(262).usage(6, 169))),
         case("reasoning", OpenAi, File("openrouter/stream-reasoning-tool-call.sse"), O(want("").reasoning(388).calls(json!([["weather", {"location": "Florence, Italy"}]])).usage(607, 143))),
         case("reasoning", OpenAi, File("llamacpp/stream-reasoning-tool-call.sse"), O(want("").reasoning(67).calls(json!([["weather", {"location": "Florence, Italy"}]])).usage(139, 42))),
         case("reasoning", Anthropic, File("anthropic/stream-thinking.sse"), O(want("").reasoning(301).signed().calls(json!([["weather", {"location": "Florence, Italy"}]])).usage(424, 119))),
         case("reasoning", Gemini, File("gemini/stream-thinking-function-call.sse"), O(want("").reasoning(327).calls(json!([["weather", {"location": "Florence, Italy"}]])).usage(54, 76))),
+        case("reasoning", OpenAiResponses, File("openai-responses/stream-reasoning-tool-call.sse"), O(want("").reasoning(152).calls(json!([["get_weather", {"city": "Florence, Italy"}]])).usage(512, 210))),
+        case("reasoning", OpenAiResponses, File("openai-responses/stream-reasoning-text.sse"), O(want("It is 21 °C and sunny in Florence.").reasoning(48).usage(640, 96))),
         // usage (cumulative or repeated reports are not added up)
         case("usage", OpenAi, File("deepseek/stream-reasoning-tool-call.sse"), O(want("").reasoning(191).calls(json!([["weather", {"location": "San Francisco"}]])).usage(339, 83))),
         case("usage", Anthropic, File("anthropic/stream-parallel-tool-use.sse"), O(want("I'll add").calls(add_mul.clone()).usage(502, 137))),
         case("usage", Gemini, File("gemini/stream-text.sse"), O(want("Of course!").usage(11, 652))),
+        case("usage", OpenAiResponses, File("openai-responses/stream-reasoning-text.sse"), O(want("It is").reasoning(48).usage(640, 96))),
         // stop reasons
         case("stop reasons", OpenAi, File("openai/stream-finish-length.sse"), O(want("{\"").finish(FinishReason::Length).usage(79, 1))),
         case("stop reasons", OpenAi, File("openai/stream-refusal.sse"), O(want("I'm sorry, I can't assist with that request.").finish(FinishReason::ContentFilter))),
         case("stop reasons", Anthropic, File("anthropic/stream-max-tokens-truncated-tool.sse"), E("malformed", "output-token limit in the middle of tool call `make_file`")),
         case("stop reasons", Gemini, File("gemini/stream-max-tokens.sse"), O(want("We").reasoning(367).finish(FinishReason::Length))),
         case("stop reasons", Gemini, File("gemini/stream-malformed-function-call.sse"), O(want("").finish(FinishReason::Other("MALFORMED_FUNCTION_CALL".into())))),
+        case("stop reasons", OpenAiResponses, File("openai-responses/stream-incomplete-max-tokens.sse"), O(want("Once upon a time, in a city of bridges").finish(FinishReason::Length).usage(20, 16))),
         // an error event after HTTP 200
         case("error mid-stream", OpenAi, File("openai/stream-error-midstream.sse"), E("server", "The server had an error")),
         case("error mid-stream", Anthropic, File("anthropic/error-overloaded-midstream.sse"), E("server", "Overloaded")),
         case("error mid-stream", Anthropic, File("anthropic/stream-error-midstream-api-error.sse"), E("server", "Overloaded")),
         case("error mid-stream", Gemini, File("gemini/stream-error-midstream.sse"), E("server", "overloaded")),
+        case("error mid-stream", OpenAiResponses, File("openai-responses/stream-failed.sse"), E("server", "The server had an error")),
+        case("error mid-stream", OpenAiResponses, File("openai-responses/stream-error-event.sse"), E("rate_limited", "Rate limit reached for gpt-4.1")),
         // a body cut short
         case("truncated stream", OpenAi, Truncated("openai/stream-text.sse"), E("malformed", "")),
         case("truncated stream", Anthropic, Truncated("anthropic/stream-text.sse"), E("malformed", "")),
         case("truncated stream", Gemini, Truncated("gemini/stream-text.sse"), E("malformed", "")),
+        case("truncated stream", OpenAiResponses, Truncated("openai-responses/stream-text.sse"), E("malformed", "")),
         // broken JSON inside an event
         case("malformed SSE", OpenAi, Raw("data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}\n\ndata: [DONE]\n\n"), E("malformed", "{\\\"choices\\\"")),
         case("malformed SSE", Anthropic, Raw("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\n\n"), E("malformed", "message_start")),
         case("malformed SSE", Gemini, Raw("data: {\"candidates\": [\r\n\r\n"), E("malformed", "candidates")),
+        case("malformed SSE", OpenAiResponses, Raw("event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\n\n"), E("malformed", "response.output_text.delta")),
     ]
 }
 
@@ -261,7 +274,10 @@ async fn scenario_table_over_http() {
 #[test]
 fn decoders_are_insensitive_to_chunk_boundaries() {
     use agent_providers::sse::SseParser;
-    use agent_providers::{WireDecoder, anthropic::AnthropicDecoder, gemini::GeminiDecoder, openai::OpenAiDecoder};
+    use agent_providers::{
+        WireDecoder, anthropic::AnthropicDecoder, gemini::GeminiDecoder, openai::OpenAiDecoder,
+        openai_responses::ResponsesDecoder,
+    };
 
     fn run<D: WireDecoder>(mut decoder: D, body: &[u8], size: usize) -> Vec<String> {
         let mut parser = SseParser::new();
@@ -297,12 +313,14 @@ fn decoders_are_insensitive_to_chunk_boundaries() {
         let body = body_bytes(&c.body);
         let whole = match c.wire {
             Wire::OpenAi => run(OpenAiDecoder::new(), &body, body.len()),
+            Wire::OpenAiResponses => run(ResponsesDecoder::new(), &body, body.len()),
             Wire::Anthropic => run(AnthropicDecoder::new(), &body, body.len()),
             Wire::Gemini => run(GeminiDecoder::new(), &body, body.len()),
         };
         for size in 1..=12 {
             let cut = match c.wire {
                 Wire::OpenAi => run(OpenAiDecoder::new(), &body, size),
+                Wire::OpenAiResponses => run(ResponsesDecoder::new(), &body, size),
                 Wire::Anthropic => run(AnthropicDecoder::new(), &body, size),
                 Wire::Gemini => run(GeminiDecoder::new(), &body, size),
             };
@@ -318,6 +336,8 @@ async fn non_streaming_bodies() {
         (Wire::OpenAi, "openai/nonstream-text.json", Expect::Ok(want("I'm unable to provide real-time weather").usage(14, 37))),
         (Wire::OpenAi, "openai/nonstream-two-tool-calls.json", Expect::Ok(want("").calls(json!([["GetWeatherArgs", {"city": "Edinburgh", "country": "GB", "units": "c"}], ["get_stock_price", {"ticker": "AAPL", "exchange": "NASDAQ"}]])).usage(149, 60))),
         (Wire::OpenAi, "deepseek/nonstream-reasoning.json", Expect::Ok(want("Hello! How can I help you today?").reasoning(583).usage(12, 9))),
+        (Wire::OpenAiResponses, "openai-responses/nonstream-text.json", Expect::Ok(want("Olá! How can I help you today?").usage(22, 10))),
+        (Wire::OpenAiResponses, "openai-responses/nonstream-reasoning-tool-calls.json", Expect::Ok(want("").reasoning(70).calls(json!([["add", {"a": 2, "b": 3}], ["multiply", {"a": 2, "b": 3}]])).usage(140, 180))),
         (Wire::Anthropic, "anthropic/nonstream-tool-use.json", Expect::Ok(want("I'll check the weather in Florence, Italy for you.").calls(json!([["weather", {"location": "Florence,Italy"}]])).usage(394, 66))),
         (Wire::Gemini, "gemini/nonstream-text.json", Expect::Ok(want("Olá!").usage(11, 26))),
         (Wire::Gemini, "gemini/nonstream-parallel-function-calls.json", Expect::Ok(want("").calls(json!([["add", {"a": 2, "b": 3}], ["multiply", {"a": 2, "b": 3}]])).signed().usage(125, 109))),
@@ -353,6 +373,20 @@ async fn http_error_bodies() {
             "openai/error-429-rate-limit.json",
             "rate_limited",
             "Rate limit reached",
+        ),
+        (
+            Wire::OpenAiResponses,
+            400,
+            "openai-responses/error-400-context-length.json",
+            "context_overflow",
+            "exceeds the context window",
+        ),
+        (
+            Wire::OpenAiResponses,
+            400,
+            "openai-responses/error-400-encrypted-content.json",
+            "bad_request",
+            "Encrypted content is not supported",
         ),
         (
             Wire::Anthropic,
@@ -425,7 +459,7 @@ fn every_recorded_body_is_exercised() {
     ]
     .concat();
     let cases: Vec<Value> = serde_json::from_slice(&fixture("cases.json")).unwrap();
-    assert_eq!(cases.len(), 41);
+    assert_eq!(cases.len(), 53);
     for case in cases {
         let file = case["file"].as_str().unwrap();
         assert!(!fixture(file).is_empty(), "{file} is copied");

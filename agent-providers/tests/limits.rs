@@ -11,6 +11,7 @@ use agent_core::{CancellationToken, Message, ModelRequest, Provider, ProviderErr
 use agent_providers::anthropic::{self, AnthropicDecoder};
 use agent_providers::gemini::{self, GeminiDecoder};
 use agent_providers::openai::{self, OpenAiDecoder};
+use agent_providers::openai_responses::{self, ResponsesDecoder};
 use agent_providers::{HttpConfig, Limits, decode_sse};
 use common::{MockServer, Reply, Wire, adapter_with, fast_http};
 
@@ -74,6 +75,14 @@ fn endless_arguments(wire: Wire) -> Reply {
                 "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":0,\"function\":{{\"arguments\":\"{xs}\"}}}}]}}}}]}}\n\n"
             ),
         ),
+        Wire::OpenAiResponses => (
+            r#"data: {"type":"response.output_item.added","output_index":0,"item":{"type":"function_call","id":"fc_1","call_id":"call_1","name":"f","arguments":""}}"#
+                .to_owned()
+                + "\n\n",
+            format!(
+                "data: {{\"type\":\"response.function_call_arguments.delta\",\"output_index\":0,\"item_id\":\"fc_1\",\"delta\":\"{xs}\"}}\n\n"
+            ),
+        ),
         Wire::Anthropic => (
             concat!(
                 "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":1}}}\n\n",
@@ -100,6 +109,10 @@ fn endless_arguments(wire: Wire) -> Reply {
 fn endless_text(wire: Wire) -> Reply {
     let piece = match wire {
         Wire::OpenAi => r#"data: {"choices":[{"index":0,"delta":{"content":"hello "}}]}"#.to_owned() + "\n\n",
+        Wire::OpenAiResponses => {
+            r#"data: {"type":"response.output_text.delta","output_index":0,"content_index":0,"delta":"hello "}"#.to_owned()
+                + "\n\n"
+        }
         Wire::Anthropic => {
             "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"hello \"}}\n\n"
                 .to_owned()
@@ -148,7 +161,7 @@ async fn cut_at(wire: Wire, reply: Reply, http: HttpConfig, streaming: bool, set
 #[tokio::test]
 async fn endless_tool_arguments_end_at_the_tool_arguments_cap() {
     let cap = agent_providers::DEFAULT_MAX_TOOL_ARGS_BYTES;
-    for wire in [Wire::OpenAi, Wire::Anthropic] {
+    for wire in [Wire::OpenAi, Wire::OpenAiResponses, Wire::Anthropic] {
         cut_at(wire, endless_arguments(wire), http(), true, "max_tool_args_bytes", cap).await;
     }
 }
@@ -253,6 +266,22 @@ fn calls_body(wire: Wire, calls: usize, args: usize) -> (String, String) {
             );
             (stream, body)
         }
+        Wire::OpenAiResponses => {
+            let mut stream = String::new();
+            let mut whole = Vec::new();
+            for i in 0..calls {
+                let item = format!(
+                    "{{\"type\":\"function_call\",\"id\":\"fc_{i}\",\"call_id\":\"c{i}\",\"name\":\"f\",\"arguments\":{escaped}}}"
+                );
+                stream += &format!(
+                    "data: {{\"type\":\"response.output_item.done\",\"output_index\":{i},\"item\":{item}}}\n\n"
+                );
+                whole.push(item);
+            }
+            stream += "data: {\"type\":\"response.completed\",\"response\":{\"status\":\"completed\"}}\n\n";
+            let body = format!("{{\"status\":\"completed\",\"output\":[{}]}}", whole.join(","));
+            (stream, body)
+        }
         Wire::Anthropic => {
             let mut stream =
                 String::from("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{}}\n\n");
@@ -292,11 +321,13 @@ fn decode_error(wire: Wire, calls: usize, args: usize, limits: Limits) -> Option
     let (stream, body) = calls_body(wire, calls, args);
     let (events, streamed) = match wire {
         Wire::OpenAi => decode_sse(&mut OpenAiDecoder::with_limits(limits), stream.as_bytes()),
+        Wire::OpenAiResponses => decode_sse(&mut ResponsesDecoder::with_limits(limits), stream.as_bytes()),
         Wire::Anthropic => decode_sse(&mut AnthropicDecoder::with_limits(limits), stream.as_bytes()),
         Wire::Gemini => decode_sse(&mut GeminiDecoder::with_limits(limits), stream.as_bytes()),
     };
     let whole = match wire {
         Wire::OpenAi => openai::parse_response_with(body.as_bytes(), limits),
+        Wire::OpenAiResponses => openai_responses::parse_response_with(body.as_bytes(), limits),
         Wire::Anthropic => anthropic::parse_response_with(body.as_bytes(), limits),
         Wire::Gemini => gemini::parse_response_with(body.as_bytes(), limits),
     };
@@ -366,6 +397,10 @@ fn huge_token_counts_saturate() {
         "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"hi\"}},\"finish_reason\":\"stop\"}}],\
          \"usage\":{{\"prompt_tokens\":{max},\"completion_tokens\":{max}}}}}\n\ndata: [DONE]\n\n"
     );
+    let responses = format!(
+        "data: {{\"type\":\"response.completed\",\"response\":{{\"status\":\"completed\",\"usage\":{{\"input_tokens\":{max},\
+         \"input_tokens_details\":{{\"cached_tokens\":{max}}},\"output_tokens\":{max},\"output_tokens_details\":{{\"reasoning_tokens\":{max}}}}}}}}}\n\n"
+    );
     let usage = |events: Vec<StreamEvent>| {
         events
             .into_iter()
@@ -389,6 +424,18 @@ fn huge_token_counts_saturate() {
     let (events, err) = decode_sse(&mut OpenAiDecoder::new(), openai.as_bytes());
     assert!(err.is_none(), "{err:?}");
     assert_eq!(usage(events).output_tokens, max);
+    let (events, err) = decode_sse(&mut ResponsesDecoder::new(), responses.as_bytes());
+    assert!(err.is_none(), "{err:?}");
+    let u = usage(events);
+    assert_eq!(
+        (
+            u.input_tokens,
+            u.cached_input_tokens,
+            u.output_tokens,
+            u.reasoning_tokens
+        ),
+        (max, max, max, max)
+    );
 }
 
 #[test]

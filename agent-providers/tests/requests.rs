@@ -11,7 +11,7 @@ use std::sync::Arc;
 use agent_core::{
     CancellationToken, ContentPart, ImageSource, Message, ModelRequest, Reasoning, ToolCall, ToolSchema, collect_stream,
 };
-use agent_providers::{ProviderConfig, ProviderKind, anthropic, gemini, openai};
+use agent_providers::{ProviderConfig, ProviderKind, anthropic, gemini, openai, openai_responses};
 use common::{MockServer, Reply, Wire, adapter};
 use serde_json::{Value, json};
 
@@ -101,6 +101,73 @@ fn openai_request_body() {
 }
 
 #[test]
+fn openai_responses_request_body() {
+    let body = openai_responses::request_body("gpt-5", &rich_request(), true);
+    // Stateless: nothing stored, the encrypted reasoning asked for; a reasoning model gets
+    // summaries and no temperature.
+    assert_eq!(body["store"], false);
+    assert_eq!(body["include"], json!(["reasoning.encrypted_content"]));
+    assert_eq!(body["reasoning"], json!({"summary": "auto"}));
+    assert!(body.get("temperature").is_none());
+    insta::assert_json_snapshot!("openai_responses_request", body);
+    // Another model: its temperature, no reasoning parameters.
+    let body = openai_responses::request_body("gpt-4.1", &rich_request(), false);
+    assert_eq!(body["temperature"], json!(0.2));
+    assert!(body.get("include").is_none() && body.get("reasoning").is_none() && body.get("stream").is_none());
+    assert_eq!(body["store"], false);
+}
+
+/// A reasoning turn as the Responses decoder leaves it in the transcript: its reasoning items
+/// go back whole, and the items that followed them keep their ids, in their original order.
+#[test]
+fn openai_responses_replays_reasoning_items_in_order() {
+    let mut turn = Message::assistant_with_tools(
+        "Checking both.",
+        vec![
+            ToolCall::new("call_a", "get_weather", &json!({"city": "Paris"})),
+            ToolCall::new("call_b", "now", &json!({})),
+        ],
+    );
+    turn.reasoning = Some(Reasoning {
+        text: "Plan.\n\nThen the time.".into(),
+        signature: None,
+        opaque: vec![
+            json!({"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Plan."}], "encrypted_content": "enc-1"}),
+            json!({"type": "message", "id": "msg_1"}),
+            json!({"type": "function_call", "id": "fc_1", "call_id": "call_a"}),
+            json!({"type": "reasoning", "id": "rs_2", "summary": [], "encrypted_content": "enc-2"}),
+            json!({"type": "function_call", "id": "fc_2", "call_id": "call_b"}),
+            // Entries of other wires, and a reasoning item without encrypted content, are not sent.
+            json!({"type": "reasoning.text", "text": "x", "index": 0}),
+            json!({"type": "redacted_thinking", "data": "x"}),
+            json!({"type": "reasoning", "id": "rs_3", "summary": []}),
+        ],
+    });
+    let request = ModelRequest {
+        messages: vec![
+            Message::user("Weather and time?"),
+            turn,
+            Message::tool_result("call_a", "get_weather", "21 C", false),
+            Message::tool_result("call_b", "now", "12:00", false),
+        ],
+        ..ModelRequest::default()
+    };
+    let body = openai_responses::request_body("gpt-5", &request, true);
+    insta::assert_json_snapshot!("openai_responses_replay", body["input"]);
+    // Without its reasoning, an item goes back without an id (the API would refuse one whose
+    // reasoning item is missing).
+    let mut plain = request.clone();
+    plain.messages[1].reasoning = None;
+    let body = openai_responses::request_body("gpt-5", &plain, true);
+    let input = body["input"].as_array().unwrap();
+    assert_eq!(
+        input[1],
+        json!({"type": "message", "role": "assistant", "content": "Checking both."})
+    );
+    assert!(input.iter().all(|i| i.get("id").is_none()), "{body}");
+}
+
+#[test]
 fn anthropic_request_body() {
     let body = anthropic::request_body("claude-sonnet-4-5", &rich_request(), true, &Default::default());
     // Consecutive tool results are merged into one user message of tool_result blocks.
@@ -185,6 +252,21 @@ fn tool_result_images_reach_every_wire() {
     );
     insta::assert_json_snapshot!("anthropic_tool_image", anthropic["messages"]);
 
+    // Responses: the output of function_call_output takes input_text and input_image parts.
+    let responses = openai_responses::request_body("gpt-4.1", &screenshot_request(), false);
+    let output = &responses["input"][3]["output"];
+    assert_eq!(responses["input"][3]["type"], "function_call_output");
+    assert_eq!(
+        output[0],
+        json!({"type": "input_text", "text": "screenshot of the viewport"})
+    );
+    assert_eq!(
+        output[1],
+        json!({"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo=", "detail": "auto"})
+    );
+    assert_eq!(responses["input"][4]["output"], "url: http://127.0.0.1/");
+    insta::assert_json_snapshot!("openai_responses_tool_image", responses["input"]);
+
     // Gemini: inlineData right after the functionResponse, in the same user turn.
     let gemini = gemini::request_body(&screenshot_request(), &Default::default());
     let parts = gemini["contents"][2]["parts"].as_array().unwrap();
@@ -230,6 +312,7 @@ async fn headers_and_paths() {
     for wire in common::ALL {
         let body = match wire {
             Wire::OpenAi => "openai/stream-text.sse",
+            Wire::OpenAiResponses => "openai-responses/stream-text.sse",
             Wire::Anthropic => "anthropic/stream-text.sse",
             Wire::Gemini => "gemini/stream-text.sse",
         };
@@ -248,6 +331,13 @@ async fn headers_and_paths() {
                 assert_eq!(sent.path, "/v1/chat/completions");
                 assert_eq!(h("authorization").as_deref(), Some("Bearer sk-test-secret-key"));
                 assert_eq!(sent.body["stream_options"], json!({"include_usage": true}));
+            }
+            Wire::OpenAiResponses => {
+                assert_eq!(sent.path, "/v1/responses");
+                assert_eq!(h("authorization").as_deref(), Some("Bearer sk-test-secret-key"));
+                assert_eq!(sent.body["stream"], true);
+                assert_eq!(sent.body["store"], false);
+                assert_eq!(sent.body["instructions"], "You are a weather assistant.");
             }
             Wire::Anthropic => {
                 assert_eq!(sent.path, "/v1/messages");
@@ -312,6 +402,7 @@ fn missing_variables_are_named() {
 fn every_provider_builds_from_env_vars() {
     for (name, id) in [
         ("openai-compatible", "openai-compatible"),
+        ("openai-responses", "openai-responses"),
         ("anthropic", "anthropic"),
         ("gemini", "gemini"),
     ] {
@@ -519,5 +610,95 @@ async fn signatures_round_trip() {
             .as_str()
             .unwrap()
             .starts_with("Eq0ECkgIDRABGAIq")
+    );
+}
+
+/// Multi-turn reasoning without server-side state: the encrypted reasoning item of a streamed
+/// answer, and the id of the call that followed it, go back on the next request unchanged.
+#[tokio::test]
+async fn responses_reasoning_round_trips() {
+    let server = MockServer::start([
+        Reply::sse("openai-responses/stream-reasoning-tool-call.sse"),
+        Reply::sse("openai-responses/stream-reasoning-text.sse"),
+        Reply::sse("openai-responses/stream-text.sse"),
+    ])
+    .await;
+    let config = ProviderConfig::new(ProviderKind::OpenAiResponses, "gpt-5-mini", "sk-test-secret-key")
+        .with_base_url(format!("{}/v1", server.url()));
+    let provider = config.build().unwrap();
+    let mut request = ModelRequest {
+        system: Some("You are terse.".into()),
+        messages: vec![Message::user("Weather in Florence?")],
+        ..ModelRequest::default()
+    };
+    let first = collect_stream(provider.stream(&request, CancellationToken::new()).await.unwrap())
+        .await
+        .unwrap();
+    let reasoning = first.message.reasoning.clone().unwrap();
+    assert!(
+        reasoning.text.starts_with("**Checking the weather**"),
+        "{}",
+        reasoning.text
+    );
+    let usage = first.usage.unwrap();
+    assert_eq!((usage.cached_input_tokens, usage.reasoning_tokens), (384, 192));
+    let call = first.message.tool_calls[0].clone();
+    assert_eq!(call.id, "call_ZmxvcmVuY2UwMDAwMDAw");
+    request.messages.push(first.message.clone());
+    request
+        .messages
+        .push(Message::tool_result(&call.id, &call.name, "21 C, sunny", false));
+    let second = collect_stream(provider.stream(&request, CancellationToken::new()).await.unwrap())
+        .await
+        .unwrap();
+    let sent = &server.requests()[1].body;
+    assert_eq!(sent["include"], json!(["reasoning.encrypted_content"]));
+    let input = sent["input"].as_array().unwrap();
+    assert_eq!(input.len(), 4, "{sent}");
+    assert_eq!(input[1]["type"], "reasoning");
+    assert_eq!(input[1]["id"], "rs_4e5f60718293a4b5c6d7e8f90a1b2c3d");
+    let fixture = String::from_utf8(common::fixture("openai-responses/stream-reasoning-tool-call.sse")).unwrap();
+    let encrypted = input[1]["encrypted_content"].as_str().unwrap();
+    assert!(encrypted.starts_with("gAAAAA") && fixture.contains(encrypted));
+    assert_eq!(input[1]["summary"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        input[2],
+        json!({"type": "function_call", "id": "fc_4e5f60718293a4b5c6d7e8f90a1b2c3d", "call_id": call.id,
+               "name": "get_weather", "arguments": "{\"city\":\"Florence, Italy\"}"})
+    );
+    assert_eq!(
+        input[3],
+        json!({"type": "function_call_output", "call_id": call.id, "output": "21 C, sunny"})
+    );
+    // The second answer (reasoning, then text) goes back as an output message with its id.
+    request.messages.push(second.message.clone());
+    request.messages.push(Message::user("Thanks!"));
+    collect_stream(provider.stream(&request, CancellationToken::new()).await.unwrap())
+        .await
+        .unwrap();
+    let sent = &server.requests()[2].body;
+    let input = sent["input"].as_array().unwrap();
+    let kinds: Vec<&str> = input.iter().map(|i| i["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "message",
+            "reasoning",
+            "function_call",
+            "function_call_output",
+            "reasoning",
+            "message",
+            "message"
+        ]
+    );
+    assert_eq!(input[4]["id"], "rs_5f60718293a4b5c6d7e8f90a1b2c3d4e");
+    assert_eq!(
+        input[5],
+        json!({"type": "message", "id": "msg_5f60718293a4b5c6d7e8f90a1b2c3d4e", "role": "assistant", "status": "completed",
+               "content": [{"type": "output_text", "text": "It is 21 °C and sunny in Florence.", "annotations": []}]})
+    );
+    assert_eq!(
+        input[6],
+        json!({"type": "message", "role": "user", "content": "Thanks!"})
     );
 }

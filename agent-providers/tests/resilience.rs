@@ -22,6 +22,7 @@ fn request() -> ModelRequest {
 fn text_fixture(wire: Wire) -> &'static str {
     match wire {
         Wire::OpenAi => "openai/stream-text.sse",
+        Wire::OpenAiResponses => "openai-responses/stream-text.sse",
         Wire::Anthropic => "anthropic/stream-text.sse",
         Wire::Gemini => "gemini/stream-text.sse",
     }
@@ -362,4 +363,31 @@ async fn retry_after_on_a_503_is_honoured_too() {
     call(adapter(Wire::OpenAi, &server.url()).as_ref()).await.unwrap();
     assert!(started.elapsed() >= Duration::from_millis(950));
     assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn responses_errors_route_like_the_others() {
+    // A rate-limit `error` event before any output: retryable, nothing shown, the fallback serves.
+    let primary_server = MockServer::start([Reply::sse("openai-responses/stream-error-event.sse")]).await;
+    let fallback_server = MockServer::start([Reply::sse("anthropic/stream-text.sse")]).await;
+    let router = FallbackRouter::new(adapter(Wire::OpenAiResponses, &primary_server.url()))
+        .with_fallback(adapter(Wire::Anthropic, &fallback_server.url()));
+    let response = call(&router).await.unwrap();
+    assert_eq!(response.served_by.unwrap().0, "anthropic");
+    assert_eq!(primary_server.requests().len(), 1);
+    // `response.failed` after a text delta: the error surfaces, no splice.
+    let primary_server = MockServer::start([Reply::sse("openai-responses/stream-failed.sse")]).await;
+    let fallback_server = MockServer::start([Reply::sse("anthropic/stream-text.sse")]).await;
+    let router = FallbackRouter::new(adapter(Wire::OpenAiResponses, &primary_server.url()))
+        .with_fallback(adapter(Wire::Anthropic, &fallback_server.url()));
+    let err = call(&router).await.unwrap_err();
+    assert_eq!(err.kind(), "server", "{err}");
+    assert_eq!(fallback_server.requests().len(), 0, "never spliced with another model");
+    // The Responses route as the fallback of a dead primary.
+    let server = MockServer::start([Reply::sse("openai-responses/stream-text.sse")]).await;
+    let router = FallbackRouter::new(adapter(Wire::OpenAi, &dead_url().await))
+        .with_fallback(adapter(Wire::OpenAiResponses, &server.url()));
+    let response = call(&router).await.unwrap();
+    assert_eq!(response.served_by, Some(("openai-responses".into(), "gpt-test".into())));
+    assert!(response.message.text().starts_with("Olá!"));
 }

@@ -14,8 +14,8 @@ use crate::transport::{Transport, parse_url};
 use crate::wire::{FixedUrl, Wire};
 
 /// A provider adapter speaking wire format `W` over HTTP. Use it through its aliases
-/// ([`OpenAiCompatible`](crate::OpenAiCompatible), [`Anthropic`](crate::Anthropic),
-/// [`Gemini`](crate::Gemini)).
+/// ([`OpenAiCompatible`](crate::OpenAiCompatible), [`OpenAiResponses`](crate::OpenAiResponses),
+/// [`Anthropic`](crate::Anthropic), [`Gemini`](crate::Gemini)).
 #[derive(Debug, Clone)]
 pub struct HttpProvider<W> {
     pub(crate) model: String,

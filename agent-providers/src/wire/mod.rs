@@ -16,6 +16,7 @@ pub(crate) mod adapter;
 pub mod anthropic;
 pub mod gemini;
 pub mod openai;
+pub mod openai_responses;
 #[cfg(test)]
 mod test_support;
 

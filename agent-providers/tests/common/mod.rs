@@ -265,11 +265,12 @@ pub fn summary(r: &ModelResponse) -> serde_json::Value {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Wire {
     OpenAi,
+    OpenAiResponses,
     Anthropic,
     Gemini,
 }
 
-pub const ALL: [Wire; 3] = [Wire::OpenAi, Wire::Anthropic, Wire::Gemini];
+pub const ALL: [Wire; 4] = [Wire::OpenAi, Wire::OpenAiResponses, Wire::Anthropic, Wire::Gemini];
 
 /// Fast retries for tests.
 pub fn fast_http() -> agent_providers::HttpConfig {
@@ -286,9 +287,10 @@ pub fn adapter_with(
     http: agent_providers::HttpConfig,
     streaming: bool,
 ) -> Arc<dyn agent_core::Provider> {
-    use agent_providers::{Anthropic, Gemini, OpenAiCompatible, ProviderConfig, ProviderKind};
+    use agent_providers::{Anthropic, Gemini, OpenAiCompatible, OpenAiResponses, ProviderConfig, ProviderKind};
     let (kind, model) = match wire {
         Wire::OpenAi => (ProviderKind::OpenAiCompatible, "gpt-test"),
+        Wire::OpenAiResponses => (ProviderKind::OpenAiResponses, "gpt-test"),
         Wire::Anthropic => (ProviderKind::Anthropic, "claude-test"),
         Wire::Gemini => (ProviderKind::Gemini, "gemini-test"),
     };
@@ -298,6 +300,7 @@ pub fn adapter_with(
         .with_streaming(streaming);
     match wire {
         Wire::OpenAi => Arc::new(OpenAiCompatible::new(&config).unwrap()),
+        Wire::OpenAiResponses => Arc::new(OpenAiResponses::new(&config).unwrap()),
         Wire::Anthropic => Arc::new(Anthropic::new(&config).unwrap()),
         Wire::Gemini => Arc::new(Gemini::new(&config).unwrap().with_api_root(url).unwrap()),
     }

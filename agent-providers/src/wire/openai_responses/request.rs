@@ -1,0 +1,300 @@
+//! The Responses request: a borrowed view of the [`ModelRequest`] as `input` items, in wire
+//! order, serialized straight into the body.
+
+use std::borrow::Cow;
+
+use agent_core::{ContentPart, ImageSource, Message, ModelRequest, ProviderError, Role};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::models::is_reasoning_model;
+use super::replay::{Entry, entry};
+
+/// Builds the Responses request body as JSON.
+///
+/// ```
+/// use agent_core::{Message, ModelRequest};
+/// let request = ModelRequest { messages: vec![Message::user("hi")], ..ModelRequest::default() };
+/// let body = agent_providers::openai_responses::request_body("gpt-5", &request, true);
+/// assert_eq!(body["store"], false);
+/// assert_eq!(body["include"][0], "reasoning.encrypted_content");
+/// assert_eq!(body["input"][0]["content"], "hi");
+/// ```
+pub fn request_body(model: &str, request: &ModelRequest, stream: bool) -> Value {
+    serde_json::to_value(WireRequest::new(model, request, stream)).unwrap_or(Value::Null)
+}
+
+/// Builds the Responses request body as bytes (what the adapter sends; no intermediate JSON
+/// tree): [`request_body`]'s structure, fields in wire order.
+pub fn request_bytes(model: &str, request: &ModelRequest, stream: bool) -> Result<Vec<u8>, ProviderError> {
+    let wire = WireRequest::new(model, request, stream);
+    crate::wire::to_bytes(&wire, 1024 + 192 * wire.input.len() + 512 * wire.tools.len())
+}
+
+#[derive(Serialize)]
+struct WireRequest<'a> {
+    model: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    instructions: Option<&'a str>,
+    input: Vec<Item<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_output_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning: Option<ReasoningParams>,
+    /// Nothing is kept on the server: the transcript carries what the next call needs.
+    store: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    include: Vec<&'static str>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    stream: bool,
+}
+
+#[derive(Serialize)]
+struct ReasoningParams {
+    summary: &'static str,
+}
+
+/// One `input` item. Untagged: each variant spells its own `type`.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Item<'a> {
+    Message(MessageItem<'a>),
+    /// A reasoning item replayed as it arrived.
+    Reasoning(&'a Value),
+    Call(CallItem<'a>),
+    Output(OutputItem<'a>),
+}
+
+#[derive(Serialize)]
+struct MessageItem<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    /// Set on an assistant message that followed a replayed reasoning item (then it has the
+    /// output message's shape: `status` and `output_text` parts).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<&'a str>,
+    role: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<&'static str>,
+    content: Content<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Content<'a> {
+    Text(Cow<'a, str>),
+    Parts(Vec<Part<'a>>),
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Part<'a> {
+    InputText { text: Cow<'a, str> },
+    InputImage { image_url: String, detail: &'static str },
+    OutputText { text: Cow<'a, str>, annotations: [u8; 0] },
+}
+
+#[derive(Serialize)]
+struct CallItem<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<&'a str>,
+    call_id: &'a str,
+    name: &'a str,
+    arguments: &'a str,
+}
+
+#[derive(Serialize)]
+struct OutputItem<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    call_id: &'a str,
+    output: Content<'a>,
+}
+
+#[derive(Serialize)]
+struct WireTool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+    /// The tools' schemas are not written for strict mode (every property required, no
+    /// additional properties), which the API would otherwise assume.
+    strict: bool,
+}
+
+impl<'a> WireRequest<'a> {
+    fn new(model: &'a str, request: &'a ModelRequest, stream: bool) -> Self {
+        let reasons = is_reasoning_model(model);
+        let mut input = Vec::with_capacity(request.messages.len() + 1);
+        for m in &request.messages {
+            match m.role {
+                Role::System => input.push(message("system", plain_content(m))),
+                Role::User => input.push(message("user", user_content(&m.content))),
+                Role::Assistant => assistant(m, &mut input),
+                Role::Tool => input.push(Item::Output(OutputItem {
+                    kind: "function_call_output",
+                    call_id: m.tool_call_id.as_deref().unwrap_or_default(),
+                    output: user_content(&m.content),
+                })),
+            }
+        }
+        WireRequest {
+            model,
+            instructions: request.system.as_deref().filter(|s| !s.is_empty()),
+            input,
+            tools: request
+                .tools
+                .iter()
+                .map(|t| WireTool {
+                    kind: "function",
+                    name: &t.name,
+                    description: &t.description,
+                    parameters: &t.parameters,
+                    strict: false,
+                })
+                .collect(),
+            max_output_tokens: request.max_output_tokens,
+            // Reasoning models refuse a temperature.
+            temperature: request.temperature.filter(|_| !reasons).map(crate::util::json_f32),
+            reasoning: reasons.then_some(ReasoningParams { summary: "auto" }),
+            store: false,
+            include: if reasons {
+                vec!["reasoning.encrypted_content"]
+            } else {
+                Vec::new()
+            },
+            stream,
+        }
+    }
+}
+
+fn message<'a>(role: &'static str, content: Content<'a>) -> Item<'a> {
+    Item::Message(MessageItem {
+        kind: "message",
+        id: None,
+        role,
+        status: None,
+        content,
+    })
+}
+
+/// The text of a message, borrowed when it is a single part.
+fn text_of(m: &Message) -> Cow<'_, str> {
+    match m.content.as_slice() {
+        [ContentPart::Text { text }] => Cow::Borrowed(text),
+        _ => Cow::Owned(m.text()),
+    }
+}
+
+fn plain_content(m: &Message) -> Content<'_> {
+    Content::Text(text_of(m))
+}
+
+/// A user message's or tool result's content: a string when it is all text, else
+/// `input_text` and `input_image` parts in order.
+fn user_content(parts: &[ContentPart]) -> Content<'_> {
+    if parts.iter().all(|p| matches!(p, ContentPart::Text { .. })) {
+        return Content::Text(match parts {
+            [ContentPart::Text { text }] => Cow::Borrowed(text.as_str()),
+            _ => Cow::Owned(parts.iter().filter_map(ContentPart::as_text).collect()),
+        });
+    }
+    Content::Parts(
+        parts
+            .iter()
+            .map(|p| match p {
+                ContentPart::Text { text } => Part::InputText {
+                    text: Cow::Borrowed(text),
+                },
+                ContentPart::Image { media_type, source } => Part::InputImage {
+                    image_url: match source {
+                        ImageSource::Base64 { data } => format!("data:{media_type};base64,{data}"),
+                        ImageSource::Url { url } => url.clone(),
+                    },
+                    detail: "auto",
+                },
+            })
+            .collect(),
+    )
+}
+
+/// An assistant message: its reasoning items and the items that followed them in their
+/// original order, with ids (see `replay`), then whatever text and calls are left, without.
+fn assistant<'a>(m: &'a Message, input: &mut Vec<Item<'a>>) {
+    let text = text_of(m);
+    let mut text = (!text.is_empty()).then_some(text);
+    let mut sent = vec![false; m.tool_calls.len()];
+    let entries = m.reasoning.iter().flat_map(|r| r.opaque.iter()).filter_map(entry);
+    for e in entries {
+        match e {
+            Entry::Reasoning(item) => input.push(Item::Reasoning(item)),
+            Entry::Message(id) => {
+                if let Some(text) = text.take() {
+                    input.push(Item::Message(MessageItem {
+                        kind: "message",
+                        id: Some(id),
+                        role: "assistant",
+                        status: Some("completed"),
+                        content: Content::Parts(vec![Part::OutputText { text, annotations: [] }]),
+                    }));
+                }
+            }
+            Entry::Call { id, call_id } => {
+                let found = m
+                    .tool_calls
+                    .iter()
+                    .zip(sent.iter_mut())
+                    .find(|(c, s)| !**s && c.id == call_id);
+                if let Some((call, sent)) = found {
+                    *sent = true;
+                    input.push(call_item(call, Some(id)));
+                }
+            }
+        }
+    }
+    if let Some(text) = text {
+        input.push(message("assistant", Content::Text(text)));
+    }
+    for (call, _) in m.tool_calls.iter().zip(&sent).filter(|(_, s)| !**s) {
+        input.push(call_item(call, None));
+    }
+}
+
+fn call_item<'a>(call: &'a agent_core::ToolCall, id: Option<&'a str>) -> Item<'a> {
+    Item::Call(CallItem {
+        kind: "function_call",
+        id,
+        call_id: &call.id,
+        name: &call.name,
+        arguments: if call.arguments.trim().is_empty() {
+            "{}"
+        } else {
+            &call.arguments
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::wire::test_support::requests;
+
+    #[test]
+    fn request_bytes_are_request_body() {
+        for request in &requests() {
+            for (model, stream) in [("gpt-4.1", true), ("gpt-5", false)] {
+                let bytes = request_bytes(model, request, stream).unwrap();
+                let value: Value = serde_json::from_slice(&bytes).unwrap();
+                assert_eq!(value, request_body(model, request, stream));
+            }
+        }
+    }
+}
