@@ -21,6 +21,8 @@ mod replay;
 mod request;
 mod response;
 mod stream;
+#[cfg(test)]
+mod tests;
 
 pub use models::is_reasoning_model;
 pub use request::{request_body, request_bytes};

@@ -36,7 +36,8 @@ struct Call {
 pub struct ResponsesDecoder {
     calls: Vec<Call>,
     /// The output item whose text or summary last streamed: its `done` event does not repeat
-    /// it. Items stream one after another, so one index is enough.
+    /// it. Items stream one after another, so one index is enough (events without an index
+    /// count as index `u64::MAX`, as in `response.output_item.done`).
     streamed: Option<u64>,
     /// `(output_index, part)` of the last reasoning text, to separate parts.
     reasoning_at: Option<(u64, u64)>,
@@ -255,13 +256,13 @@ impl ResponsesDecoder {
                     self.refusal = true;
                 }
                 if let Some(delta) = event.delta {
-                    self.streamed = index;
+                    self.streamed = Some(index.unwrap_or(u64::MAX));
                     push_text(&delta, out);
                 }
             }
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
                 if let Some(delta) = event.delta {
-                    self.streamed = index;
+                    self.streamed = Some(index.unwrap_or(u64::MAX));
                     let part = event.summary_index.or(event.content_index).unwrap_or(0);
                     self.reasoning((index.unwrap_or(0), part), &delta, out);
                 }
