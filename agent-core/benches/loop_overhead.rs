@@ -8,6 +8,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use agent_core::{Agent, Hooks, MemoryStore, ScriptedProvider, Store, ToolContext, ToolError, tool_fn};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
@@ -30,8 +31,13 @@ struct NoopHooks;
 impl Hooks for NoopHooks {}
 
 fn agent(runtime: &tokio::runtime::Runtime, store: Option<Arc<dyn Store>>, hooks: bool) -> Agent {
-    let noop = tool_fn("noop", "Does nothing.", |_a: NoArgs, _cx: ToolContext| async move {
-        Ok::<_, ToolError>("ok")
+    // A result of its own for each call: the script repeats one call, and the same answer
+    // each time would (rightly) trip the loop guard, which stays on here so that its cost
+    // is part of the figure.
+    let count = Arc::new(AtomicU64::new(0));
+    let noop = tool_fn("noop", "Does nothing.", move |_a: NoArgs, _cx: ToolContext| {
+        let n = count.fetch_add(1, Ordering::Relaxed);
+        async move { Ok::<_, ToolError>(format!("ok {n}")) }
     });
     let mut builder = Agent::builder()
         .provider(scripted())

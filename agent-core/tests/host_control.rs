@@ -25,8 +25,9 @@ fn counting(counter: Arc<AtomicUsize>) -> impl agent_core::Tool {
     tool_fn("step", "Does one step.", move |_: NoArgs, _cx: ToolContext| {
         let counter = counter.clone();
         async move {
-            counter.fetch_add(1, Ordering::SeqCst);
-            Ok::<_, ToolError>("stepped")
+            // Each step's result differs, so the loop guard sees progress, not a repeat.
+            let n = counter.fetch_add(1, Ordering::SeqCst) + 1;
+            Ok::<_, ToolError>(format!("stepped {n}"))
         }
     })
 }
@@ -225,4 +226,75 @@ async fn the_host_dismisses_a_pending_question() {
         "[Clarification dismissed]: the person dismissed the question without answering"
     );
     assert!(result.is_error);
+}
+
+/// A tool that always says the same thing, like a search that finds nothing.
+fn same_answer(counter: Arc<AtomicUsize>) -> impl agent_core::Tool {
+    tool_fn("search", "Searches.", move |_: NoArgs, _cx: ToolContext| {
+        let counter = counter.clone();
+        async move {
+            counter.fetch_add(1, Ordering::SeqCst);
+            Ok::<_, ToolError>("no results")
+        }
+    })
+}
+
+#[tokio::test]
+async fn a_call_repeated_with_the_same_result_gets_a_note_then_ends_the_turn_capped() {
+    assert_eq!(AgentConfig::default().max_repeated_calls, 3);
+    let counter = Arc::new(AtomicUsize::new(0));
+    let calls: Vec<ScriptStep> = (0..6)
+        .map(|_| ScriptedReply::tool_call("search", json!({})).into())
+        .chain([ScriptedReply::text("never reached").into()])
+        .collect();
+    let provider = Arc::new(ScriptedProvider::new(calls).record_requests());
+    let agent = Agent::builder()
+        .provider_arc(provider.clone())
+        .tool(same_answer(counter.clone()))
+        .build()
+        .unwrap();
+    let session = agent.create_session().await.unwrap();
+    let run = session.send("find it");
+    let outcome = run.outcome().await;
+    assert_eq!(outcome.status, OutcomeStatus::Capped);
+    let message =
+        "Stopped: search was called with the same arguments 4 times in a row and got the same result each time";
+    assert_eq!(outcome.final_text.as_deref(), Some(message));
+    assert_eq!(run.status().last_message.as_deref(), Some(message));
+    assert_eq!(counter.load(Ordering::SeqCst), 4);
+    assert_eq!(provider.call_count(), 4);
+    // The model read the note with the third result, before it repeated the call again.
+    let seen = provider.requests();
+    let third = seen[3].messages.last().unwrap();
+    assert!(third.text().starts_with("no results"), "{}", third.text());
+    assert!(
+        third
+            .text()
+            .contains("[note from the runtime: you called search with the same arguments 3 times")
+    );
+    let messages = messages_of(&session).await;
+    assert_eq!(messages.last().unwrap().text(), message);
+    assert_transcript_valid(&messages);
+}
+
+#[tokio::test]
+async fn the_loop_guard_can_be_turned_off() {
+    let counter = Arc::new(AtomicUsize::new(0));
+    let calls: Vec<ScriptStep> = (0..6)
+        .map(|_| ScriptedReply::tool_call("search", json!({})).into())
+        .chain([ScriptedReply::text("gave up").into()])
+        .collect();
+    let config: AgentConfig = serde_json::from_value(json!({"max_repeated_calls": 0})).unwrap();
+    let agent = Agent::builder()
+        .provider(ScriptedProvider::new(calls))
+        .tool(same_answer(counter.clone()))
+        .config(config)
+        .build()
+        .unwrap();
+    let session = agent.create_session().await.unwrap();
+    let outcome = session.send("find it").await;
+    assert_eq!(outcome.status, OutcomeStatus::Done);
+    assert_eq!(counter.load(Ordering::SeqCst), 6);
+    let messages = messages_of(&session).await;
+    assert!(!messages.iter().any(|m| m.text().contains("note from the runtime")));
 }

@@ -254,6 +254,9 @@ async fn cap_reached_mid_loop() {
         .tool(transcribe(counter.clone()))
         .config(AgentConfig {
             max_iterations: 8,
+            // The same call with the same result each time: the iteration cap, not the loop
+            // guard, is what this test is about.
+            max_repeated_calls: 0,
             ..AgentConfig::default()
         })
         .build()

@@ -28,6 +28,9 @@ const agent = new Agent({
   provider: new OpenAICompatible({ model: 'mock', baseUrl: values.url }),
   tools: [step],
   systemPrompt: 'You are a benchmark.',
+  // The mock repeats one call and the tool answers the same: the loop guard (default 3) would
+  // rightly end the turn.
+  config: { maxRepeatedCalls: 0 },
 })
 
 async function oneSession() {

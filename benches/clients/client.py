@@ -42,6 +42,9 @@ async def main() -> None:
         ac.OpenAICompatible("mock", api_key="", base_url=args.url),
         tools=[tool],
         system_prompt="You are a benchmark.",
+        # The mock repeats one call and the tool answers the same: the loop guard (default 3)
+        # would rightly end the turn.
+        max_repeated_calls=0,
     )
 
     async def one_session() -> int:

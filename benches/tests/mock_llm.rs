@@ -30,8 +30,12 @@ async fn the_agent_runs_the_scripted_steps_in_both_modes() {
         let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let log = seen.clone();
         let step = tool_fn("step", "One step.", move |args: serde_json::Value, _cx: ToolContext| {
-            log.lock().unwrap().push(args);
-            async move { Ok::<_, ToolError>("ok") }
+            let mut seen = log.lock().unwrap();
+            seen.push(args);
+            // A result of its own for each call: the mock repeats one call, and the same
+            // answer each time would (rightly) trip the loop guard.
+            let n = seen.len();
+            async move { Ok::<_, ToolError>(format!("ok {n}")) }
         });
         let agent = Agent::builder()
             .provider(OpenAiCompatible::new(&config).unwrap())

@@ -58,6 +58,10 @@ pub struct AgentConfig {
     /// Tool calls per turn before the turn ends `capped` with its own message (default 12;
     /// `None`, or `null` as data, for unlimited).
     pub max_tool_calls: Option<u32>,
+    /// The same tool called with the same arguments and getting the same result (or failing)
+    /// this many times in a row gets a note telling the model it is stuck; one more such call
+    /// ends the turn `capped` with its own message (default 3; 0 turns the guard off).
+    pub max_repeated_calls: u32,
     /// The whole model call, stream included (default 180 s).
     #[serde(rename = "model_timeout_ms", with = "crate::options::duration_ms")]
     #[schemars(schema_with = "crate::options::millis_schema")]
@@ -100,6 +104,7 @@ impl Default for AgentConfig {
         AgentConfig {
             max_iterations: 100,
             max_tool_calls: Some(DEFAULT_MAX_TOOL_CALLS),
+            max_repeated_calls: 3,
             model_timeout: Duration::from_secs(180),
             tool_timeout: Duration::from_secs(60),
             max_parallel_tools: 3,

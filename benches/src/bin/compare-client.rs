@@ -275,7 +275,13 @@ async fn build_agent(o: &Opts, dir: &std::path::Path) -> Result<Agent, String> {
     let builder = Agent::builder()
         .provider(provider)
         .tool(step)
-        .system_prompt("You are a benchmark.");
+        .system_prompt("You are a benchmark.")
+        // The mock model repeats one call with the same arguments and the tool answers the
+        // same each time: the loop guard (default 3) would rightly end the turn.
+        .config(agent_core::AgentConfig {
+            max_repeated_calls: 0,
+            ..agent_core::AgentConfig::default()
+        });
     let builder = match o.variant.as_str() {
         "rust" => builder,
         "rust-memory" => builder.store(MemoryStore::new()),

@@ -272,6 +272,9 @@ async fn run(o: Opts) -> Result<(), String> {
             // Any --steps: the default cap (12 tool calls per turn) would end longer sessions.
             .config(agent_core::AgentConfig {
                 max_tool_calls: None,
+                // The mock repeats one call and the tool answers the same: the loop guard
+                // (default 3) would rightly end the turn.
+                max_repeated_calls: 0,
                 ..agent_core::AgentConfig::default()
             })
             .build()

@@ -21,6 +21,12 @@ export interface AgentConfig {
    * cap (unlike the other keys, where `null` keeps the default).
    */
   maxToolCalls?: number | null
+  /**
+   * The same tool called with the same arguments and getting the same result (or failing) this
+   * many times in a row gets a note telling the model it is stuck; one more such call ends the
+   * turn `capped` with its own message (default 3; 0 turns the guard off).
+   */
+  maxRepeatedCalls?: number
   /** The whole model call, stream included, in ms (default 180 000). */
   modelTimeoutMs?: number
   /** A tool call, in ms, unless the tool sets its own (default 60 000). */

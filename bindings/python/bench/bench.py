@@ -78,7 +78,8 @@ async def per_step(tool: Optional[ac.Tool], steps: int, sessions: int) -> float:
             timings.append((time.perf_counter() - start) / (steps + 1))
             continue
         script = [ac.ToolCallStep("noop")] * steps + ["done"]
-        agent = ac.Agent(ac.ScriptedProvider(script), tools=[tool], max_iterations=steps + 10)
+        # The script repeats one call: the loop guard (default 3) would end the turn.
+        agent = ac.Agent(ac.ScriptedProvider(script), tools=[tool], max_iterations=steps + 10, max_repeated_calls=0)
         session = await agent.create_session()
         start = time.perf_counter()
         outcome = await session.send("go")
@@ -107,7 +108,12 @@ async def whole_process(mock: str, steps: int, sessions: int, rounds: int = 5) -
     (and best) round's ms per model call."""
     proc, base_url = start_mock(mock, steps)
     try:
-        agent = ac.Agent(ac.OpenAICompatible("mock", api_key="", base_url=base_url), tools=[noop], max_iterations=steps + 10)
+        agent = ac.Agent(
+            ac.OpenAICompatible("mock", api_key="", base_url=base_url),
+            tools=[noop],
+            max_iterations=steps + 10,
+            max_repeated_calls=0,  # the mock repeats one call
+        )
         walls, cpus, calls = [], [], 0
         for _ in range(rounds):
             calls = 0

@@ -3,6 +3,7 @@
 //! stored history has exactly one result.
 
 mod model_call;
+mod repeat_guard;
 mod tools_step;
 
 use std::future::Future;
@@ -191,6 +192,7 @@ impl Turn<'_> {
             return *failed;
         }
         let mut outcome = Outcome::new(OutcomeStatus::Done);
+        let mut repeats = repeat_guard::RepeatGuard::new(self.agent.config.max_repeated_calls);
         loop {
             if self.cancel.is_cancelled() {
                 return with_status(outcome, OutcomeStatus::Cancelled);
@@ -239,7 +241,7 @@ impl Turn<'_> {
             if calls.is_empty() {
                 return outcome;
             }
-            outcome = match self.run_tools(history, outcome, &tools, &calls).await {
+            outcome = match self.run_tools(history, outcome, &tools, &calls, &mut repeats).await {
                 ControlFlow::Continue(outcome) => outcome,
                 ControlFlow::Break(ended) => return ended,
             };

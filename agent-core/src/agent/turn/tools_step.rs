@@ -3,6 +3,7 @@
 
 use std::ops::ControlFlow;
 
+use super::repeat_guard::{RepeatGuard, Verdict};
 use super::{Turn, store_failed, with_status};
 use crate::agent::clarification;
 use crate::agent::error_kind::ErrorKind;
@@ -23,6 +24,26 @@ fn tool_call_cap_message(max: u32) -> String {
 
 const TOOL_CALL_CAP: &str = "the tool-call cap was reached";
 
+const REPEATED_CALLS: &str = "the turn ended on a repeated tool call";
+
+/// Shows the guard each call that ran with its result, in the model's order; the message the
+/// turn ends with when the model went on repeating a call after the guard's note.
+fn watch_repeats(repeats: &mut RepeatGuard, calls: &[ToolCall], results: &mut [Message]) -> Option<String> {
+    let mut stop = None;
+    for call in calls {
+        let Some(result) = results
+            .iter_mut()
+            .find(|r| r.tool_call_id.as_deref() == Some(call.id.as_str()))
+        else {
+            continue;
+        };
+        if let Verdict::Stop(message) = repeats.observe(call, result) {
+            stop.get_or_insert(message);
+        }
+    }
+    stop
+}
+
 impl Turn<'_> {
     /// Runs one assistant message's tool calls. `Continue` with the turn so far when the loop
     /// calls the model again; `Break` with the outcome when the turn ends here.
@@ -32,6 +53,7 @@ impl Turn<'_> {
         mut outcome: Outcome,
         tools: &ToolSet,
         calls: &[ToolCall],
+        repeats: &mut RepeatGuard,
     ) -> ControlFlow<Outcome, Outcome> {
         let config = &self.agent.config;
         outcome.tool_calls += calls.len() as u32;
@@ -76,6 +98,13 @@ impl Turn<'_> {
                 results.extend(not_run(&exec, std::slice::from_ref(call), TOOL_CALL_CAP).await);
             }
             let message = tool_call_cap_message(config.max_tool_calls.unwrap_or_default());
+            return ControlFlow::Break(self.capped(history, outcome, results, message).await);
+        }
+        if let Some(message) = watch_repeats(repeats, run_now, &mut results) {
+            // The guard ends the turn, so a question asked in the same message is not asked.
+            if let Some((call, _)) = &question {
+                results.extend(not_run(&exec, std::slice::from_ref(call), REPEATED_CALLS).await);
+            }
             return ControlFlow::Break(self.capped(history, outcome, results, message).await);
         }
         if let Err(e) = history.push(self.agent.store.as_ref(), self.session, results).await {

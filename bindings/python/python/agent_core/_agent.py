@@ -125,6 +125,10 @@ class AgentConfig:
     """Tool calls per turn before the turn ends ``capped``, with a message saying the limit was
     reached [12]. Leave it out for the default, give a number for another cap, or ``None``
     for no cap at all (``AgentConfig(max_tool_calls=None)``)."""
+    max_repeated_calls: Optional[int] = None
+    """The same tool called with the same arguments and getting the same result (or failing)
+    this many times in a row gets a note telling the model it is stuck; one more such call
+    ends the turn ``capped`` with its own message [3]. ``0`` turns the guard off."""
     model_timeout_ms: Optional[float] = None
     """The whole model call, stream included, in milliseconds [180000]."""
     tool_timeout_ms: Optional[float] = None
