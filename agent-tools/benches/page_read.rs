@@ -8,6 +8,10 @@
 //! stylesheets and scripts, and pydoc's `pathlib` reference.
 //!
 //! Run: `cargo bench -p agent-tools --bench page_read` (needs /usr/bin/chromium).
+//! `PAGE_READ_PAGES=rustdoc` runs only the pages whose name contains that text;
+//! `PAGE_READ_DUMP=<dir>` writes every page_read answer the run gets into that directory, so
+//! two builds' answers can be compared with `diff -r`; `PAGE_READ_SPLIT=1` also prints the
+//! time of page.js's read alone (the evaluate call), without the tool's formatting.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
@@ -129,9 +133,17 @@ fn content_type(path: &str) -> &'static str {
     }
 }
 
+/// A page.js answer: a read comes as one JSON string.
+fn parsed(v: Value) -> Value {
+    match v {
+        Value::String(text) => serde_json::from_str(&text).unwrap(),
+        v => v,
+    }
+}
+
 /// Pages through page_read with `offset` as a model would and counts the distinct refs it
 /// reaches, against every visible interactive element page.js finds with no item limit.
-async fn addressable(host: &dyn BrowserHost, read: &Arc<dyn agent_core::Tool>) -> (usize, usize) {
+async fn addressable(host: &dyn BrowserHost, read: &Arc<dyn agent_core::Tool>, dump: &Dump) -> (usize, usize) {
     let mut refs = std::collections::HashSet::new();
     let mut offset = 0usize;
     loop {
@@ -143,6 +155,7 @@ async fn addressable(host: &dyn BrowserHost, read: &Arc<dyn agent_core::Tool>) -
             .await
             .unwrap()
             .text_content();
+        dump.write(&format!("offset-{offset:05}"), &out);
         for l in out.lines() {
             let first = l.split_whitespace().next().unwrap_or("");
             if first.len() > 1 && first.starts_with('e') && first[1..].bytes().all(|b| b.is_ascii_digit()) {
@@ -159,10 +172,11 @@ async fn addressable(host: &dyn BrowserHost, read: &Arc<dyn agent_core::Tool>) -
             _ => break,
         }
     }
-    let all: Value = host
-        .evaluate(None, &format!("({PAGE_JS})(\"read\", {{\"maxItems\": 1000000}})"))
-        .await
-        .unwrap();
+    let all = parsed(
+        host.evaluate(None, &format!("({PAGE_JS})(\"read\", {{\"maxItems\": 1000000}})"))
+            .await
+            .unwrap(),
+    );
     let found = all["items"]
         .as_array()
         .map(|items| items.iter().filter(|i| i["k"] == "e").count())
@@ -170,7 +184,24 @@ async fn addressable(host: &dyn BrowserHost, read: &Arc<dyn agent_core::Tool>) -
     (refs.len(), found)
 }
 
+/// Where the answers of one page go when `PAGE_READ_DUMP` is set.
+struct Dump(Option<std::path::PathBuf>);
+
+impl Dump {
+    fn new(page: usize) -> Dump {
+        Dump(std::env::var_os("PAGE_READ_DUMP").map(|d| std::path::PathBuf::from(d).join(format!("page{page:02}"))))
+    }
+
+    fn write(&self, what: &str, text: &str) {
+        if let Some(dir) = &self.0 {
+            std::fs::create_dir_all(dir).unwrap();
+            std::fs::write(dir.join(format!("{what}.txt")), text).unwrap();
+        }
+    }
+}
+
 fn main() {
+    let only = std::env::var("PAGE_READ_PAGES").unwrap_or_default();
     let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
     let mut pages: Vec<(String, String)> = Vec::new();
     for name in [
@@ -245,6 +276,10 @@ fn main() {
         println!("|---|---:|---:|---:|---:|---:|---:|---:|");
         let mut since_rows = Vec::new();
         for (i, (name, body)) in pages.iter().enumerate() {
+            if !name.contains(only.as_str()) {
+                continue;
+            }
+            let dump = Dump::new(i);
             let path = path_of(i, name);
             shared.navigate(None, &format!("{base}{path}")).await.unwrap();
             shared.wait_settled(None, Duration::from_secs(5)).await.unwrap();
@@ -265,7 +300,30 @@ fn main() {
                 times.push(t.elapsed());
                 out = o.text_content();
             }
+            dump.write("first", &out);
+            for needle in ["push", "capacity", "Path", "e"] {
+                let found = read
+                    .call(json!({"find": needle}), ToolContext::detached(SessionId::new_random(), "bench"))
+                    .await
+                    .unwrap()
+                    .text_content();
+                dump.write(&format!("find-{needle}"), &found);
+            }
             times.sort();
+            if std::env::var_os("PAGE_READ_SPLIT").is_some() {
+                let mut raw_times = Vec::new();
+                for _ in 0..10 {
+                    let t = Instant::now();
+                    let v = shared
+                        .evaluate(None, &format!("({PAGE_JS})(\"read\", {{\"doc\": \"x\"}})"))
+                        .await
+                        .unwrap();
+                    raw_times.push(t.elapsed());
+                    std::hint::black_box(v);
+                }
+                raw_times.sort();
+                eprintln!("{name}: page.js read alone {:.1} ms", raw_times[5].as_secs_f64() * 1000.0);
+            }
             let raw = body.chars().count();
             let chars = out.chars().count();
             let listed = out
@@ -275,7 +333,7 @@ fn main() {
                     c.next() == Some('e') && c.next().is_some_and(|d| d.is_ascii_digit())
                 })
                 .count();
-            let (reached, found) = addressable(shared.as_ref(), &read).await;
+            let (reached, found) = addressable(shared.as_ref(), &read, &dump).await;
             println!(
                 "| {name} | {raw} | {dom} | {chars} | {:.2} | {listed} | {:.1} ms | {reached} of {found} |",
                 chars as f64 / raw as f64,
@@ -295,6 +353,8 @@ fn main() {
             click.call(json!({"ref": target}), cx()).await.unwrap();
             let since = read.call(json!({"since_last": true}), cx()).await.unwrap();
             let full = read.call(json!({}), cx()).await.unwrap().text_content();
+            dump.write("since-last", &since.text_content());
+            dump.write("after-click", &full);
             let s = &since.structured.as_ref().unwrap()["since_last"];
             let what = if s["full"] == true {
                 format!("full read ({})", s["reason"].as_str().unwrap_or(""))

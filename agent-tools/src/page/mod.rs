@@ -28,7 +28,8 @@ pub use prompt::BrowserPrompt;
 pub use scrape_policy::ScrapePolicy;
 pub use tab::PageTab;
 
-/// The page logic every host runs through [`BrowserHost::evaluate`].
+/// The page logic every host runs through [`BrowserHost::evaluate`], as `(PAGE_JS)(op, args)`.
+/// It answers with a JSON value; a `read` answers with that value written as one JSON string.
 pub const PAGE_JS: &str = include_str!("page.js");
 
 /// All page and tab tools over one host, acting on whichever tab is active, with the default

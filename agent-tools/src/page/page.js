@@ -37,12 +37,15 @@ async (op, args) => {
   }
 
   // ---- traversal: the document, open shadow roots, same-origin iframes ----
+  // `cb(el, offset, tagName, shadowRoot)`: the element's tagName and open shadow root are
+  // passed on, read once per element.
   function walk(root, offset, cb) {
     const all = root.querySelectorAll('*');
     for (const el of all) {
-      cb(el, offset);
-      if (el.shadowRoot) walk(el.shadowRoot, offset, cb);
-      if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') {
+      const tn = el.tagName, sr = el.shadowRoot;
+      cb(el, offset, tn, sr);
+      if (sr) walk(sr, offset, cb);
+      if (tn === 'IFRAME' || tn === 'FRAME') {
         let doc = null;
         try { doc = el.contentDocument; } catch (_) { doc = null; }
         if (doc && doc.documentElement) {
@@ -69,10 +72,10 @@ async (op, args) => {
   // ---- roles, names, states ----
   function tag(el) { return el.tagName.toLowerCase(); }
 
-  function roleOf(el) {
+  // (Here and below, `t` is the element's tag when the caller has it.)
+  function roleOf(el, t = tag(el)) {
     const explicit = clean(el.getAttribute('role')).split(' ')[0];
     if (explicit) return explicit;
-    const t = tag(el);
     if (t === 'a' || t === 'area') return el.hasAttribute('href') ? 'link' : 'generic';
     if (t === 'button') return 'button';
     if (t === 'summary') return 'button';
@@ -100,21 +103,27 @@ async (op, args) => {
     'menuitemradio', 'switch', 'option', 'combobox', 'textbox', 'searchbox', 'slider', 'spinbutton', 'treeitem',
     'listbox']);
 
-  function isInteractive(el) {
-    const t = tag(el);
+  // `t` and `roleAttr` (the element's tag and role attribute) when the caller has them.
+  function isInteractive(el, t = tag(el), roleAttr = el.getAttribute('role')) {
     if (t === 'a' || t === 'area') return el.hasAttribute('href');
     if (t === 'button' || t === 'select' || t === 'textarea' || t === 'summary') return true;
     if (t === 'input') return (el.getAttribute('type') || '').toLowerCase() !== 'hidden';
     if (el.isContentEditable && (el.parentElement == null || !el.parentElement.isContentEditable)) return true;
-    const role = clean(el.getAttribute('role')).split(' ')[0];
-    if (role && WIDGET_ROLES.has(role)) return true;
-    return false;
+    if (roleAttr === null) return false;
+    const role = clean(roleAttr).split(' ')[0];
+    return !!role && WIDGET_ROLES.has(role);
   }
 
+  const HEADING_TAGS = new Set(['h1', 'h2', 'h3', 'h4', 'h5', 'h6']);
+  const LANDMARK_TAGS = new Set(['nav', 'main', 'form', 'dialog', 'aside', 'header', 'footer']);
+  const LANDMARK_ROLES = new Set(['navigation', 'main', 'form', 'dialog', 'search', 'banner', 'contentinfo', 'complementary']);
+  const FIELD_TAGS = new Set(['input', 'select', 'textarea']);
+
   function textOf(el) {
-    // innerText for rendered text; textContent inside closed/hidden subtrees.
-    const s = el.innerText !== undefined && el.innerText !== '' ? el.innerText : el.textContent;
-    return clean(s);
+    // innerText for rendered text; textContent inside closed/hidden subtrees. innerText lays
+    // the text out on every get: read it once.
+    const inner = el.innerText;
+    return clean(inner !== undefined && inner !== '' ? inner : el.textContent);
   }
 
   // A label's own text, without the text of the controls inside it (a select's options).
@@ -140,9 +149,8 @@ async (op, args) => {
     }).join(' '));
   }
 
-  function nameOf(el) {
+  function nameOf(el, t = tag(el)) {
     let n = byIds(el, 'aria-labelledby') || clean(el.getAttribute('aria-label'));
-    const t = tag(el);
     if (!n && el.labels && el.labels.length) n = clean(Array.from(el.labels).map(labelText).join(' '));
     if (!n && t === 'input') {
       const ty = (el.getAttribute('type') || '').toLowerCase();
@@ -158,17 +166,21 @@ async (op, args) => {
     return cut(n, MAX_NAME);
   }
 
-  function isDisabled(el) {
-    try { if (el.matches(':disabled')) return true; } catch (_) { /* not a form control */ }
+  // The elements :disabled can match: form controls and form-associated custom elements.
+  const DISABLABLE = new Set(['button', 'input', 'select', 'textarea', 'optgroup', 'option', 'fieldset']);
+
+  function isDisabled(el, t = tag(el)) {
+    if (DISABLABLE.has(t) || t.includes('-')) {
+      try { if (el.matches(':disabled')) return true; } catch (_) { /* not a form control */ }
+    }
     return el.getAttribute('aria-disabled') === 'true' || !!el.closest('[aria-disabled="true"]');
   }
 
-  function isPassword(el) {
-    return tag(el) === 'input' && (el.getAttribute('type') || '').toLowerCase() === 'password';
+  function isPassword(el, t = tag(el)) {
+    return t === 'input' && (el.getAttribute('type') || '').toLowerCase() === 'password';
   }
 
-  function submitsForm(el) {
-    const t = tag(el);
+  function submitsForm(el, t = tag(el)) {
     if (t === 'button') return (el.type || 'submit') === 'submit' && !!el.form;
     if (t === 'input') {
       const ty = (el.getAttribute('type') || '').toLowerCase();
@@ -182,10 +194,9 @@ async (op, args) => {
     return el.getAttribute('aria-readonly') === 'true';
   }
 
-  function statesOf(el) {
+  function statesOf(el, t = tag(el)) {
     const s = [];
-    if (isDisabled(el)) s.push('disabled');
-    const t = tag(el);
+    if (isDisabled(el, t)) s.push('disabled');
     const ty = (el.getAttribute('type') || '').toLowerCase();
     if ((t === 'input' && (ty === 'checkbox' || ty === 'radio')) ? el.checked : el.getAttribute('aria-checked') === 'true') s.push('checked');
     const exp = el.getAttribute('aria-expanded');
@@ -195,14 +206,13 @@ async (op, args) => {
     if (el.required || el.getAttribute('aria-required') === 'true') s.push('required');
     if (['input', 'textarea'].includes(t) && isReadOnly(el) && !['checkbox', 'radio', 'submit', 'button', 'reset', 'image'].includes(ty)) s.push('readonly');
     if (el.getAttribute('aria-selected') === 'true') s.push('selected');
-    if (submitsForm(el)) s.push('submits-form');
-    if (el.maxLength > 0 && ['input', 'textarea'].includes(t)) s.push('maxlength=' + el.maxLength);
+    if (submitsForm(el, t)) s.push('submits-form');
+    if ((t === 'input' || t === 'textarea') && el.maxLength > 0) s.push('maxlength=' + el.maxLength);
     return s;
   }
 
-  function valueOf(el) {
-    const t = tag(el);
-    if (isPassword(el)) return { hidden: true };
+  function valueOf(el, t = tag(el)) {
+    if (isPassword(el, t)) return { hidden: true };
     if (t === 'select') {
       const o = Array.from(el.selectedOptions || []).map((x) => clean(x.label || x.text));
       return { v: cut(o.join(', '), MAX_NAME) };
@@ -217,8 +227,16 @@ async (op, args) => {
     return null;
   }
 
-  function hrefOf(el) {
+  function hrefOf(el, t = tag(el)) {
     if (!el.hasAttribute('href')) return null;
+    // A link's own href property is the attribute parsed against the document's base URL, or
+    // the attribute as written when it does not parse: what new URL(...) gives, without
+    // building a URL object, as long as the document is UTF-8 (the property encodes a query in
+    // the document's encoding).
+    if (t === 'a' || t === 'area') {
+      const href = el.href;
+      if (typeof href === 'string' && el.ownerDocument.characterSet === 'UTF-8') return href;
+    }
     const raw = el.getAttribute('href');
     try { return new URL(raw, el.baseURI).href; } catch (_) { return raw; }
   }
@@ -240,12 +258,13 @@ async (op, args) => {
   }
 
   function describe(el) {
-    const v = valueOf(el);
-    const out = { ref: refOf(el), role: roleOf(el), name: nameOf(el) };
+    const t = tag(el);
+    const v = valueOf(el, t);
+    const out = { ref: refOf(el), role: roleOf(el, t), name: nameOf(el, t) };
     if (v && v.hidden) out.valueHidden = true; else if (v) out.value = v.v;
-    const st = statesOf(el);
+    const st = statesOf(el, t);
     if (st.length) out.states = st;
-    if (out.role === 'link') out.href = hrefOf(el);
+    if (out.role === 'link') out.href = hrefOf(el, t);
     return out;
   }
 
@@ -261,19 +280,21 @@ async (op, args) => {
     const LIMIT = args.maxItems || 3000;
     const ELEMENT_LIMIT = args.maxElements || 5000;
     let elementsListed = 0;
-    walk(document, { x: 0, y: 0 }, (el) => {
-      const t = tag(el);
-      if (el.shadowRoot) counts.shadowRoots++;
-      if (t === 'iframe') counts.iframes++;
-      if (t === 'img') counts.images++;
-      if (t === 'form') counts.forms++;
-      if (t === 'a' && el.hasAttribute('href')) counts.links++;
-      const heading = /^h[1-6]$/.test(t) || el.getAttribute('role') === 'heading';
+    // Runs for every element of the page (16 000 on a large documentation page): kept to
+    // one tag and one attribute read for the elements that are none of the three kinds.
+    walk(document, { x: 0, y: 0 }, (el, _, tn, sr) => {
+      const t = tn.toLowerCase();
+      if (sr) counts.shadowRoots++;
+      if (t === 'a') { if (el.hasAttribute('href')) counts.links++; }
+      else if (t === 'img') counts.images++;
+      else if (t === 'iframe') counts.iframes++;
+      else if (t === 'form') counts.forms++;
+      const roleAttr = el.getAttribute('role');
+      const heading = HEADING_TAGS.has(t) || roleAttr === 'heading';
       if (heading) counts.headings++;
-      const inter = isInteractive(el);
-      if (inter && ['input', 'select', 'textarea'].includes(t)) counts.fields++;
-      const landmark = ['nav', 'main', 'form', 'dialog', 'aside', 'header', 'footer'].includes(t) ||
-        ['navigation', 'main', 'form', 'dialog', 'search', 'banner', 'contentinfo', 'complementary'].includes(el.getAttribute('role') || '');
+      const inter = isInteractive(el, t, roleAttr);
+      if (inter && FIELD_TAGS.has(t)) counts.fields++;
+      const landmark = LANDMARK_TAGS.has(t) || LANDMARK_ROLES.has(roleAttr || '');
       if (!inter && !heading && !landmark) return;
       const r = el.getBoundingClientRect();
       if (r.width === 0 || r.height === 0 || !visible(el)) {
@@ -295,14 +316,17 @@ async (op, args) => {
         elementsListed++;
         const d = describe(el);
         d.k = 'e';
-        d.inView = inView;
+        if (inView) d.inView = true;
         items.push(d);
       } else if (heading) {
         const text = cut(textOf(el), MAX_NAME);
-        if (text) items.push({ k: 'h', level: Number((t.match(/^h([1-6])$/) || [0, 2])[1]), name: text, inView });
+        const level = HEADING_TAGS.has(t) ? Number(t[1]) : 2;
+        if (text) items.push(inView ? { k: 'h', level, name: text, inView } : { k: 'h', level, name: text });
       } else {
-        const role = el.getAttribute('role') || ({ nav: 'navigation', aside: 'complementary', header: 'banner', footer: 'contentinfo' }[t] || t);
-        items.push({ k: 'l', role, name: cut(clean(el.getAttribute('aria-label')) || byIds(el, 'aria-labelledby'), 40), inView });
+        const role = roleAttr || ({ nav: 'navigation', aside: 'complementary', header: 'banner', footer: 'contentinfo' }[t] || t);
+        const line = { k: 'l', role, name: cut(clean(el.getAttribute('aria-label')) || byIds(el, 'aria-labelledby'), 40) };
+        if (inView) line.inView = true;
+        items.push(line);
       }
     });
     const body = document.body;
@@ -968,6 +992,13 @@ async (op, args) => {
     return { labelled };
   }
 
+  function jsonIsPlain() {
+    try {
+      return typeof JSON === 'object' && JSON !== null && typeof JSON.stringify === 'function' &&
+        [Object, Array, String, Number, Boolean].every((c) => !('toJSON' in c.prototype));
+    } catch (_) { return false; }
+  }
+
   let result;
   try {
     switch (op) {
@@ -998,5 +1029,14 @@ async (op, args) => {
   result.issued = S.next;
   // The address the result came from: the Rust side names it as the result's source.
   result.at = location.href;
+  // A read of a large page is thousands of items: as one JSON string it crosses to the host
+  // in a fraction of the time the same object takes (the host serializes an object value by
+  // value, property by property). Not when the page gave objects a toJSON of its own, which
+  // JSON.stringify would call, nor when a text has a lone surrogate (JSON.stringify writes it
+  // as an escape that strict JSON parsers refuse).
+  if (op === 'read' && jsonIsPlain()) {
+    const text = JSON.stringify(result);
+    if (typeof text === 'string' && !/\\ud[89a-f]/.test(text)) return text;
+  }
   return result;
 }

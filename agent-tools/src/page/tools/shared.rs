@@ -110,7 +110,12 @@ impl Shared {
             obj.insert("base".into(), json!(self.issued.load(Ordering::SeqCst).max(1)));
         }
         let expr = format!("({PAGE_JS})({}, {})", json!(op), args);
-        let v = self.host.evaluate(tab, &expr).await?;
+        let v = match self.host.evaluate(tab, &expr).await? {
+            // page.js answers a read as one JSON string (it crosses from the page faster).
+            Value::String(text) => serde_json::from_str(&text)
+                .map_err(|e| HostError::Script(format!("page.js answered with text that is not JSON: {e}")))?,
+            v => v,
+        };
         if let Some(n) = v.get("issued").and_then(Value::as_u64) {
             self.issued.fetch_max(n, Ordering::SeqCst);
         }
