@@ -12,7 +12,7 @@
 const { Agent, agentTool } = require('./agent.js')
 const { Session } = require('./session.js')
 const { Run } = require('./run.js')
-const { ScriptedProvider, OpenAICompatible, Anthropic, Gemini, FallbackRouter, providerFromEnv } = require('./providers.js')
+const { ScriptedProvider, OpenAICompatible, OpenAIResponses, Anthropic, Gemini, FallbackRouter, providerFromEnv } = require('./providers.js')
 const { MemoryStore, SqliteStore, KeyStore } = require('./stores.js')
 const { TabHub } = require('./tabs.js')
 const { ToolSet, tool, fsTools } = require('./tools.js')
@@ -45,6 +45,7 @@ module.exports = {
   ScriptedProvider,
   OpenAICompatible,
   Anthropic,
+  OpenAIResponses,
   Gemini,
   FallbackRouter,
   providerFromEnv,

@@ -172,6 +172,16 @@ export declare class OpenAICompatible implements Provider {
   readonly id: string
   readonly model: string
 }
+/**
+ * OpenAI's Responses API (`/v1/responses`), which the newest OpenAI models need. Requests are
+ * sent with `store: false`; reasoning models' encrypted reasoning is kept in the transcript and
+ * sent back, so multi-turn reasoning needs no state on OpenAI's side.
+ */
+export declare class OpenAIResponses implements Provider {
+  constructor(options: ProviderOptions)
+  readonly id: string
+  readonly model: string
+}
 /** Anthropic Messages. */
 export declare class Anthropic implements Provider {
   constructor(options: ProviderOptions)

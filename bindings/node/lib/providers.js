@@ -97,6 +97,17 @@ class OpenAICompatible extends NativeProvider {
   }
 }
 
+/**
+ * A provider speaking OpenAI's Responses API (`/v1/responses`), which the newest OpenAI models
+ * need; `store: false`, with reasoning models' encrypted reasoning kept in the transcript.
+ */
+class OpenAIResponses extends NativeProvider {
+  /** @param {any} options the options of `OpenAICompatible` */
+  constructor(options) {
+    super(connect('openai-responses', options))
+  }
+}
+
 /** A provider speaking Anthropic Messages. */
 class Anthropic extends NativeProvider {
   /** @param {any} options */
@@ -135,4 +146,4 @@ function providerFromEnv() {
   return Object.freeze({ native: n, id: n.id, model: n.model })
 }
 
-module.exports = { ScriptedProvider, OpenAICompatible, Anthropic, Gemini, FallbackRouter, providerFromEnv }
+module.exports = { ScriptedProvider, OpenAICompatible, OpenAIResponses, Anthropic, Gemini, FallbackRouter, providerFromEnv }

@@ -11,7 +11,7 @@ const api = require('../lib/index.js')
 const EXPORTS = [
   'Agent', 'AgentCoreError', 'Anthropic', 'ClarificationError', 'ClosedError', 'ConfigError',
   'FallbackRouter', 'FatalToolError', 'Gemini', 'HostError', 'KeyStore', 'McpClient', 'McpServer',
-  'MemoryStore', 'OpenAICompatible', 'Run', 'RunError', 'ScriptedProvider', 'Session',
+  'MemoryStore', 'OpenAICompatible', 'OpenAIResponses', 'Run', 'RunError', 'ScriptedProvider', 'Session',
   'SessionExistsError', 'SessionNotFoundError', 'SqliteStore', 'StoreError', 'TabHub',
   'TabQueueFullError', 'ToolDefinitionError', 'ToolError', 'ToolSet', 'agentTool', 'browserPrompt', 'fsTools', 'newBearerToken',
   'pageTools', 'providerFromEnv', 'serveMcp', 'tool',
@@ -33,6 +33,7 @@ const CLASSES = {
   McpServer: { extends: null, members: ["Symbol(nodejs.asyncDispose)", "shutdown"], statics: [] },
   MemoryStore: { extends: null, members: ["sessionIds"], statics: [] },
   OpenAICompatible: { extends: "NativeProvider", members: ["id", "model"], statics: [] },
+  OpenAIResponses: { extends: "NativeProvider", members: ["id", "model"], statics: [] },
   Run: { extends: null, members: ["cancel", "events", "finished", "outcome", "result", "status"], statics: [] },
   RunError: { extends: "AgentCoreError", members: [], statics: [] },
   ScriptedProvider: { extends: null, members: ["callCount", "id", "requests"], statics: ["fromFn"] },

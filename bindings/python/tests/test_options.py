@@ -104,7 +104,7 @@ def test_page_tools_config_names_the_keyword_arguments_of_page_tools():
 
 
 def test_twin_entry_points_take_the_same_options():
-    for cls in (ac.Anthropic, ac.Gemini):
+    for cls in (ac.OpenAIResponses, ac.Anthropic, ac.Gemini):
         assert inspect.signature(cls.__init__) == inspect.signature(ac.OpenAICompatible.__init__)
     assert params(ac.CdpHost.page_tools) == params(ac.page_tools, "host")
 

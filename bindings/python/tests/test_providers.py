@@ -5,6 +5,7 @@ import pytest
 import agent_core as ac
 from conftest import run_and_collect, types
 from mock_openai import MockOpenAI
+from mock_responses import MockResponses
 
 
 @ac.tool
@@ -86,3 +87,33 @@ def test_provider_from_env(monkeypatch):
     assert "sk-ant-secret" not in repr(provider)
     with pytest.raises(ac.ConfigError, match="unknown variant `nope`"):
         ac.Provider(ac._native.provider_configured({"kind": "nope", "model": "m"}))
+
+
+@ac.tool
+def get_weather(city: str) -> str:
+    """The weather in a city."""
+    return f"Rain in {city}"
+
+
+async def test_openai_responses_against_a_local_server():
+    # The fixtures are constructed from the public API reference (see their README).
+    with MockResponses("stream-tool-call.sse", "stream-text.sse") as server:
+        provider = ac.OpenAIResponses("gpt-4.1", api_key="sk-test", base_url=server.base_url)
+        assert provider.id == "openai-responses" and provider.model == "gpt-4.1"
+        agent = ac.Agent(provider, tools=[get_weather], system_prompt="You are terse.")
+        session = await agent.create_session()
+        outcome, events = await run_and_collect(session.send("Weather in New York?"))
+        assert outcome.status == "done", outcome
+        assert outcome.final_text.startswith("Olá! I can't check live weather")
+        assert "tool_call_succeeded" in types(events)
+        assert outcome.usage.cached_input_tokens >= 1152, outcome.usage  # the text fixture's cached_tokens
+        first, second = server.requests
+        assert first["path"] == "/v1/responses"
+        assert first["body"]["store"] is False and first["body"]["stream"] is True
+        assert first["body"]["instructions"] == "You are terse."
+        assert first["body"]["tools"][0]["name"] == "get_weather"
+        # The second request carries the call and its output as input items.
+        kinds = [item.get("type") for item in second["body"]["input"]]
+        assert "function_call" in kinds and "function_call_output" in kinds, kinds
+        output = next(i for i in second["body"]["input"] if i.get("type") == "function_call_output")
+        assert "Rain in New York City" in output["output"]

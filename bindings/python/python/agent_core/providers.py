@@ -22,6 +22,7 @@ __all__ = [
     "Step",
     "HttpConfig",
     "OpenAICompatible",
+    "OpenAIResponses",
     "Anthropic",
     "Gemini",
     "FallbackRouter",
@@ -322,6 +323,16 @@ class OpenAICompatible(_Configured):
     _kind = "openai-compatible"
 
 
+class OpenAIResponses(_Configured):
+    """OpenAI's Responses API (``/v1/responses``), which the newest OpenAI models need.
+    Requests are sent with ``store: false``; reasoning models' encrypted reasoning is kept in
+    the transcript and sent back, so multi-turn reasoning needs no state on OpenAI's side.
+    ``base_url`` defaults to ``https://api.openai.com/v1``; the options are
+    :class:`OpenAICompatible`'s."""
+
+    _kind = "openai-responses"
+
+
 class Anthropic(_Configured):
     """Anthropic Messages (streaming, tool use, thinking)."""
 
@@ -335,7 +346,8 @@ class Gemini(_Configured):
 
 
 def provider_from_env() -> Provider:
-    """The provider ``LLM_PROVIDER`` (``openai-compatible`` | ``anthropic`` | ``gemini``),
+    """The provider ``LLM_PROVIDER`` (``openai-compatible`` | ``openai-responses`` |
+    ``anthropic`` | ``gemini``),
     ``LLM_MODEL``, ``LLM_API_KEY`` and ``LLM_BASE_URL`` describe. A missing variable raises
     :class:`ConfigError` naming it; an unknown provider raises ``Unknown LLM provider: <name>``."""
     return Provider(_native.provider_from_env())
