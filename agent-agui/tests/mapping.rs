@@ -1,0 +1,152 @@
+//! The AG-UI events of scripted runs, through a real agent and the mapper, as snapshots.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use agent_agui::{AguiEvent, EventMapper};
+use agent_core::{
+    Agent, MemoryStore, OutcomeStatus, Run, ScriptStep, ScriptStepSpec, ScriptedProvider, ScriptedReply, ToolContext,
+    ToolError, tool_fn,
+};
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct EchoArgs {
+    /// Text to echo.
+    text: String,
+}
+
+fn agent(steps: Vec<ScriptStep>) -> Agent {
+    let echo = tool_fn("echo", "Echoes text.", |args: EchoArgs, _cx: ToolContext| async move {
+        Ok::<_, ToolError>(args.text)
+    });
+    Agent::builder()
+        .provider(ScriptedProvider::new(steps))
+        .tool(echo)
+        .store(MemoryStore::new())
+        .clarification(true)
+        .build()
+        .unwrap()
+}
+
+async fn mapped(run: &Run, mut mapper: EventMapper) -> Vec<AguiEvent> {
+    let mut out = Vec::new();
+    let mut events = run.events();
+    while let Some(event) = events.next().await {
+        out.extend(mapper.map(&event.kind));
+    }
+    out.extend(mapper.finish());
+    out
+}
+
+/// The events as JSON, with the values that change from run to run (question ids, expiry
+/// times, durations) replaced by placeholders.
+fn stable(events: &[AguiEvent]) -> Value {
+    fn walk(value: &mut Value) {
+        match value {
+            Value::Object(map) => {
+                for (key, v) in map.iter_mut() {
+                    match key.as_str() {
+                        "expiresAt" | "expires_at_ms" | "asked_at_ms" | "duration_ms" => *v = json!("[varies]"),
+                        "clarification_id" => *v = json!("[question id]"),
+                        "id" if v.as_str().is_some_and(|s| s.len() == 36) => *v = json!("[question id]"),
+                        _ => walk(v),
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    let mut value = serde_json::to_value(events).unwrap();
+    walk(&mut value);
+    value
+}
+
+#[tokio::test]
+async fn text_reasoning_and_a_tool_call() {
+    let agent = agent(vec![
+        ScriptedReply::tool_call("echo", json!({"text": "hi"}))
+            .with_reasoning("The person wants an echo.")
+            .with_text("Calling echo.")
+            .into(),
+        ScriptedReply::text("Echo said hi.").into(),
+    ]);
+    let session = agent.create_session().await.unwrap();
+    let run = session.send("Echo hi");
+    let events = mapped(&run, EventMapper::new("thread-1", "run-1")).await;
+    assert_eq!(run.outcome().await.status, OutcomeStatus::Done);
+    insta::assert_json_snapshot!(stable(&events));
+}
+
+#[tokio::test]
+async fn a_failed_tool_call_and_a_provider_error() {
+    let error: ScriptStepSpec =
+        serde_json::from_value(json!({"text": "Half an answer", "error": {"kind": "auth", "message": "bad key"}}))
+            .unwrap();
+    let agent = agent(vec![
+        ScriptedReply::tool_call("no_such_tool", json!({})).into(),
+        ScriptStep::try_from(error).unwrap(),
+    ]);
+    let session = agent.create_session().await.unwrap();
+    let run = session.send("Go");
+    let events = mapped(&run, EventMapper::new("thread-1", "run-2")).await;
+    assert_eq!(run.outcome().await.status, OutcomeStatus::Error);
+    insta::assert_json_snapshot!(stable(&events));
+}
+
+#[tokio::test]
+async fn a_clarification_interrupts_and_its_answer_resumes() {
+    let agent = agent(vec![
+        ScriptedReply::tool_call(
+            "ask_clarification",
+            json!({"kind": "choice", "question": "Red or blue?", "options": ["red", "blue"]}),
+        )
+        .into(),
+        ScriptedReply::text("Blue it is.").into(),
+    ]);
+    let session = agent.create_session().await.unwrap();
+    let run = session.send("Pick a colour with me");
+    let asked = mapped(&run, EventMapper::new("thread-1", "run-3")).await;
+    assert_eq!(run.outcome().await.status, OutcomeStatus::AwaitingUser);
+    insta::assert_json_snapshot!("clarification_asked", stable(&asked));
+
+    let question = session.pending_clarification().unwrap();
+    let run = session.answer_clarification(&question.id, "blue").unwrap();
+    let answered = mapped(&run, EventMapper::new("thread-1", "run-4").resuming(question)).await;
+    assert_eq!(run.outcome().await.status, OutcomeStatus::Done);
+    insta::assert_json_snapshot!("clarification_answered", stable(&answered));
+}
+
+#[tokio::test]
+async fn a_cancelled_run_finishes_cancelled_with_its_messages_closed() {
+    let agent = agent(vec![ScriptStep::Hang("Working".into())]);
+    let session = agent.create_session().await.unwrap();
+    let run = session.send("Take your time");
+    let mut mapper = EventMapper::new("thread-1", "run-5");
+    let mut out = Vec::new();
+    let mut events = run.events();
+    while let Some(event) = events.next().await {
+        let is_text = matches!(event.kind, agent_core::EventKind::ContentToken { .. });
+        out.extend(mapper.map(&event.kind));
+        if is_text {
+            run.cancel();
+        }
+    }
+    assert!(mapper.is_finished());
+    insta::assert_json_snapshot!(stable(&out));
+}
+
+#[test]
+fn a_stream_that_ends_early_is_closed_with_run_error() {
+    let mut mapper = EventMapper::new("t", "r");
+    let mut out = mapper.map(&agent_core::EventKind::RunStarted {
+        run_id: "x".into(),
+        origin: Default::default(),
+    });
+    out.extend(mapper.map(&agent_core::EventKind::ModelCallStarted { iteration: 1 }));
+    out.extend(mapper.map(&agent_core::EventKind::ContentToken { text: "Hel".into() }));
+    out.extend(mapper.finish());
+    assert!(mapper.finish().is_empty());
+    insta::assert_json_snapshot!(stable(&out));
+}
