@@ -141,6 +141,28 @@ pub enum EventKind {
         /// Why.
         reason: String,
     },
+    /// A gated call waits for the person's approval; the turn is parked until it is answered.
+    ApprovalPending {
+        /// The approval's id (answer with it).
+        approval_id: String,
+        /// The approval ([`PendingApproval`](crate::PendingApproval) as data).
+        approval: serde_json::Value,
+    },
+    /// The approval was answered (`resolution: "answered"`, with the decisions by call id) or
+    /// dismissed (`"dismissed"`, with the reason: a new message, the run cancelled, the host).
+    ApprovalResolved {
+        /// The approval's id.
+        approval_id: String,
+        /// `answered` or `dismissed`.
+        resolution: String,
+        /// The decisions by call id, or `{"reason": ...}` for a dismissal.
+        decisions: serde_json::Value,
+    },
+    /// The approval expired unanswered; its calls did not run.
+    ApprovalExpired {
+        /// The approval's id.
+        approval_id: String,
+    },
     /// A message for a busy tab was queued.
     MessageQueued {
         /// Messages waiting, including this one.
@@ -190,6 +212,9 @@ impl EventKind {
             EventKind::ClarificationResponded { .. } => "clarification_responded",
             EventKind::ClarificationExpired { .. } => "clarification_expired",
             EventKind::ClarificationDismissed { .. } => "clarification_dismissed",
+            EventKind::ApprovalPending { .. } => "approval_pending",
+            EventKind::ApprovalResolved { .. } => "approval_resolved",
+            EventKind::ApprovalExpired { .. } => "approval_expired",
             EventKind::MessageQueued { .. } => "message_queued",
             EventKind::RunCompleted { .. } => "run_completed",
             EventKind::RunFailed { .. } => "run_failed",

@@ -71,6 +71,16 @@ pub enum GateDecision {
         /// Why, when the host says (shown to the model when the agent is configured to tell it).
         reason: Option<String>,
     },
+    /// Ask the person, who may not be there now: unless a remembered decision answers
+    /// ([`RememberScope`](crate::RememberScope)), the turn parks with the call pending (outcome
+    /// `awaiting_approval`, persisted through the store) until
+    /// [`Session::resolve_approval`](crate::Session::resolve_approval) answers it, in this
+    /// process or after a restart. Calls the model made after it in the same message wait too.
+    Ask {
+        /// What to ask the person, when the gate has something to say.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        prompt: Option<String>,
+    },
 }
 
 impl GateDecision {
@@ -78,6 +88,13 @@ impl GateDecision {
     pub fn deny(reason: impl Into<String>) -> Self {
         GateDecision::Deny {
             reason: Some(reason.into()),
+        }
+    }
+
+    /// Park the turn until the person answers, with what to ask them.
+    pub fn ask(prompt: impl Into<String>) -> Self {
+        GateDecision::Ask {
+            prompt: Some(prompt.into()),
         }
     }
 }

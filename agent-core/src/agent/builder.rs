@@ -167,6 +167,7 @@ impl AgentBuilder {
                 config: self.config,
                 observers: self.observers.into(),
                 runtime,
+                approval_rules: Default::default(),
                 sessions: Mutex::new(HashMap::new()),
             }),
         })

@@ -90,6 +90,11 @@ pub struct AgentConfig {
     #[serde(rename = "clarification_ttl_ms", with = "crate::options::duration_ms")]
     #[schemars(schema_with = "crate::options::millis_schema")]
     pub clarification_ttl: Duration,
+    /// How long a turn parked for approval waits for the person (default 30 min); then its
+    /// calls do not run and the model is told.
+    #[serde(rename = "approval_ttl_ms", with = "crate::options::duration_ms")]
+    #[schemars(schema_with = "crate::options::millis_schema")]
+    pub approval_ttl: Duration,
     /// When and how older turns are compacted to fit the model's context window.
     pub compaction: crate::compaction::CompactionConfig,
     /// Whether the model is sent images (default `auto`: as the provider knows its model).
@@ -115,6 +120,7 @@ impl Default for AgentConfig {
             max_output_tokens: None,
             temperature: None,
             clarification_ttl: Duration::from_secs(30 * 60),
+            approval_ttl: Duration::from_secs(30 * 60),
             compaction: crate::compaction::CompactionConfig::default(),
             vision: Vision::Auto,
             max_images: DEFAULT_MAX_IMAGES,

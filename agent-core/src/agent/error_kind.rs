@@ -23,6 +23,8 @@ pub enum ErrorKind {
     Denied,
     /// An answer arrived for a question that is no longer pending (`clarification`).
     Clarification,
+    /// An answer arrived for an approval that is no longer pending (`approval`).
+    Approval,
     /// A host hook failed ([`Hooks`](crate::Hooks)) (`hook`).
     Hook,
     /// The run's task ended without an outcome: it panicked or its runtime shut down
@@ -32,11 +34,12 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind that is not a provider's, then every provider kind.
-    const OWN: [ErrorKind; 6] = [
+    const OWN: [ErrorKind; 7] = [
         ErrorKind::ToolFatal,
         ErrorKind::Store,
         ErrorKind::Denied,
         ErrorKind::Clarification,
+        ErrorKind::Approval,
         ErrorKind::Hook,
         ErrorKind::Internal,
     ];
@@ -60,6 +63,7 @@ impl ErrorKind {
             ErrorKind::Store => "store",
             ErrorKind::Denied => "denied",
             ErrorKind::Clarification => "clarification",
+            ErrorKind::Approval => "approval",
             ErrorKind::Hook => "hook",
             ErrorKind::Internal => "internal",
         }
@@ -122,6 +126,7 @@ mod tests {
             "store",
             "denied",
             "clarification",
+            "approval",
             "hook",
             "internal",
             "provider.rate_limited",

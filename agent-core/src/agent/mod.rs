@@ -1,5 +1,7 @@
 //! The agent: configuration, sessions, and turns ([`Run`]s) driven by the ReAct loop.
 
+mod approval;
+mod approval_api;
 mod builder;
 mod clarification;
 mod config;
@@ -11,6 +13,7 @@ mod history;
 mod hook_points;
 mod hooks;
 mod images;
+mod pending_approval;
 mod question;
 mod run;
 mod sub_agent;
@@ -25,6 +28,7 @@ use tokio::runtime::Handle;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+pub use approval::{ApprovalCall, ApprovalDecision, ApprovalError, ApprovalRule, PendingApproval, RememberScope};
 pub use builder::AgentBuilder;
 pub use clarification::{CLARIFICATION_TOOL, Clarification, ClarificationError, ClarificationKind};
 pub use config::{AgentConfig, DEFAULT_MAX_IMAGES, DEFAULT_MAX_TOOL_CALLS, DenialPolicy, Vision};
@@ -77,6 +81,8 @@ pub(crate) struct AgentInner {
     pub hooks: Arc<[Arc<dyn hooks::Hooks>]>,
     pub observers: Arc<[EventObserver]>,
     pub runtime: Handle,
+    /// Remembered approval decisions.
+    pub approval_rules: approval::ApprovalRules,
     sessions: Mutex<HashMap<SessionId, Weak<SessionState>>>,
 }
 
@@ -96,6 +102,8 @@ pub(crate) struct SessionState {
     pub history: Arc<tokio::sync::Mutex<History>>,
     /// The question a turn is parked on, if any.
     pub clarification: clarification::Slot,
+    /// The approval a turn is parked on, if any.
+    pub approval: approval::Slot,
 }
 
 impl SessionState {
@@ -104,6 +112,7 @@ impl SessionState {
             id,
             history: Arc::new(tokio::sync::Mutex::new(history)),
             clarification: clarification::Slot::default(),
+            approval: approval::Slot::default(),
         }
     }
 }
@@ -220,12 +229,18 @@ impl Agent {
         }
         let mut history = History::load(store.as_ref(), id).await?;
         let parked = clarification::load_parked(store.as_ref(), id).await?;
-        let parked_call = parked.as_ref().map(|q| q.call_id.as_str());
-        history.repair_interrupted(Some(store), id, parked_call).await?;
+        let approval = approval::load_parked(store.as_ref(), id).await?;
+        // Calls a parked turn holds back are waiting, not interrupted.
+        let mut waiting: Vec<String> = parked.iter().map(|q| q.call_id.clone()).collect();
+        waiting.extend(approval.iter().flat_map(approval::waiting_ids));
+        history.repair_interrupted(Some(store), id, &waiting).await?;
         let session = self.attach(id.clone(), history);
+        // The turn was parked when the process stopped: keep waiting.
         if let Some(question) = parked {
-            // The turn was parked on a question when the process stopped: keep waiting.
             clarification::restore(&self.inner, &session.state, question);
+        }
+        if let Some(approval) = approval {
+            approval::restore(&self.inner, &session.state, approval);
         }
         Ok(session)
     }

@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::error_kind::ErrorKind;
 use super::event_log::{EventCursor, EventLog};
+use super::pending_approval::PendingApproval;
 use super::question::Clarification;
 use crate::event::{AgentEvent, EventKind};
 use crate::provider::Usage;
@@ -32,6 +33,8 @@ pub enum OutcomeStatus {
     Error,
     /// The turn is parked on a question to the person.
     AwaitingUser,
+    /// The turn is parked until the person approves or rejects a gated call.
+    AwaitingApproval,
 }
 
 impl OutcomeStatus {
@@ -44,6 +47,7 @@ impl OutcomeStatus {
             OutcomeStatus::Cancelled => "cancelled",
             OutcomeStatus::Error => "error",
             OutcomeStatus::AwaitingUser => "awaiting_user",
+            OutcomeStatus::AwaitingApproval => "awaiting_approval",
         }
     }
 }
@@ -73,6 +77,9 @@ pub struct Outcome {
     /// The question the turn is parked on, for `awaiting_user`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clarification: Option<Clarification>,
+    /// The approval the turn is parked on, for `awaiting_approval`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<PendingApproval>,
     /// What sub-agents ([`crate::agent_tool`]) spent, by tool; already counted in `usage`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sub_agents: Vec<SubAgentUsage>,
@@ -103,6 +110,7 @@ impl Outcome {
             error_kind: None,
             error_source: None,
             clarification: None,
+            approval: None,
             sub_agents: Vec::new(),
         }
     }

@@ -113,6 +113,9 @@ impl Tool for AgentTool {
             OutcomeStatus::AwaitingUser => Err(ToolError::model(format!(
                 "{name} stopped to ask the person a question, which a sub-agent cannot: give it everything it needs in the task"
             ))),
+            OutcomeStatus::AwaitingApproval => Err(ToolError::model(format!(
+                "{name} stopped to wait for the person's approval of a call, which a sub-agent cannot: do that step yourself"
+            ))),
             OutcomeStatus::Error => Err(ToolError::model(format!(
                 "{name} failed: {}",
                 outcome.error.as_deref().unwrap_or("unknown error")

@@ -184,7 +184,8 @@ impl HubInner {
         if self.ensure_live(slot, st).await.is_ok()
             && let Some(live) = &st.live
         {
-            st.awaiting_user = live.session.pending_clarification().is_some();
+            st.awaiting_user =
+                live.session.pending_clarification().is_some() || live.session.pending_approval().is_some();
         }
         st.awaiting_user
     }
@@ -289,7 +290,10 @@ impl HubInner {
             } else {
                 TabState::Idle
             };
-            st.awaiting_user = outcome.status == OutcomeStatus::AwaitingUser;
+            st.awaiting_user = matches!(
+                outcome.status,
+                OutcomeStatus::AwaitingUser | OutcomeStatus::AwaitingApproval
+            );
             self.pump(slot, &mut st).await;
             self.save(&st).await;
             self.publish(slot, &st);

@@ -14,16 +14,16 @@ const INTERRUPTED: &str = "interrupted: the turn ended before this call finished
 impl History {
     /// Gives every dangling tool call of the last assistant message an "interrupted" result,
     /// and marks its record cancelled, so the next request is valid after a crash or a lost
-    /// task. `parked_call`, the call of a pending clarification question, is waiting, not
-    /// interrupted.
+    /// task. `waiting`, the calls a parked turn holds back (a pending clarification question's,
+    /// a pending approval's), are waiting, not interrupted.
     pub async fn repair_interrupted(
         &mut self,
         store: Option<&Arc<dyn Store>>,
         session: &SessionId,
-        parked_call: Option<&str>,
+        waiting: &[String],
     ) -> Result<(), StoreError> {
         let mut dangling = self.dangling_calls();
-        dangling.retain(|(id, _)| Some(id.as_str()) != parked_call);
+        dangling.retain(|(id, _)| !waiting.contains(id));
         if dangling.is_empty() {
             return Ok(());
         }

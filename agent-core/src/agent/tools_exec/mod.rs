@@ -11,24 +11,26 @@ use futures::{FutureExt, StreamExt};
 use tokio_util::sync::CancellationToken;
 
 mod cap;
+mod consent;
 mod record;
 
 use super::AgentInner;
+use super::approval::{ApprovalDecision, Asked, Decisions};
 use super::clarification;
-use super::config::DenialPolicy;
 use super::emit::Emitter;
 use super::hook_points::{self, Decided};
 use super::run::RunState;
 use crate::agent::hooks::ToolCallInfo;
 use crate::compress::{compress_text, compress_value_text};
 use crate::event::EventKind;
-use crate::gate::{GateDecision, GateRequest, TurnOrigin};
+use crate::gate::TurnOrigin;
 use crate::message::{Message, ToolCall};
 use crate::session::SessionId;
 use crate::store::{StoreError, ToolCallState, now_millis};
 use crate::tool::{BoxError, Tool, ToolContext, ToolError, ToolOutput, ToolSet, UsageMeter};
 use crate::untrusted::wrap_untrusted;
 use cap::cap_output;
+use consent::Consent;
 
 pub(crate) use record::not_run;
 
@@ -52,6 +54,9 @@ pub(crate) struct Executed {
     pub stop: Option<Stop>,
     /// An `ask_clarification` call to park the turn on (its result comes with the answer).
     pub question: Option<(ToolCall, serde_json::Value)>,
+    /// A call the gate asked the person about, and its index: the turn parks on it, and it
+    /// and the calls after it have no result yet.
+    pub approval: Option<(usize, Asked)>,
 }
 
 pub(crate) struct ExecCtx<'a> {
@@ -67,6 +72,8 @@ pub(crate) struct ExecCtx<'a> {
     pub depth: u32,
     /// Where tools report what their own model calls spent (sub-agents).
     pub spent: &'a UsageMeter,
+    /// The person's decisions, by call id, when the turn resumes from an approval.
+    pub decided: Option<&'a Decisions>,
 }
 
 struct Prepared {
@@ -99,6 +106,7 @@ impl ExecCtx<'_> {
         let mut inflight = Inflight::new();
         let mut stop = None;
         let mut question: Option<(usize, serde_json::Value)> = None;
+        let mut approval: Option<(usize, Asked)> = None;
 
         'calls: for (index, call) in calls.iter().enumerate() {
             let prepared = match self.prepare(call) {
@@ -134,29 +142,35 @@ impl ExecCtx<'_> {
             };
             let spec = prepared.tool.spec();
             if spec.gated {
-                match self.ask_gate(call, &prepared.args).await {
-                    None => {
+                match self.consent(call, &prepared.args).await {
+                    Consent::Run => {}
+                    Consent::Refused(result) => {
+                        slots[index] = Some(result);
+                        continue;
+                    }
+                    Consent::EndTurn(result, why) => {
+                        slots[index] = Some(result);
+                        stop = Some(Stop::Denied(why));
+                        break 'calls;
+                    }
+                    Consent::Park(prompt) => {
+                        approval = Some((
+                            index,
+                            Asked {
+                                call_id: call.id.clone(),
+                                arguments: prepared.args,
+                                prompt,
+                            },
+                        ));
+                        break 'calls;
+                    }
+                    Consent::Cancelled => {
                         stop = Some(Stop::Cancelled);
                         break 'calls;
                     }
-                    Some(GateDecision::Allow) => {
-                        // It is about to act for the person: the message that asked for it
-                        // is durable first, so a crash cannot hide that it ran.
-                        if let Some(store) = &self.agent.store
-                            && let Err(e) = store.flush(self.session).await
-                        {
-                            stop = Some(Stop::Store(e));
-                            break 'calls;
-                        }
-                    }
-                    Some(GateDecision::Deny { reason }) => {
-                        let reason = reason.unwrap_or_else(|| "the user did not allow it".to_owned());
-                        slots[index] = Some(self.deny(call, &reason).await);
-                        if self.agent.config.on_denial == DenialPolicy::EndTurn {
-                            stop = Some(Stop::Denied(format!("{} was denied: {reason}", call.name)));
-                            break 'calls;
-                        }
-                        continue;
+                    Consent::StoreFailed(e) => {
+                        stop = Some(Stop::Store(e));
+                        break 'calls;
                     }
                 }
             }
@@ -190,15 +204,27 @@ impl ExecCtx<'_> {
         // Dropping the set drops every unfinished tool future.
         drop(inflight);
 
-        // A question parks the turn only when nothing else stopped it.
-        let question = match (question, &stop) {
-            (Some((index, args)), None) => Some((index, args)),
+        // A question parks the turn only when nothing else stopped it, and not when an
+        // approval does: a question the model asked before the approved call is refused, one
+        // after it waits with it.
+        let question = match (question, &stop, &approval) {
+            (Some((index, args)), None, None) => Some((index, args)),
+            (Some((index, _)), None, Some((parked, _))) if index < *parked => {
+                let why = "not asked: a call in the same message is waiting for the person's approval; ask again once it is answered";
+                slots[index] = Some(self.refuse(&calls[index], why.to_owned()).await);
+                None
+            }
             _ => None,
         };
+        let approval = if stop.is_none() { approval } else { None };
         let mut results = Vec::with_capacity(calls.len());
         for (index, call) in calls.iter().enumerate() {
             if question.as_ref().is_some_and(|(q, _)| *q == index) {
                 continue;
+            }
+            // The parked call and those after it get their results when the person answers.
+            if approval.as_ref().is_some_and(|(parked, _)| index >= *parked) {
+                break;
             }
             match slots[index].take() {
                 Some(m) => results.push(m),
@@ -210,6 +236,7 @@ impl ExecCtx<'_> {
             results,
             stop,
             question: question.map(|(index, args)| (calls[index].clone(), args)),
+            approval,
         }
     }
 
@@ -233,6 +260,14 @@ impl ExecCtx<'_> {
             )
         })?;
         self.tools.validate(&call.name, &args).map_err(|e| e.message)?;
+        // The person approved it with edited arguments (checked against the schema then).
+        let args = match self.decided.and_then(|d| d.get(&call.id)) {
+            Some(ApprovalDecision::Approve {
+                arguments: Some(edited),
+                ..
+            }) => edited.clone(),
+            _ => args,
+        };
         Ok(Prepared {
             tool: tool.clone(),
             args,
@@ -263,27 +298,6 @@ impl ExecCtx<'_> {
                     call.name, e.message
                 ))),
             },
-        }
-    }
-
-    /// Asks the gate; `None` means the run was cancelled while waiting.
-    async fn ask_gate(&self, call: &ToolCall, args: &serde_json::Value) -> Option<GateDecision> {
-        let Some(gate) = &self.agent.gate else {
-            return Some(GateDecision::deny(
-                "no consent gate is configured, so gated tools never run",
-            ));
-        };
-        let request = GateRequest {
-            session_id: self.session.clone(),
-            call_id: call.id.clone(),
-            tool: call.name.clone(),
-            arguments: args.clone(),
-            origin: self.origin.clone(),
-        };
-        tokio::select! {
-            biased;
-            _ = self.cancel.cancelled() => None,
-            decision = gate.check(&request) => Some(decision),
         }
     }
 

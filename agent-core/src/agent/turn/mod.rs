@@ -15,6 +15,7 @@ use std::task::{Context, Poll, Waker};
 use tokio::sync::OwnedMutexGuard;
 use tokio_util::sync::CancellationToken;
 
+use super::approval::{self, ApprovalError};
 use super::clarification::{self, ClarificationError};
 use super::context;
 use super::emit::Emitter;
@@ -30,6 +31,9 @@ use crate::store::StoreError;
 use crate::tool::TURN_END_TIMEOUT;
 use model_call::CallFailed;
 
+/// The calls a turn resumed from an approval runs first, and the person's decisions on them.
+type Resumed = (Vec<crate::message::ToolCall>, approval::Decisions);
+
 /// What starts a turn.
 pub(crate) enum TurnInput {
     /// A new user message, from the person or another tab.
@@ -37,6 +41,12 @@ pub(crate) enum TurnInput {
     /// The answer to the pending clarification question (already checked). The turn keeps
     /// the origin of the turn that asked.
     Answer { clarification_id: String, answer: String },
+    /// The person's decisions on the pending approval (already checked). The turn keeps the
+    /// origin of the turn that parked.
+    Approval {
+        approval_id: String,
+        decisions: approval::Decisions,
+    },
 }
 
 impl TurnInput {
@@ -47,6 +57,7 @@ impl TurnInput {
             TurnInput::Answer { clarification_id, .. } => {
                 state.clarification.origin_of(clarification_id).unwrap_or_default()
             }
+            TurnInput::Approval { approval_id, .. } => state.approval.origin_of(approval_id).unwrap_or_default(),
         }
     }
 }
@@ -105,7 +116,7 @@ fn finish(emitter: &Emitter, outcome: Outcome) -> Outcome {
         OutcomeStatus::Done | OutcomeStatus::Denied | OutcomeStatus::Capped => RunState::Complete,
         OutcomeStatus::Error => RunState::Error,
         OutcomeStatus::Cancelled => RunState::Cancelled,
-        OutcomeStatus::AwaitingUser => RunState::AwaitingUser,
+        OutcomeStatus::AwaitingUser | OutcomeStatus::AwaitingApproval => RunState::AwaitingUser,
     };
     emitter.update(|s| {
         s.state = state;
@@ -113,9 +124,11 @@ fn finish(emitter: &Emitter, outcome: Outcome) -> Outcome {
         s.error = outcome.error.clone();
     });
     let kind = match outcome.status {
-        OutcomeStatus::Done | OutcomeStatus::Denied | OutcomeStatus::AwaitingUser => EventKind::RunCompleted {
-            outcome: outcome.clone(),
-        },
+        OutcomeStatus::Done | OutcomeStatus::Denied | OutcomeStatus::AwaitingUser | OutcomeStatus::AwaitingApproval => {
+            EventKind::RunCompleted {
+                outcome: outcome.clone(),
+            }
+        }
         OutcomeStatus::Error => EventKind::RunFailed {
             outcome: outcome.clone(),
         },
@@ -188,11 +201,23 @@ impl Turn<'_> {
 
     /// The loop: model call, tool calls, until the model answers or the turn stops.
     async fn drive_locked(&self, history: &mut History, input: TurnInput) -> Outcome {
-        if let Err(failed) = self.begin(history, input).await {
-            return *failed;
-        }
+        let resumed = match self.begin(history, input).await {
+            Ok(resumed) => resumed,
+            Err(failed) => return *failed,
+        };
         let mut outcome = Outcome::new(OutcomeStatus::Done);
         let mut repeats = repeat_guard::RepeatGuard::new(self.agent.config.max_repeated_calls);
+        // A turn resumed from an approval first runs the calls that waited, as decided.
+        if let Some((calls, decisions)) = resumed {
+            let tools = self.agent.tool_snapshot();
+            outcome = match self
+                .run_tools(history, outcome, &tools, &calls, &mut repeats, Some(&decisions))
+                .await
+            {
+                ControlFlow::Continue(outcome) => outcome,
+                ControlFlow::Break(ended) => return ended,
+            };
+        }
         loop {
             if self.cancel.is_cancelled() {
                 return with_status(outcome, OutcomeStatus::Cancelled);
@@ -241,7 +266,10 @@ impl Turn<'_> {
             if calls.is_empty() {
                 return outcome;
             }
-            outcome = match self.run_tools(history, outcome, &tools, &calls, &mut repeats).await {
+            outcome = match self
+                .run_tools(history, outcome, &tools, &calls, &mut repeats, None)
+                .await
+            {
                 ControlFlow::Continue(outcome) => outcome,
                 ControlFlow::Break(ended) => return ended,
             };
@@ -249,8 +277,9 @@ impl Turn<'_> {
     }
 
     /// Makes the history ready (reloaded after a store failure, repaired after a crash) and
-    /// adds what starts the turn: a user message, or the answer to the parked question.
-    async fn begin(&self, history: &mut History, input: TurnInput) -> Result<(), Box<Outcome>> {
+    /// adds what starts the turn: a user message, or the answer to the parked question; or,
+    /// for an approval, hands back the calls that waited for it with the decisions.
+    async fn begin(&self, history: &mut History, input: TurnInput) -> Result<Option<Resumed>, Box<Outcome>> {
         let store = self.agent.store.as_ref();
         // Nothing of the turn has happened yet: a store failure is the whole outcome.
         let failed = |e: StoreError| Box::new(store_failed(Outcome::new(OutcomeStatus::Error), e));
@@ -259,9 +288,10 @@ impl Turn<'_> {
         {
             *history = History::load(store.as_ref(), self.session).await.map_err(failed)?;
         }
-        let parked_call = self.state.clarification.parked_call();
+        let mut waiting: Vec<String> = self.state.clarification.parked_call().into_iter().collect();
+        waiting.extend(self.state.approval.waiting_calls());
         history
-            .repair_interrupted(store, self.session, parked_call.as_deref())
+            .repair_interrupted(store, self.session, &waiting)
             .await
             .map_err(failed)?;
         match input {
@@ -269,17 +299,26 @@ impl Turn<'_> {
                 clarification::dismiss_for_new_message(self, history)
                     .await
                     .map_err(failed)?;
+                approval::dismiss_for_new_message(self, history).await.map_err(failed)?;
                 history.turn_start = history.messages.len();
-                history.push(store, self.session, vec![message]).await.map_err(failed)
+                history.push(store, self.session, vec![message]).await.map_err(failed)?;
+                Ok(None)
             }
             TurnInput::Answer {
                 clarification_id,
                 answer,
             } => match clarification::resume(self, history, &clarification_id, &answer).await {
-                Ok(()) => Ok(()),
+                Ok(()) => Ok(None),
                 Err(ClarificationError::Store(e)) => Err(failed(e)),
                 Err(e) => Err(Box::new(Outcome::failed(ErrorKind::Clarification, e.to_string()))),
             },
+            TurnInput::Approval { approval_id, decisions } => {
+                match approval::resume(self, history, &approval_id, &decisions).await {
+                    Ok(calls) => Ok(Some((calls, decisions))),
+                    Err(ApprovalError::Store(e)) => Err(failed(e)),
+                    Err(e) => Err(Box::new(Outcome::failed(ErrorKind::Approval, e.to_string()))),
+                }
+            }
         }
     }
 }
@@ -296,6 +335,7 @@ fn failed_with(mut outcome: Outcome, kind: ErrorKind, error: impl Into<String>) 
     outcome.error = Some(error.into());
     outcome.error_source = None;
     outcome.clarification = None;
+    outcome.approval = None;
     outcome
 }
 

@@ -5,12 +5,13 @@ use std::ops::ControlFlow;
 
 use super::repeat_guard::{RepeatGuard, Verdict};
 use super::{Turn, store_failed, with_status};
+use crate::agent::approval::{self, Asked, Decisions};
 use crate::agent::clarification;
 use crate::agent::error_kind::ErrorKind;
 use crate::agent::history::History;
 use crate::agent::run::{Outcome, OutcomeStatus};
 use crate::agent::tools_exec::{ExecCtx, Executed, Stop, not_run};
-use crate::message::{Message, ToolCall};
+use crate::message::{Message, Role, ToolCall};
 use crate::tool::{ToolSet, UsageMeter};
 
 /// The assistant message appended when the iteration cap ends the turn.
@@ -54,6 +55,7 @@ impl Turn<'_> {
         tools: &ToolSet,
         calls: &[ToolCall],
         repeats: &mut RepeatGuard,
+        decided: Option<&Decisions>,
     ) -> ControlFlow<Outcome, Outcome> {
         let config = &self.agent.config;
         outcome.tool_calls += calls.len() as u32;
@@ -67,6 +69,7 @@ impl Turn<'_> {
             origin: self.origin,
             depth: self.depth,
             spent: &spent,
+            decided,
         };
         if outcome.iterations >= config.max_iterations {
             let results = not_run(&exec, calls, "the iteration cap was reached").await;
@@ -85,7 +88,10 @@ impl Turn<'_> {
             mut results,
             stop,
             question,
+            approval,
         } = exec.execute(run_now).await;
+        // The calls an approval holds back: the asked one and those after it.
+        let waiting: &[ToolCall] = approval.as_ref().map_or(&[], |(index, _)| &run_now[*index..]);
         spent.add_to(&mut outcome);
         results.extend(not_run(&exec, over_cap, TOOL_CALL_CAP).await);
 
@@ -93,10 +99,12 @@ impl Turn<'_> {
             return ControlFlow::Break(self.stopped(history, outcome, results, stop).await);
         }
         if !over_cap.is_empty() {
-            // The cap ends the turn, so a question asked in the same message is not asked.
+            // The cap ends the turn, so a question asked in the same message is not asked,
+            // nor an approval.
             if let Some((call, _)) = &question {
                 results.extend(not_run(&exec, std::slice::from_ref(call), TOOL_CALL_CAP).await);
             }
+            results.extend(not_run(&exec, waiting, TOOL_CALL_CAP).await);
             let message = tool_call_cap_message(config.max_tool_calls.unwrap_or_default());
             return ControlFlow::Break(self.capped(history, outcome, results, message).await);
         }
@@ -105,14 +113,43 @@ impl Turn<'_> {
             if let Some((call, _)) = &question {
                 results.extend(not_run(&exec, std::slice::from_ref(call), REPEATED_CALLS).await);
             }
+            results.extend(not_run(&exec, waiting, REPEATED_CALLS).await);
             return ControlFlow::Break(self.capped(history, outcome, results, message).await);
         }
         if let Err(e) = history.push(self.agent.store.as_ref(), self.session, results).await {
             return ControlFlow::Break(store_failed(outcome, e));
         }
+        if let Some((_, asked)) = approval {
+            return ControlFlow::Break(self.park_for_approval(history, outcome, waiting.to_vec(), asked).await);
+        }
         match question {
             Some((call, args)) => self.ask(history, outcome, &call, &args).await,
             None => ControlFlow::Continue(outcome),
+        }
+    }
+
+    /// Parks the turn until the person answers the gate's question about `asked`.
+    async fn park_for_approval(
+        &self,
+        history: &History,
+        outcome: Outcome,
+        waiting: Vec<ToolCall>,
+        asked: Asked,
+    ) -> Outcome {
+        let message = history
+            .messages
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::Assistant)
+            .map(Message::text)
+            .filter(|t| !t.is_empty());
+        match approval::park(self, waiting, asked, message).await {
+            Ok(pending) => {
+                let mut parked = with_status(outcome, OutcomeStatus::AwaitingApproval);
+                parked.approval = Some(pending);
+                parked
+            }
+            Err(e) => store_failed(outcome, e),
         }
     }
 

@@ -1,0 +1,313 @@
+//! Durable approvals: a turn parked until the person approves or rejects a gated call.
+//!
+//! A gate that answers [`GateDecision::Ask`](crate::GateDecision::Ask) (and no remembered
+//! decision answers for it) parks the turn the way a clarification question does: the
+//! outcome is `awaiting_approval`, the approval is persisted through the store, and
+//! [`Session::resolve_approval`](crate::Session::resolve_approval) continues the turn in a new
+//! run, in this process or in a new one after a restart. This module owns that lifecycle; the
+//! tool step only calls in.
+
+mod rules;
+mod watch;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+pub use super::pending_approval::{ApprovalCall, ApprovalDecision, ApprovalError, PendingApproval, RememberScope};
+use super::pending_approval::{PARKED_KIND, ParkedApproval};
+pub use rules::ApprovalRule;
+pub(crate) use rules::ApprovalRules;
+
+use super::emit::Emitter;
+use super::history::History;
+use super::run::RunStatus;
+use super::turn_context::Turn;
+use super::{AgentInner, SessionState};
+use crate::event::EventKind;
+use crate::message::ToolCall;
+use crate::session::SessionId;
+use crate::store::{Store, StoreError, ToolCallRecord, now_millis};
+
+/// The decisions a resumed turn applies, by call id.
+pub(crate) type Decisions = HashMap<String, ApprovalDecision>;
+
+/// The call a gate asked about, as the tool step hands it over.
+pub(crate) struct Asked {
+    pub call_id: String,
+    pub arguments: serde_json::Value,
+    pub prompt: Option<String>,
+}
+
+/// A session's parked approval, and the token that stops its watcher once it is resolved.
+#[derive(Default)]
+pub(crate) struct Slot(Mutex<Option<(ParkedApproval, CancellationToken)>>);
+
+impl Slot {
+    /// The pending approval, if any.
+    pub fn get(&self) -> Option<PendingApproval> {
+        self.0.lock().ok()?.as_ref().map(|(p, _)| p.approval.clone())
+    }
+
+    /// The ids of the calls a pending approval holds back: waiting, not interrupted.
+    pub fn waiting_calls(&self) -> Vec<String> {
+        let Ok(pending) = self.0.lock() else {
+            return Vec::new();
+        };
+        pending
+            .as_ref()
+            .map(|(p, _)| p.waiting.iter().map(|c| c.id.clone()).collect())
+            .unwrap_or_default()
+    }
+
+    /// Who started the turn that parked on approval `id`.
+    pub fn origin_of(&self, id: &str) -> Option<crate::gate::TurnOrigin> {
+        let pending = self.0.lock().ok()?;
+        pending
+            .as_ref()
+            .filter(|(p, _)| p.approval.id == id)
+            .map(|(p, _)| p.approval.origin.clone())
+    }
+
+    fn set(&self, parked: ParkedApproval) -> CancellationToken {
+        let resolved = CancellationToken::new();
+        if let Ok(mut pending) = self.0.lock()
+            && let Some((_, old)) = pending.replace((parked, resolved.clone()))
+        {
+            old.cancel();
+        }
+        resolved
+    }
+
+    /// Takes the parked approval (only the one with `id`, when given) and stops its watcher.
+    fn take(&self, id: Option<&str>) -> Option<ParkedApproval> {
+        let mut pending = self.0.lock().ok()?;
+        if id.is_some_and(|id| pending.as_ref().is_some_and(|(p, _)| p.approval.id != id)) {
+            return None;
+        }
+        let (parked, resolved) = pending.take()?;
+        resolved.cancel();
+        Some(parked)
+    }
+}
+
+/// Parks the turn on `asked`: persists the approval with the calls that wait for it
+/// (`waiting`, the asked call first), emits `approval_pending`, and watches for expiry and
+/// cancellation.
+pub(crate) async fn park(
+    turn: &Turn<'_>,
+    waiting: Vec<ToolCall>,
+    asked: Asked,
+    message: Option<String>,
+) -> Result<PendingApproval, StoreError> {
+    let ttl = turn.agent.config.approval_ttl;
+    let now = now_millis();
+    let tool = waiting
+        .iter()
+        .find(|c| c.id == asked.call_id)
+        .map(|c| c.name.clone())
+        .unwrap_or_default();
+    let approval = PendingApproval {
+        id: uuid::Uuid::new_v4().to_string(),
+        calls: vec![ApprovalCall {
+            call_id: asked.call_id,
+            tool,
+            arguments: asked.arguments,
+            prompt: asked.prompt,
+        }],
+        message,
+        origin: turn.origin.clone(),
+        asked_at_ms: now,
+        expires_at_ms: now.saturating_add(i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX)),
+    };
+    let parked = ParkedApproval {
+        kind: PARKED_KIND.to_owned(),
+        approval: approval.clone(),
+        waiting,
+    };
+    if let Some(store) = turn.agent.store.as_ref() {
+        let json = serde_json::to_value(&parked).map_err(|e| StoreError::Backend(e.to_string()))?;
+        store.set_parked_run(turn.session, Some(&json)).await?;
+        for call in &parked.waiting {
+            let mut record = ToolCallRecord::pending(turn.session.clone(), &call.id, &call.name, &call.arguments);
+            record.started_at_ms = Some(now);
+            store.upsert_tool_call(&record).await?;
+        }
+        // Parked means durable: the approval must be there after a crash right after this.
+        store.flush(turn.session).await?;
+    }
+    turn.emitter.emit(EventKind::ApprovalPending {
+        approval_id: approval.id.clone(),
+        approval: serde_json::to_value(&approval).unwrap_or_default(),
+    });
+    let resolved = turn.state.approval.set(parked);
+    watch::spawn(
+        turn.agent.clone(),
+        turn.state.clone(),
+        approval.id.clone(),
+        ttl,
+        turn.cancel.clone(),
+        resolved,
+        turn.emitter.observers_only(),
+    );
+    Ok(approval)
+}
+
+/// Checks the person's answer against the pending approval before a turn starts for it:
+/// every call answered, no stranger, edited arguments valid for the tool's schema.
+pub(crate) fn check(
+    agent: &AgentInner,
+    state: &SessionState,
+    id: &str,
+    decisions: &Decisions,
+) -> Result<(), ApprovalError> {
+    let approval = state
+        .approval
+        .get()
+        .filter(|a| a.id == id)
+        .ok_or_else(|| ApprovalError::NotPending(id.to_owned()))?;
+    if now_millis() > approval.expires_at_ms {
+        return Err(ApprovalError::Expired);
+    }
+    if let Some(stranger) = decisions
+        .keys()
+        .find(|k| !approval.calls.iter().any(|c| &c.call_id == *k))
+    {
+        return Err(ApprovalError::UnknownCall(stranger.clone()));
+    }
+    let tools = agent.tool_snapshot();
+    for call in &approval.calls {
+        match decisions.get(&call.call_id) {
+            None => return Err(ApprovalError::MissingDecision(call.call_id.clone())),
+            Some(ApprovalDecision::Approve {
+                arguments: Some(edited),
+                ..
+            }) => tools
+                .validate(&call.tool, edited)
+                .map_err(|e| ApprovalError::InvalidArguments {
+                    call_id: call.call_id.clone(),
+                    message: e.message,
+                })?,
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// Continues a parked turn with the person's (already checked) decisions: the approval is
+/// resolved, remembered decisions are stored, and the calls that waited are handed back to
+/// run with the decisions.
+pub(crate) async fn resume(
+    turn: &Turn<'_>,
+    history: &mut History,
+    id: &str,
+    decisions: &Decisions,
+) -> Result<Vec<ToolCall>, ApprovalError> {
+    let Some(parked) = turn.state.approval.take(Some(id)) else {
+        return Err(ApprovalError::NotPending(id.to_owned()));
+    };
+    history.turn_start = history.messages.len();
+    let store = turn.agent.store.as_ref();
+    if let Some(store) = store {
+        store.set_parked_run(turn.session, None).await?;
+    }
+    for call in &parked.approval.calls {
+        let Some(decision) = decisions.get(&call.call_id) else {
+            continue;
+        };
+        if let Some(scope) = decision.remembered() {
+            let reason = match decision {
+                ApprovalDecision::Reject { reason, .. } => reason.clone(),
+                ApprovalDecision::Approve { .. } => None,
+            };
+            turn.agent
+                .approval_rules
+                .remember(store, &call.tool, turn.session, scope, decision.approves(), reason)
+                .await?;
+        }
+    }
+    turn.emitter.emit(EventKind::ApprovalResolved {
+        approval_id: parked.approval.id.clone(),
+        resolution: "answered".into(),
+        decisions: serde_json::to_value(decisions).unwrap_or_default(),
+    });
+    Ok(parked.waiting)
+}
+
+/// A new message dismisses the pending approval, if there is one: its calls get results
+/// saying they did not run before the message is added.
+pub(crate) async fn dismiss_for_new_message(turn: &Turn<'_>, history: &mut History) -> Result<(), StoreError> {
+    let Some(parked) = turn.state.approval.take(None) else {
+        return Ok(());
+    };
+    let why = "the person sent a new message instead of answering";
+    watch::settle(history, turn.agent.store.as_ref(), turn.session, &parked, why).await?;
+    turn.emitter.emit(dismissed(&parked, "a new message arrived"));
+    Ok(())
+}
+
+/// The host dismisses pending approval `id` without answering: its calls get results saying
+/// they did not run, the parked state is cleared in the store, and the event goes to the
+/// agent's observers. No turn starts.
+pub(crate) async fn dismiss(agent: &AgentInner, state: &SessionState, id: &str) -> Result<(), ApprovalError> {
+    let mut history = state.history.lock().await;
+    let Some(parked) = state.approval.take(Some(id)) else {
+        return Err(ApprovalError::NotPending(id.to_owned()));
+    };
+    let why = "the person dismissed the approval without answering";
+    watch::settle(&mut history, agent.store.as_ref(), &state.id, &parked, why).await?;
+    drop(history);
+    detached(agent, state).emit(dismissed(&parked, "dismissed by the host"));
+    Ok(())
+}
+
+fn dismissed(parked: &ParkedApproval, reason: &str) -> EventKind {
+    EventKind::ApprovalResolved {
+        approval_id: parked.approval.id.clone(),
+        resolution: "dismissed".into(),
+        decisions: serde_json::json!({ "reason": reason }),
+    }
+}
+
+/// Events of a session no run of this process is parked in: to the observers only.
+fn detached(agent: &AgentInner, state: &SessionState) -> Emitter {
+    Emitter::detached(
+        state.id.clone(),
+        agent.observers.clone(),
+        Arc::new(Mutex::new(RunStatus::default())),
+    )
+}
+
+/// The approval a stored session's turn was parked on when the process stopped, if any.
+pub(crate) async fn load_parked(store: &dyn Store, session: &SessionId) -> Result<Option<ParkedApproval>, StoreError> {
+    Ok(match store.parked_run(session).await? {
+        Some(json) if json.get("kind").and_then(|k| k.as_str()) == Some(PARKED_KIND) => {
+            serde_json::from_value::<ParkedApproval>(json).ok()
+        }
+        _ => None,
+    })
+}
+
+/// The ids of the calls a loaded approval holds back, for crash repair.
+pub(crate) fn waiting_ids(parked: &ParkedApproval) -> Vec<String> {
+    parked.waiting.iter().map(|c| c.id.clone()).collect()
+}
+
+/// Puts an approval loaded from the store back in the reopened session's slot and keeps
+/// waiting for the answer, for whatever is left of its time to live.
+pub(crate) fn restore(agent: &Arc<AgentInner>, state: &Arc<SessionState>, parked: ParkedApproval) {
+    let left = parked.approval.expires_at_ms.saturating_sub(now_millis()).max(0) as u64;
+    let id = parked.approval.id.clone();
+    let resolved = state.approval.set(parked);
+    watch::spawn(
+        agent.clone(),
+        state.clone(),
+        id,
+        Duration::from_millis(left),
+        CancellationToken::new(),
+        resolved,
+        detached(agent, state),
+    );
+}
