@@ -190,57 +190,6 @@ impl HubInner {
         st.awaiting_user
     }
 
-    /// Answers the question the tab's turn is parked on; the turn continues in a new run that
-    /// the hub watches like any other. The answer comes from the person: it refills the budget.
-    pub(super) async fn answer_clarification(
-        self: &Arc<Self>,
-        tab: &TabId,
-        clarification_id: &str,
-        answer: &str,
-    ) -> Result<Arc<Run>, TabError> {
-        let slot = self.slot(tab)?;
-        let mut st = slot.state.lock().await;
-        if !st.record.open {
-            return Err(TabError::Closed(tab.clone()));
-        }
-        self.ensure_live(&slot, &mut st).await?;
-        let turn_start_seq = self.store.last_seq(&st.record.session_id).await?;
-        let Some(live) = &st.live else {
-            return Err(TabError::NotFound(tab.clone()));
-        };
-        let run = Arc::new(live.session.answer_clarification(clarification_id, answer)?);
-        st.record.auto_wake_budget = self.budget;
-        self.track_run(&slot, &mut st, run.clone(), turn_start_seq);
-        self.save_checked(&mut st).await?;
-        self.publish(&slot, &st);
-        Ok(run)
-    }
-
-    /// Dismisses the question the tab's turn is parked on. The tab no longer waits for its
-    /// person, so messages held only for the question start their turn now (within the
-    /// auto-wake budget: a dismissal is not an answer and refills nothing).
-    pub(super) async fn dismiss_clarification(
-        self: &Arc<Self>,
-        tab: &TabId,
-        clarification_id: &str,
-    ) -> Result<(), TabError> {
-        let slot = self.slot(tab)?;
-        let mut st = slot.state.lock().await;
-        if !st.record.open {
-            return Err(TabError::Closed(tab.clone()));
-        }
-        self.ensure_live(&slot, &mut st).await?;
-        let Some(live) = &st.live else {
-            return Err(TabError::NotFound(tab.clone()));
-        };
-        live.session.dismiss_clarification(clarification_id).await?;
-        st.awaiting_user = false;
-        self.pump(&slot, &mut st).await;
-        self.save_checked(&mut st).await?;
-        self.publish(&slot, &st);
-        Ok(())
-    }
-
     /// After a turn ends (or a tab is restored or reopened): start a turn with the queued
     /// messages if any may wake the tab, or announce that they are held.
     pub(super) async fn pump(self: &Arc<Self>, slot: &Arc<Slot>, st: &mut SlotState) {

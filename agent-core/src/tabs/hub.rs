@@ -403,6 +403,27 @@ impl TabHub {
         self.inner.dismiss_clarification(tab, clarification_id).await
     }
 
+    /// Answers the approval the tab's turn is parked on (see
+    /// [`Session::resolve_approval`](crate::Session::resolve_approval)): the turn continues in
+    /// a new run, watched by the hub like any other, and queued messages follow when it ends.
+    /// The answer comes from the person: it refills the auto-wake budget. A refused answer
+    /// leaves the approval pending.
+    pub async fn resolve_approval(
+        &self,
+        tab: &TabId,
+        approval_id: &str,
+        decisions: Vec<(String, crate::ApprovalDecision)>,
+    ) -> Result<Arc<Run>, TabError> {
+        self.inner.resolve_approval(tab, approval_id, decisions).await
+    }
+
+    /// Dismisses the approval the tab's turn is parked on, without answering it: its calls do
+    /// not run. Messages held only because the tab was waiting for its person then start a
+    /// turn, within the auto-wake budget.
+    pub async fn dismiss_approval(&self, tab: &TabId, approval_id: &str) -> Result<(), TabError> {
+        self.inner.dismiss_approval(tab, approval_id).await
+    }
+
     /// Removes and returns the messages queued for a tab.
     pub async fn take_queue(&self, tab: &TabId) -> Result<Vec<QueuedMessage>, TabError> {
         let slot = self.inner.slot(tab)?;

@@ -68,6 +68,7 @@ mod host_tabs;
 mod hub;
 mod hub_inner;
 mod hub_wiring;
+mod parked;
 mod store;
 mod tools;
 mod types;

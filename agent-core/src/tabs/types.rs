@@ -5,7 +5,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::{DeliveryStatus, TabId, TabPermissions, TabState};
-use crate::agent::{AgentBuilder, AgentError, ClarificationError, Run};
+use crate::agent::{AgentBuilder, AgentError, ApprovalError, ClarificationError, Run};
 use crate::event::AgentEvent;
 use crate::session::SessionId;
 use crate::store::StoreError;
@@ -55,6 +55,10 @@ pub enum TabError {
     /// kind of answer).
     #[error(transparent)]
     Clarification(#[from] ClarificationError),
+    /// An answer to a pending approval, or its dismissal, was refused (not pending, expired,
+    /// a call without a decision, edited arguments the schema refuses).
+    #[error(transparent)]
+    Approval(#[from] ApprovalError),
 }
 
 /// What [`TabHub::deliver`](super::TabHub::deliver) did.
