@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 use tokio::sync::mpsc;
 
 use crate::convert::{Json, json_to_py, py_to_json, to_json};
-use crate::errors::{agent_error, config_error, invalid_id};
+use crate::errors::{agent_error, config_error, invalid_id, store_error};
 use crate::provider::{NativeProvider, NativeStore, NativeTool};
 use crate::pyloop::{Loops, run_blocking};
 use crate::tool::{PyGate, PyTool};
@@ -215,6 +215,23 @@ impl NativeAgent {
     fn config<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         json_to_py(py, &to_json(self.agent.config()))
     }
+
+    /// The remembered approval decisions (dicts), oldest first. Awaitable.
+    fn approval_rules<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let agent = self.agent.clone();
+        crate::runtime::spawn_py(py, async move {
+            let rules = agent.approval_rules().await.map_err(|e| store_error(&e))?;
+            Ok(Json(to_json(&rules)))
+        })
+    }
+
+    /// Forgets remembered decision `id`; whether there was one. Awaitable.
+    fn revoke_approval_rule<'py>(&self, py: Python<'py>, id: String) -> PyResult<Bound<'py, PyAny>> {
+        let agent = self.agent.clone();
+        crate::runtime::spawn_py(py, async move {
+            agent.revoke_approval_rule(&id).await.map_err(|e| store_error(&e))
+        })
+    }
 }
 
 /// Forwards events to a Python callback in order, without making the loop wait for the GIL:
@@ -300,6 +317,34 @@ impl NativeSession {
             .answer_clarification(clarification_id, answer)
             .map_err(clarification_error)?;
         Ok(NativeRun { run: Arc::new(run) })
+    }
+
+    /// The approval a turn of this session is parked on (a dict), or None.
+    fn pending_approval<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        json_to_py(py, &to_json(&self.session.pending_approval()))
+    }
+
+    /// Answers the pending approval (`decisions`: call id to decision dict); the parked turn
+    /// continues in the returned run.
+    fn resolve_approval(&self, py: Python<'_>, approval_id: &str, decisions: &Bound<'_, PyAny>) -> PyResult<NativeRun> {
+        let decisions = crate::approvals::decisions(decisions)?;
+        self.loops.remember(py, self.session.id());
+        let run = self
+            .session
+            .resolve_approval(approval_id, decisions)
+            .map_err(crate::approvals::approval_error)?;
+        Ok(NativeRun { run: Arc::new(run) })
+    }
+
+    /// Dismisses the pending approval without answering it; its calls do not run. Awaitable.
+    fn dismiss_approval<'py>(&self, py: Python<'py>, approval_id: String) -> PyResult<Bound<'py, PyAny>> {
+        let session = self.session.clone();
+        crate::runtime::spawn_py(py, async move {
+            session
+                .dismiss_approval(&approval_id)
+                .await
+                .map_err(crate::approvals::approval_error)
+        })
     }
 
     /// Dismisses the pending question without answering it; no turn starts. Waits for a

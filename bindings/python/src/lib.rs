@@ -6,6 +6,7 @@
 mod adapters;
 mod agent;
 mod agent_config;
+mod approvals;
 mod cdp;
 mod convert;
 mod errors;

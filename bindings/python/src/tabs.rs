@@ -23,6 +23,7 @@ fn tab_error(e: TabError) -> PyErr {
         TabError::AlreadyExists(_) => new_error("TabError", e.to_string(), Some("tab.already_exists")),
         TabError::QueueFull { .. } => new_error("TabQueueFullError", e.to_string(), Some("tab.queue_full")),
         TabError::Clarification(c) => crate::agent::clarification_error(c),
+        TabError::Approval(a) => crate::approvals::approval_error(a),
     }
 }
 
@@ -268,6 +269,37 @@ impl NativeTabHub {
                 .await
                 .map_err(tab_error)?;
             Ok(NativeRun { run })
+        })
+    }
+
+    /// Answers the approval the tab's turn is parked on; returns the run that continues it.
+    /// Awaitable.
+    fn resolve_approval<'py>(
+        &self,
+        py: Python<'py>,
+        tab: String,
+        approval_id: String,
+        decisions: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let decisions = crate::approvals::decisions(decisions)?;
+        self.loops.remember_current(py);
+        let hub = self.hub.clone();
+        let tab = tab_id(&tab)?;
+        crate::runtime::spawn_py(py, async move {
+            let run = hub
+                .resolve_approval(&tab, &approval_id, decisions)
+                .await
+                .map_err(tab_error)?;
+            Ok(NativeRun { run })
+        })
+    }
+
+    /// Dismisses the approval the tab's turn is parked on; its calls do not run. Awaitable.
+    fn dismiss_approval<'py>(&self, py: Python<'py>, tab: String, approval_id: String) -> PyResult<Bound<'py, PyAny>> {
+        let hub = self.hub.clone();
+        let tab = tab_id(&tab)?;
+        crate::runtime::spawn_py(py, async move {
+            hub.dismiss_approval(&tab, &approval_id).await.map_err(tab_error)
         })
     }
 

@@ -118,16 +118,16 @@ async def test_a_def_tool_that_blocks_does_not_hold_up_other_sessions():
         return "released" if other_done.wait(timeout=20) else "timed out"
 
     @ac.tool(name="step")
-    def step() -> str:
+    def step(n: int) -> str:
         """One quick step."""
-        return "ok"
+        return f"step {n}"  # a result of its own each time, or the loop guard would stop the turn
 
     def choose(request):
         results = tool_results(request)
         user = next(m for m in request["messages"] if m["role"] == "user")
         tool = "wait" if user["content"][0]["text"] == "block" else "step"
         if len(results) < (1 if tool == "wait" else 5):
-            return ac.Reply(tool_calls=[(tool, {})])
+            return ac.Reply(tool_calls=[(tool, {} if tool == "wait" else {"n": len(results)})])
         return ac.Reply(results[-1]["text"])
 
     agent = ac.Agent(ac.ScriptedProvider.from_fn(choose), tools=[wait, step])

@@ -116,6 +116,7 @@ def changed_agent_config() -> Dict[str, Any]:
     """A value other than the default for every AgentConfig key (exact in binary floating
     point, so that it reads back equal)."""
     return {
+        "approval_ttl_ms": 4321,
         "clarification_ttl_ms": 1234,
         "compaction": {
             "chars_per_token": 3.5,
@@ -137,6 +138,7 @@ def changed_agent_config() -> Dict[str, Any]:
         "max_iterations": 7,
         "max_output_tokens": 256,
         "max_parallel_tools": 2,
+        "max_repeated_calls": 4,
         "max_tool_calls": 9,
         "model_timeout_ms": 5000,
         "on_denial": "tell_model",

@@ -30,6 +30,7 @@ from ._agent import (
     GateRequest,
     TurnOrigin,
     Outcome,
+    PendingApproval,
     Run,
     RunStatus,
     Session,
@@ -37,10 +38,12 @@ from ._agent import (
     Usage,
     agent_tool,
 )
+from ._approvals import ApprovalCall, ApprovalRule, Approve, Ask, Reject, RememberScope
 from ._prompt import browser_prompt
 from ._schema import SchemaError
 from .errors import (
     AgentCoreError,
+    ApprovalError,
     ClarificationError,
     ConfigError,
     CryptError,
@@ -108,6 +111,14 @@ __all__ = [
     "CdpHost",
     "ClarificationError",
     "Clarification",
+    "ApprovalError",
+    "ApprovalCall",
+    "ApprovalRule",
+    "Approve",
+    "Ask",
+    "PendingApproval",
+    "Reject",
+    "RememberScope",
     "fs_tools",
     "ShellEnv",
     "NativeTools",

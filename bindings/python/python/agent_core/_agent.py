@@ -24,6 +24,7 @@ from typing import (
 )
 
 from . import _native
+from ._approvals import ApprovalCall, ApprovalRule, Ask, Decision, approval_fields, decisions_dict
 from ._options import plain
 from .errors import RunError
 from .providers import Provider
@@ -50,7 +51,7 @@ __all__ = [
     "OUTCOME_STATUSES",
 ]
 
-OUTCOME_STATUSES = ("done", "denied", "capped", "cancelled", "error", "awaiting_user")
+OUTCOME_STATUSES = ("done", "denied", "capped", "cancelled", "error", "awaiting_user", "awaiting_approval")
 """Every way a turn can end."""
 
 
@@ -149,6 +150,9 @@ class AgentConfig:
     """Write-time JSON compression limits (:class:`CompressionConfig`)."""
     clarification_ttl_ms: Optional[float] = None
     """How long a clarification question waits for an answer, in milliseconds [1800000]."""
+    approval_ttl_ms: Optional[float] = None
+    """How long a turn parked for approval waits for the person, in milliseconds [1800000];
+    then its calls do not run and the model is told."""
     compaction: Optional[CompactionConfig] = None
     """When and how older turns are compacted (:class:`CompactionConfig`)."""
     vision: Optional[Literal["auto", "on", "off"]] = None
@@ -190,7 +194,8 @@ class Outcome:
     """How a turn ended.
 
     ``status`` is one of ``done``, ``denied``, ``capped``, ``cancelled``, ``error``,
-    ``awaiting_user``. ``error_source`` is the original Python exception when a Python callback
+    ``awaiting_user`` (``clarification`` holds the question), ``awaiting_approval``
+    (``approval`` holds the calls waiting for the person). ``error_source`` is the original Python exception when a Python callback
     (a tool's ``ToolError.fatal``) ended the turn.
     """
 
@@ -204,6 +209,8 @@ class Outcome:
     error_source: Optional[BaseException] = None
     sub_agents: List[SubAgentUsage] = field(default_factory=list)
     """What sub-agents (:func:`agent_tool`) spent, per tool."""
+    approval: Optional["PendingApproval"] = None
+    """For ``awaiting_approval``: what waits for the person."""
 
     @classmethod
     def _from_dict(cls, d: Mapping[str, Any]) -> "Outcome":
@@ -225,6 +232,7 @@ class Outcome:
                 )
                 for a in d.get("sub_agents") or []
             ],
+            approval=PendingApproval._from_dict(d["approval"]) if d.get("approval") else None,
         )
 
     @property
@@ -327,6 +335,26 @@ class Clarification:
 
 
 @dataclass
+class PendingApproval:
+    """A turn parked until the person approves or rejects a gated call (the gate answered
+    :class:`Ask`). Answer it with :meth:`Session.resolve_approval`; it survives a restart when
+    the agent has a persistent store."""
+
+    id: str
+    calls: List[ApprovalCall]
+    asked_at_ms: int = 0
+    expires_at_ms: int = 0
+    message: Optional[str] = None
+    """The model's text in the message that made the calls, if it wrote any."""
+    origin: TurnOrigin = field(default_factory=TurnOrigin)
+    """Who started the turn: the person, or another tab's agent."""
+
+    @classmethod
+    def _from_dict(cls, d: Dict[str, Any]) -> "PendingApproval":
+        return cls(**_with_origin(approval_fields(d)))
+
+
+@dataclass
 class GateRequest:
     """A gated tool call waiting for consent."""
 
@@ -354,7 +382,7 @@ class Deny:
     reason: Optional[str] = None
 
 
-GateDecision = Union[bool, Allow, Deny, None]
+GateDecision = Union[bool, Allow, Deny, Ask, None]
 GateFn = Callable[[GateRequest], Union[GateDecision, Awaitable[GateDecision]]]
 
 
@@ -363,14 +391,18 @@ def _decision(value: Any) -> Dict[str, Any]:
         return {"decision": "allow"}
     if isinstance(value, Deny):
         return {"decision": "deny", "reason": value.reason}
+    if isinstance(value, Ask):
+        return {"decision": "ask", "prompt": value.prompt}
     if value is False or value is None:
         return {"decision": "deny", "reason": None}
     if isinstance(value, str):
         v = value.lower()
         if v in ("allow", "yes", "ok"):
             return {"decision": "allow"}
+        if v == "ask":
+            return {"decision": "ask"}
         return {"decision": "deny", "reason": value if v not in ("deny", "no") else None}
-    raise TypeError(f"a gate must return True/False, Allow() or Deny(reason), not {value!r}")
+    raise TypeError(f"a gate must return True/False, Allow(), Deny(reason) or Ask(prompt), not {value!r}")
 
 
 def _wrap_gate(gate: GateFn) -> "tuple[Callable[[Dict[str, Any]], Any], bool]":
@@ -548,6 +580,16 @@ class Agent:
         milliseconds (``tool_timeout_ms``, ...)."""
         return self._native.config()
 
+    async def approval_rules(self) -> List[ApprovalRule]:
+        """The remembered approval decisions, oldest first: in the store when the agent has
+        one (shared by every agent on it, kept across restarts), in memory otherwise."""
+        return [ApprovalRule._from_dict(r) for r in await self._native.approval_rules()]
+
+    async def revoke_approval_rule(self, rule_id: str) -> bool:
+        """Forgets a remembered decision: the gate's questions about that tool go to the
+        person again. Whether there was such a rule."""
+        return bool(await self._native.revoke_approval_rule(rule_id))
+
 
 class Session:
     """A conversation. Turns of one session run one after another."""
@@ -589,6 +631,26 @@ class Session:
         :class:`ClarificationError` (``kind`` ``clarification.not_pending``) when that question
         is not the one pending: read :meth:`pending_clarification` for the current one."""
         await self._native.dismiss_clarification(clarification_id)
+
+    def pending_approval(self) -> Optional["PendingApproval"]:
+        """The approval a turn of this session is parked on, if any (it survives a restart
+        when the agent has a persistent store)."""
+        a = self._native.pending_approval()
+        return PendingApproval._from_dict(a) if a is not None else None
+
+    def resolve_approval(self, approval_id: str, decisions: Mapping[str, Decision]) -> "Run":
+        """Answers the pending approval, one decision per call id (:class:`Approve`,
+        :class:`Reject`, ``"approve"`` or ``"reject"``), and continues the parked turn in the
+        returned run: approved calls run (with the edited arguments, when given), rejected
+        ones do not and the model reads why. Raises :class:`ApprovalError` (the approval stays
+        pending) when a call has no decision, a decision names a call the approval does not
+        hold, or edited arguments do not match the tool's schema."""
+        return Run(self._native.resolve_approval(approval_id, decisions_dict(decisions)))
+
+    async def dismiss_approval(self, approval_id: str) -> None:
+        """Dismisses the pending approval without answering it: its calls do not run and the
+        model reads why with the next message; no turn starts."""
+        await self._native.dismiss_approval(approval_id)
 
     async def messages(self) -> List[Dict[str, Any]]:
         """Every stored message (``seq``, ``message``, ``created_at_ms``), including those

@@ -23,6 +23,7 @@ __all__ = [
     "TabQueueFullError",
     "CryptError",
     "ClarificationError",
+    "ApprovalError",
     "RunError",
     "McpError",
 ]
@@ -111,6 +112,12 @@ class CryptError(AgentCoreError):
 class ClarificationError(AgentCoreError, ValueError):
     """A clarification answer was refused: not pending, expired, or not fitting the question
     (``kind`` is ``clarification.not_pending``, ``.expired`` or ``.invalid_answer``)."""
+
+
+class ApprovalError(AgentCoreError, ValueError):
+    """An answer to a pending approval was refused (``kind`` is ``approval.not_pending``,
+    ``.expired``, ``.missing_decision``, ``.unknown_call`` or ``.invalid_arguments``); the
+    approval stays pending unless it is gone."""
 
 
 class RunError(AgentCoreError):

@@ -19,6 +19,7 @@ from ._agent import (
     _wrap_event_callback,
     _wrap_gate,
 )
+from ._approvals import Decision, decisions_dict
 from ._host_tabs import HostTab, OpenedTab, OpenedTabPolicy, _native_policy
 from ._options import plain
 from .hosts import BrowserHost, CdpHost, PageToolsConfig
@@ -225,6 +226,18 @@ class TabHub:
         because the tab waited for its person then start a turn, within the auto-wake
         budget. Raises :class:`ClarificationError` when that question is not the one pending."""
         await self._native.dismiss_clarification(tab, clarification_id)
+
+    async def resolve_approval(self, tab: str, approval_id: str, decisions: Mapping[str, Decision]) -> Run:
+        """Answers the approval the tab's turn is parked on (see
+        :meth:`Session.resolve_approval`); the turn continues in the returned run (queued
+        messages follow it). Counts as a human message."""
+        return Run(await self._native.resolve_approval(tab, approval_id, decisions_dict(decisions)))
+
+    async def dismiss_approval(self, tab: str, approval_id: str) -> None:
+        """Dismisses the approval the tab's turn is parked on: its calls do not run. Messages
+        held only because the tab waited for its person then start a turn, within the
+        auto-wake budget."""
+        await self._native.dismiss_approval(tab, approval_id)
 
     async def open_tab_for_host(self, host_tab: str) -> str:
         """Opens a new tab (a new session, the default permissions) wired to the browser tab
