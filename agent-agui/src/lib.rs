@@ -7,7 +7,9 @@
 //! session ([`session_id_for_thread`]).
 //!
 //! A clarification question (`ask_clarification`) ends the run with an interrupt outcome; the
-//! client answers it with a new run whose `resume` entry carries `{"answer": "..."}`.
+//! client answers it with a new run whose `resume` entry carries `{"answer": "..."}`. A turn
+//! parked for the person's approval ends with one interrupt per waiting call (reason
+//! `tool_approval`), answered by `{"approved": true|false, ...}`.
 //! Aborting the request cancels the run. See `docs/agui.md` for the whole mapping.
 //!
 //! ```no_run
@@ -24,6 +26,7 @@
 //! # Ok(()) }
 //! ```
 
+mod approval;
 mod events;
 mod input;
 mod iso_time;
@@ -32,6 +35,7 @@ mod router;
 mod start;
 mod thread;
 
+pub use approval::{APPROVAL_REASON, approval_interrupts};
 pub use events::{AguiEvent, Interrupt, RunOutcome, TokenUsage};
 pub use input::{BadInput, InputMessage, MAX_ID_LEN, ResumeEntry, ResumeStatus, RunAgentInput};
 pub use mapping::{CLARIFICATION_REASON, EventMapper, PROTOCOL_VERSION, interrupt};

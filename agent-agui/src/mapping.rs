@@ -12,7 +12,7 @@
 //! | `tool_call_failed`, `tool_call_denied` | `TOOL_CALL_RESULT` (the error) and `CUSTOM` (the details) |
 //! | `clarification_pending` | the `ask_clarification` call's `TOOL_CALL_*`; the run ends `RUN_FINISHED` with an interrupt outcome |
 //! | `clarification_responded` | `TOOL_CALL_RESULT` of the `ask_clarification` call (when resuming) and `CUSTOM` |
-//! | `run_completed` | `RUN_FINISHED`: outcome `success`, or `interrupt` for `awaiting_user` |
+//! | `run_completed` | `RUN_FINISHED`: outcome `success`, or `interrupt` for `awaiting_user` (the question) and `awaiting_approval` (one interrupt per waiting call, reason `tool_approval`) |
 //! | `run_capped` | `RUN_FINISHED` (outcome `success`, `result.status` `capped`) |
 //! | `run_cancelled` | `RUN_FINISHED` with outcome `cancelled` |
 //! | `run_failed` | `RUN_ERROR` (`code`: the error kind) |
@@ -23,6 +23,7 @@ use std::collections::HashSet;
 use agent_core::{Clarification, ClarificationKind, EventKind, Outcome, OutcomeStatus, Usage};
 use serde_json::{Value, json};
 
+use crate::approval::approval_interrupts;
 use crate::events::{AguiEvent, Interrupt, RunOutcome, TokenUsage};
 use crate::iso_time::iso_utc;
 
@@ -180,9 +181,8 @@ impl EventMapper {
                 });
                 self.finished = true;
             }
-            // APPROVALS: a turn parked on a person's approval (agent-core's pending approvals,
-            // in progress) should end the run with an interrupt outcome like a clarification
-            // does. Until agent-core has that event it falls through to CUSTOM here.
+            // approval_pending goes out as CUSTOM too; the run then ends with its interrupts
+            // (see `finished_event`).
             //
             // model_routed, compaction_*, message_queued, clarification_expired,
             // clarification_dismissed and any event added later.
@@ -332,11 +332,14 @@ impl EventMapper {
             OutcomeStatus::AwaitingUser => outcome.clarification.clone().or_else(|| self.pending.take()),
             _ => None,
         };
-        let run_outcome = match question {
-            Some(question) => RunOutcome::Interrupt {
+        let run_outcome = match (question, &outcome.approval) {
+            (Some(question), _) => RunOutcome::Interrupt {
                 interrupts: vec![interrupt(&question)],
             },
-            None => RunOutcome::Success {},
+            (None, Some(approval)) if outcome.status == OutcomeStatus::AwaitingApproval => RunOutcome::Interrupt {
+                interrupts: approval_interrupts(approval),
+            },
+            (None, _) => RunOutcome::Success {},
         };
         AguiEvent::RunFinished {
             thread_id: self.thread_id.clone(),

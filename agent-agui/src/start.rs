@@ -5,6 +5,7 @@ use agent_core::{Agent, ClarificationError, Run, Session};
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 
+use crate::approval::resume_approval;
 use crate::events::{AguiEvent, RunOutcome};
 use crate::input::{BadInput, ResumeEntry, ResumeStatus, RunAgentInput};
 use crate::mapping::{EventMapper, PROTOCOL_VERSION};
@@ -18,7 +19,7 @@ pub(crate) struct Refusal {
 }
 
 impl Refusal {
-    fn new(status: StatusCode, message: impl Into<String>) -> Self {
+    pub(crate) fn new(status: StatusCode, message: impl Into<String>) -> Self {
         Refusal {
             status,
             message: message.into(),
@@ -54,6 +55,11 @@ pub(crate) async fn start(agent: &Agent, input: &RunAgentInput) -> Result<Starte
         )
     })?;
     let mapper = EventMapper::new(&input.thread_id, &input.run_id);
+    if let Some(entries) = input.resume.as_deref().filter(|e| !e.is_empty())
+        && let Some(approval) = session.pending_approval()
+    {
+        return resume_approval(&session, input, mapper, approval, entries).await;
+    }
     match input.resume.as_deref() {
         Some([]) | None => {
             let text = input.new_user_text()?;
@@ -96,7 +102,12 @@ async fn resume(
         }
         ResumeStatus::Cancelled => {
             session.dismiss_clarification(&question.id).await.map_err(refusal)?;
-            Ok(Started::Events(dismissed(input, &question.id)))
+            Ok(Started::Events(dismissed(
+                input,
+                "clarification_dismissed",
+                "clarification_id",
+                &question.id,
+            )))
         }
     }
 }
@@ -126,8 +137,9 @@ fn refusal(e: ClarificationError) -> Refusal {
     Refusal::new(status, e.to_string())
 }
 
-/// The events of a resume that dismissed the question: no turn runs.
-fn dismissed(input: &RunAgentInput, clarification_id: &str) -> Vec<AguiEvent> {
+/// The events of a resume that dismissed what the turn was parked on (a question, an
+/// approval; `event` names the agent-core event, `id_key` the id's key in it): no turn runs.
+pub(crate) fn dismissed(input: &RunAgentInput, event: &str, id_key: &str, id: &str) -> Vec<AguiEvent> {
     vec![
         AguiEvent::RunStarted {
             thread_id: input.thread_id.clone(),
@@ -135,10 +147,10 @@ fn dismissed(input: &RunAgentInput, clarification_id: &str) -> Vec<AguiEvent> {
             protocol_version: Some(PROTOCOL_VERSION.into()),
         },
         AguiEvent::Custom {
-            name: "clarification_dismissed".into(),
+            name: event.into(),
             value: json!({
-                "type": "clarification_dismissed",
-                "clarification_id": clarification_id,
+                "type": event,
+                id_key: id,
                 "reason": "the client cancelled the interrupt",
             }),
         },
