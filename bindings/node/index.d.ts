@@ -27,6 +27,10 @@ export declare class NativeAgent {
   get closed(): boolean
   /** Closes the agent: running turns are cancelled and new ones refused. */
   close(): void
+  /** The remembered approval decisions, oldest first (in the store when the agent has one). */
+  approvalRules(): Promise<any[]>
+  /** Forgets remembered decision `id`; whether there was one. */
+  revokeApprovalRule(id: string): Promise<boolean>
 }
 
 /** Builds a [`NativeAgent`] piece by piece (the JS `Agent` constructor drives it). */
@@ -240,6 +244,19 @@ export declare class NativeSession {
   messages(): Promise<any[]>
   /** The messages the model would see on the next turn. */
   modelHistory(): Promise<any[]>
+  /** The approval a turn of this session is parked on, if any (also after a restart). */
+  pendingApproval(): any
+  /**
+   * Answers the pending approval, one decision per call id; the parked turn goes on in a
+   * new run. Refused (the approval stays pending) when a call has no decision, a decision
+   * names another call, or edited arguments do not match the tool's schema.
+   */
+  resolveApproval(approvalId: string, decisions: Record<string, any>): NativeRun
+  /**
+   * Dismisses the pending approval without answering it: its calls do not run, no turn
+   * starts.
+   */
+  dismissApproval(approvalId: string): Promise<void>
 }
 
 /** A session store shared by agents. */
@@ -260,6 +277,13 @@ export declare class NativeTabEvents {
 
 /** A tab hub. */
 export declare class NativeTabHub {
+  /**
+   * Answers the approval the tab's turn is parked on; the turn goes on in a new run, and
+   * queued messages follow when it ends.
+   */
+  resolveApproval(tab: string, approvalId: string, decisions: Record<string, any>): Promise<NativeRun>
+  /** Dismisses the approval the tab's turn is parked on, without a turn. */
+  dismissApproval(tab: string, approvalId: string): Promise<void>
   /** Opens a hub tab wired to the host's browser tab `hostTab`; returns its id. */
   openTabForHost(hostTab: string): Promise<string>
   /**
@@ -455,6 +479,10 @@ export interface GateReply {
   allow: boolean
   /** Why not, when denied. */
   reason?: string
+  /** Ask the person: the turn parks until the approval is resolved (when `allow` is false). */
+  ask?: boolean
+  /** What to ask the person, with `ask`. */
+  prompt?: string
 }
 
 /** What a JS hook wrapper receives. */

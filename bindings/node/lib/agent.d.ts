@@ -1,4 +1,5 @@
 /** The agent: a provider, tools, an optional store and gate, and the loop's limits. */
+import type { ApprovalRule } from './approvals.js'
 import type { AgentEvent } from './events.js'
 import type { Gate } from './gate.js'
 import type { AgentHooks } from './hooks.js'
@@ -45,6 +46,12 @@ export interface AgentConfig {
   temperature?: number | null
   /** How long a clarification question waits for an answer, in ms (default 1 800 000). */
   clarificationTtlMs?: number
+  /**
+   * How long a turn parked for approval (a gate's `'ask'`) waits for the person, in ms
+   * (default 1 800 000); then its calls do not run, the model is told, and `approval_expired`
+   * is emitted.
+   */
+  approvalTtlMs?: number
   /** When and how older turns are compacted to fit the model's context window. */
   compaction?: CompactionConfig
   /** Limits of the write-time JSON compression of tool results. */
@@ -119,6 +126,14 @@ export declare class Agent {
   createSession(options?: { id?: string }): Promise<Session>
   /** Opens an existing session: one this agent has open, or one in its store. */
   openSession(id: string): Promise<Session>
+  /**
+   * The remembered approval decisions (`remember` in `session.resolveApproval`), oldest first:
+   * in the store when the agent has one (shared by every agent on it, kept across restarts), in
+   * memory otherwise.
+   */
+  approvalRules(): Promise<ApprovalRule[]>
+  /** Forgets remembered decision `id` (the person is asked again); whether there was one. */
+  revokeApprovalRule(id: string): Promise<boolean>
   /** The names of the agent's tools. */
   readonly toolNames: string[]
   /**

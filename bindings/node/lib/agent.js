@@ -85,6 +85,24 @@ class Agent {
     return new Session(s, this)
   }
 
+  /**
+   * The remembered approval decisions (`remember: 'session' | 'always'` in
+   * `session.resolveApproval`), oldest first: in the store when the agent has one (shared by
+   * every agent on it, kept across restarts), in memory otherwise.
+   */
+  async approvalRules() {
+    return wrap(() => this.#native.approvalRules())
+  }
+
+  /**
+   * Forgets remembered decision `id`: the gate's questions about that tool go to the person
+   * again. Resolves to whether there was such a rule.
+   * @param {string} id
+   */
+  async revokeApprovalRule(id) {
+    return wrap(() => this.#native.revokeApprovalRule(String(id)))
+  }
+
   /** The names of the agent's tools. */
   get toolNames() {
     return this.#native.toolNames()

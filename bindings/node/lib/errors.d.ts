@@ -20,6 +20,14 @@ export type ErrorCode =
   | 'tab_closed'
   | 'tab_exists'
   | 'tab_queue_full'
+  | 'clarification_not_pending'
+  | 'clarification_invalid_answer'
+  | 'clarification_expired'
+  | 'approval_not_pending'
+  | 'approval_expired'
+  | 'approval_missing_decision'
+  | 'approval_unknown_call'
+  | 'approval_invalid_arguments'
   | (string & {})
 
 /** Base class of every error thrown by agent-core. */
@@ -41,6 +49,12 @@ export declare class StoreError extends AgentCoreError {}
 export declare class ClosedError extends AgentCoreError {}
 /** A clarification answer was refused (not pending, invalid, expired). */
 export declare class ClarificationError extends AgentCoreError {}
+/**
+ * An answer to a pending approval was refused: `approval_not_pending`, `approval_expired`, or,
+ * with the approval still pending, `approval_missing_decision`, `approval_unknown_call` or
+ * `approval_invalid_arguments` (edited arguments do not fit the tool's schema).
+ */
+export declare class ApprovalError extends AgentCoreError {}
 /** A turn that did not end `done` (from `run.result()`); `code` is the error kind or status. */
 export declare class RunError extends AgentCoreError {
   constructor(message: string, code: string, outcome: Outcome, options?: ErrorOptions)

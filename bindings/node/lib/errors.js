@@ -36,6 +36,14 @@ class ClosedError extends AgentCoreError {}
  * `clarification_invalid_answer` (the question stays pending) or `clarification_expired`.
  */
 class ClarificationError extends AgentCoreError {}
+/**
+ * An answer to a pending approval was refused: `approval_not_pending` (answered, dismissed or
+ * expired already), `approval_expired`, or, with the approval still pending,
+ * `approval_missing_decision` (a call has no decision), `approval_unknown_call` (a decision
+ * names a call the approval does not hold) or `approval_invalid_arguments` (edited arguments
+ * do not fit the tool's schema).
+ */
+class ApprovalError extends AgentCoreError {}
 
 /**
  * A turn that did not end `done`, thrown by `run.result()`. `code` is the outcome's
@@ -123,6 +131,11 @@ const BY_CODE = {
   clarification_not_pending: ClarificationError,
   clarification_invalid_answer: ClarificationError,
   clarification_expired: ClarificationError,
+  approval_not_pending: ApprovalError,
+  approval_expired: ApprovalError,
+  approval_missing_decision: ApprovalError,
+  approval_unknown_call: ApprovalError,
+  approval_invalid_arguments: ApprovalError,
   tab_queue_full: TabQueueFullError,
 }
 
@@ -171,6 +184,7 @@ module.exports = {
   StoreError,
   ClosedError,
   ClarificationError,
+  ApprovalError,
   RunError,
   ToolError,
   FatalToolError,

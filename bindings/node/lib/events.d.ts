@@ -1,4 +1,5 @@
 /** Values, events and messages: what runs report and what sessions store. */
+import type { PendingApproval, RememberScope } from './approvals.js'
 import type { TurnOrigin } from './gate.js'
 
 /** A JSON value. */
@@ -17,8 +18,12 @@ export interface Usage {
   reasoningTokens: number
 }
 
-/** How a turn ended. */
-export type OutcomeStatus = 'done' | 'denied' | 'capped' | 'cancelled' | 'error' | 'awaiting_user'
+/**
+ * How a turn ended. `awaiting_user`: parked on a question (`ask_clarification`);
+ * `awaiting_approval`: parked until the person approves or rejects a gated call (the gate
+ * answered `'ask'`; see `outcome.approval` and `session.resolveApproval`).
+ */
+export type OutcomeStatus = 'done' | 'denied' | 'capped' | 'cancelled' | 'error' | 'awaiting_user' | 'awaiting_approval'
 
 /** The result of a turn. */
 export interface Outcome {
@@ -36,6 +41,8 @@ export interface Outcome {
   errorKind: string | null
   /** The original error a JS tool threw as fatal (`FatalToolError` or any error with `fatal: true`). */
   cause?: unknown
+  /** The approval the turn is parked on, for `awaiting_approval`. */
+  approval?: PendingApproval
   /**
    * What sub-agents (`agentTool`) spent in the turn, per tool (already counted in `usage`).
    * Absent when no sub-agent ran.
@@ -136,9 +143,28 @@ export interface ClarificationDismissedEvent extends EventBase<'clarification_di
   clarificationId: string
   reason: string
 }
+/** A gated call waits for the person's approval; the turn is parked until it is answered. */
+export interface ApprovalPendingEvent extends EventBase<'approval_pending'> {
+  approvalId: string
+  approval: PendingApproval
+}
+/** One call's decision as `approval_resolved` reports it. */
+export type ResolvedDecision =
+  | { decision: 'approve'; arguments?: Json; remember?: RememberScope }
+  | { decision: 'reject'; reason?: string; remember?: RememberScope }
+/**
+ * The approval was answered (`answered`, with the decisions by call id) or dismissed
+ * (`dismissed`: a new message, the run cancelled, `dismissApproval`; `decisions` is then
+ * `{ reason }`).
+ */
+export type ApprovalResolvedEvent =
+  | (EventBase<'approval_resolved'> & { approvalId: string; resolution: 'answered'; decisions: { [callId: string]: ResolvedDecision } })
+  | (EventBase<'approval_resolved'> & { approvalId: string; resolution: 'dismissed'; decisions: { reason: string } })
+/** The approval expired unanswered (`approvalTtlMs`); its calls did not run. */
+export interface ApprovalExpiredEvent extends EventBase<'approval_expired'> { approvalId: string }
 /** A message for a busy tab was queued. */
 export interface MessageQueuedEvent extends EventBase<'message_queued'> { queueLen: number; origin: string }
-/** The turn ended normally (`done`, `denied` or `awaiting_user`). */
+/** The turn ended normally (`done`, `denied`, `awaiting_user` or `awaiting_approval`). */
 export interface RunCompletedEvent extends EventBase<'run_completed'> { outcome: Outcome }
 /** The turn ended with an error. */
 export interface RunFailedEvent extends EventBase<'run_failed'> { outcome: Outcome }
@@ -165,6 +191,9 @@ export type AgentEvent =
   | ClarificationRespondedEvent
   | ClarificationExpiredEvent
   | ClarificationDismissedEvent
+  | ApprovalPendingEvent
+  | ApprovalResolvedEvent
+  | ApprovalExpiredEvent
   | MessageQueuedEvent
   | RunCompletedEvent
   | RunFailedEvent

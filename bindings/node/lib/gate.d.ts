@@ -17,13 +17,22 @@ export interface GateRequest {
   origin: TurnOrigin
 }
 
-/** The gate's answer: `true`/`'allow'` allows; `false`/`'deny'` denies; or an object with a reason. */
+/**
+ * The gate's answer: `true`/`'allow'` allows; `false`/`'deny'` denies; or an object with a
+ * reason. `'ask'` (or `{ decision: 'ask', prompt }`) asks the person: unless a remembered
+ * decision answers (see `Agent.approvalRules()`), the turn parks with outcome
+ * `awaiting_approval` (persisted through the store) until `session.resolveApproval()` answers
+ * it, in this process or after a restart. An MCP server (`serveMcp`) denies such calls: its
+ * client cannot wait for the person.
+ */
 export type GateAnswer =
   | boolean
   | 'allow'
   | 'deny'
+  | 'ask'
   | { allow: boolean; reason?: string }
   | { decision: 'allow' | 'deny'; reason?: string }
+  | { decision: 'ask'; /** What to ask the person (shown with the call in `PendingApproval`). */ prompt?: string }
 
 /** Decides each call of a gated tool, sync or async. A gate that throws denies the call. */
 export type Gate = (request: GateRequest) => GateAnswer | Promise<GateAnswer>

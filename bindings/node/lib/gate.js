@@ -16,15 +16,26 @@ function turnOrigin(origin) {
   return out
 }
 
-/** @param {any} reply */
+/**
+ * The native reply to a gate's answer: allow, deny (with a reason), or ask the person (with a
+ * prompt), which parks the turn until the approval is resolved.
+ * @param {any} reply
+ */
 function gateReply(reply) {
   if (reply === true || reply === 'allow') return { allow: true }
+  if (reply === 'ask') return { allow: false, ask: true }
   if (reply === false || reply === 'deny' || reply === undefined || reply === null) return { allow: false }
   if (typeof reply === 'object') {
+    if (reply.decision === 'ask') {
+      return { allow: false, ask: true, prompt: reply.prompt == null ? undefined : String(reply.prompt) }
+    }
     const allow = reply.allow === true || reply.decision === 'allow'
     return { allow, reason: allow || reply.reason == null ? undefined : String(reply.reason) }
   }
-  return { allow: false, reason: `the gate answered ${JSON.stringify(reply)}; expected a boolean or {allow, reason}` }
+  return {
+    allow: false,
+    reason: `the gate answered ${JSON.stringify(reply)}; expected a boolean, 'allow', 'deny', 'ask', {allow, reason} or {decision, reason, prompt}`,
+  }
 }
 
 /**

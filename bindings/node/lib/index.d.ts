@@ -11,6 +11,7 @@
 // test/declarations.test.mjs; this file only gathers them.
 export * from './events.js'
 export * from './gate.js'
+export * from './approvals.js'
 export * from './hooks.js'
 export * from './providers.js'
 export * from './stores.js'

@@ -1,7 +1,7 @@
 /** Runs: one turn each, in the background. */
 import type { AgentEvent, Outcome } from './events.js'
 
-/** What a run is doing. */
+/** What a run is doing (`awaiting_user` also for a turn parked for approval). */
 export type RunState = 'idle' | 'thinking' | 'tool_call' | 'complete' | 'error' | 'cancelled' | 'awaiting_user'
 
 /** A cheap snapshot of a run's progress. */

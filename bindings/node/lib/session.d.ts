@@ -1,4 +1,5 @@
 /** Sessions: conversations whose turns run one after another. */
+import type { ApprovalDecisions, PendingApproval } from './approvals.js'
 import type { ContentPart, Message, StoredMessage } from './events.js'
 import type { TurnOrigin } from './gate.js'
 import type { Run } from './run.js'
@@ -44,6 +45,32 @@ export declare class Session {
    * the question is no longer pending.
    */
   dismissClarification(clarificationId: string): Promise<void>
+  /**
+   * The approval a turn of this session is parked on (`awaiting_approval`: its gate answered
+   * `'ask'`), or `null`. Persisted: a session reopened from the store after a restart has it.
+   */
+  pendingApproval(): PendingApproval | null
+  /**
+   * Answers the pending approval, one decision per call (keyed by call id), and continues the
+   * parked turn in the returned run: approved calls run (with edited `arguments` when given),
+   * rejected ones do not and the model reads why. Throws an `ApprovalError`, the approval still
+   * pending, when a call has no decision (`approval_missing_decision`), a decision names another
+   * call (`approval_unknown_call`) or edited arguments do not fit the tool's schema
+   * (`approval_invalid_arguments`); `approval_not_pending` / `approval_expired` once it is gone.
+   *
+   * ```ts
+   * const approval = session.pendingApproval()!
+   * const run = session.resolveApproval(approval.id, { [approval.calls[0].callId]: 'approve' })
+   * ```
+   */
+  resolveApproval(approvalId: string, decisions: ApprovalDecisions, options?: SendOptions): Run
+  /**
+   * Dismisses the pending approval without answering it: its calls do not run (the model reads
+   * that with the next message), no turn starts, and `approval_resolved` (`dismissed`) goes to
+   * `onEvent`. Rejects with an `ApprovalError` (`approval_not_pending`) when it is no longer
+   * pending. A new message to the session dismisses it too.
+   */
+  dismissApproval(approvalId: string): Promise<void>
   /** Every stored message of the session, with sequence numbers. */
   messages(): Promise<StoredMessage[]>
   /** The messages the model would see on the next turn. */

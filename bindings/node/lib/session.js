@@ -6,6 +6,7 @@
 const { wrap } = require('./errors.js')
 const { toJsonValue } = require('./tools.js')
 const { Run, cancelOnAbort } = require('./run.js')
+const { approvalDecisions } = require('./approvals.js')
 
 /** A conversation with the agent. Turns of one session run one after another. */
 class Session {
@@ -67,6 +68,44 @@ class Session {
    */
   dismissClarification(clarificationId) {
     return wrap(() => this.#native.dismissClarification(clarificationId))
+  }
+
+  /**
+   * The approval a turn of this session is parked on (`awaiting_approval`: its gate answered
+   * `'ask'`), or `null`. Persisted: a session reopened from the store after a restart has it.
+   */
+  pendingApproval() {
+    return this.#native.pendingApproval() ?? null
+  }
+
+  /**
+   * Answers the pending approval, one decision per call (keyed by call id), and continues the
+   * parked turn in a new run: approved calls run (with edited `arguments` when given), rejected
+   * ones do not and the model reads why. Refused with an `ApprovalError`, the approval still
+   * pending, when a call has no decision (`approval_missing_decision`), a decision names another
+   * call (`approval_unknown_call`) or edited arguments do not fit the tool's schema
+   * (`approval_invalid_arguments`); `approval_not_pending` / `approval_expired` once it is gone.
+   * @param {string} approvalId
+   * @param {import('./approvals').ApprovalDecisions} decisions
+   * @param {{ signal?: AbortSignal }} [options]
+   */
+  resolveApproval(approvalId, decisions, options = {}) {
+    const normalized = approvalDecisions('resolveApproval', decisions)
+    const n = wrap(() => this.#native.resolveApproval(approvalId, normalized))
+    const run = new Run(n, this.#agent)
+    cancelOnAbort(options.signal, n, run)
+    return run
+  }
+
+  /**
+   * Dismisses the pending approval without answering it: its calls do not run (the model reads
+   * that with the next message), no turn starts, and `approval_resolved` (`dismissed`) goes to
+   * `onEvent`. An approval that is no longer pending is refused with an `ApprovalError`
+   * (`approval_not_pending`).
+   * @param {string} approvalId
+   */
+  dismissApproval(approvalId) {
+    return wrap(() => this.#native.dismissApproval(approvalId))
   }
 
   /** Every stored message of the session, with sequence numbers. */

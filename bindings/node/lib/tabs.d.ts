@@ -1,5 +1,6 @@
 /** One agent session per browser tab: the tab hub. */
 import type { AgentOptions } from './agent.js'
+import type { ApprovalDecisions } from './approvals.js'
 import type { AgentEvent } from './events.js'
 import type { BrowserHost } from './hosts.js'
 import type { HostTab, OpenedTab, OpenedTabOwner, TabHubPageTools } from './tab_wiring.js'
@@ -147,6 +148,18 @@ export declare class TabHub {
    * `ClarificationError` when the question is no longer pending.
    */
   dismissClarification(tab: string, clarificationId: string): Promise<void>
+  /**
+   * Answers the approval `tab`'s turn is parked on (see `Session.resolveApproval`); the turn
+   * goes on in the returned run, and queued messages follow when it ends. A refused answer
+   * rejects with an `ApprovalError` and the approval stays pending.
+   */
+  resolveApproval(tab: string, approvalId: string, decisions: ApprovalDecisions): Promise<Run>
+  /**
+   * Dismisses the approval `tab`'s turn is parked on, without a turn: its calls do not run;
+   * messages held only for the person then start one, within the auto-wake budget. Rejects
+   * with an `ApprovalError` when it is no longer pending.
+   */
+  dismissApproval(tab: string, approvalId: string): Promise<void>
   waitIdle(tab: string): Promise<TabHubTab>
   waitAllIdle(): Promise<void>
   events(): AsyncGenerator<TabEvent, void, undefined>

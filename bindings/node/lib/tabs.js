@@ -8,6 +8,7 @@ const { Agent } = require('./agent.js')
 const { Session } = require('./session.js')
 const { Run, cancelOnAbort } = require('./run.js')
 const { iterate } = require('./events.js')
+const { approvalDecisions } = require('./approvals.js')
 const { tabWiring } = require('./tab_wiring.js')
 
 /**
@@ -191,6 +192,27 @@ class TabHub {
    */
   dismissClarification(tab, clarificationId) {
     return wrap(() => this.#native.dismissClarification(tab, clarificationId))
+  }
+  /**
+   * Answers the approval `tab`'s turn is parked on (see `Session#resolveApproval`); the turn
+   * goes on in a new run (returned), and queued messages follow when it ends.
+   * @param {string} tab
+   * @param {string} approvalId
+   * @param {import('./approvals').ApprovalDecisions} decisions
+   */
+  async resolveApproval(tab, approvalId, decisions) {
+    const normalized = approvalDecisions('resolveApproval', decisions)
+    const n = await wrap(() => this.#native.resolveApproval(tab, approvalId, normalized))
+    return new Run(n, this.#agent)
+  }
+  /**
+   * Dismisses the approval `tab`'s turn is parked on, without a turn: its calls do not run;
+   * messages held only for the person then start one, within the auto-wake budget.
+   * @param {string} tab
+   * @param {string} approvalId
+   */
+  dismissApproval(tab, approvalId) {
+    return wrap(() => this.#native.dismissApproval(tab, approvalId))
   }
   /** Waits until a tab is idle; returns its info. @param {string} tab */
   waitIdle(tab) {

@@ -283,7 +283,7 @@ impl NativeAgent {
         &self.inner
     }
 
-    fn check_open(&self) -> Result<()> {
+    pub(crate) fn check_open(&self) -> Result<()> {
         if self.closed.load(Ordering::SeqCst) {
             return Err(coded("closed", "the agent is closed"));
         }
@@ -373,6 +373,19 @@ pub struct NativeSession {
 impl NativeSession {
     pub(crate) fn detached(inner: Session, root: CancellationToken, closed: Arc<AtomicBool>) -> Self {
         NativeSession { inner, root, closed }
+    }
+
+    /// The core session.
+    pub(crate) fn session(&self) -> &Session {
+        &self.inner
+    }
+
+    /// Refuses when the agent is closed.
+    pub(crate) fn check_open(&self) -> Result<()> {
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(coded("closed", "the agent is closed"));
+        }
+        Ok(())
     }
 }
 

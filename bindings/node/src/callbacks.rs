@@ -232,6 +232,10 @@ pub struct GateReply {
     pub allow: bool,
     /// Why not, when denied.
     pub reason: Option<String>,
+    /// Ask the person: the turn parks until the approval is resolved (when `allow` is false).
+    pub ask: Option<bool>,
+    /// What to ask the person, with `ask`.
+    pub prompt: Option<String>,
 }
 
 /// The gate function as the JS layer hands it over.
@@ -252,6 +256,11 @@ impl Gate for JsGate {
         };
         match call_either(&self.0, input).await {
             Ok(GateReply { allow: true, .. }) => GateDecision::Allow,
+            Ok(GateReply {
+                ask: Some(true),
+                prompt,
+                ..
+            }) => GateDecision::Ask { prompt },
             Ok(GateReply { reason, .. }) => GateDecision::Deny { reason },
             Err(e) => GateDecision::deny(format!("the gate failed: {}", e.reason)),
         }

@@ -132,9 +132,11 @@ pub fn js<T: serde::Serialize + ?Sized>(value: &T) -> Json {
 }
 
 /// Keys whose values are user data and keep their own keys.
-/// (`opaque` is a provider's reasoning payload, echoed back unchanged.)
+/// (`opaque` is a provider's reasoning payload, echoed back unchanged; `decisions` of
+/// `approval_resolved` is keyed by call id.)
 const OPAQUE: &[&str] = &[
     "arguments",
+    "decisions",
     "question",
     "data",
     "structured",

@@ -13,6 +13,7 @@
 #![allow(unsafe_code)]
 
 pub mod agent;
+pub mod approvals;
 pub mod callbacks;
 pub mod convert;
 pub mod dispatch;

@@ -153,7 +153,7 @@ impl NativeAgentBuilder {
         let gate = self.recipe.gate();
         let mut b = ToolServer::builder_from_tools(self.recipe.tools()).map_err(|e| coded("tool_duplicate", e))?;
         if let Some(g) = gate {
-            b = b.gate_arc(g);
+            b = b.gate_arc(std::sync::Arc::new(crate::approvals::NoAsk(g)));
         }
         if let Some(n) = options.name {
             b = b.name(n);

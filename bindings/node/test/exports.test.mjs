@@ -9,7 +9,7 @@ const require = createRequire(import.meta.url)
 const api = require('../lib/index.js')
 
 const EXPORTS = [
-  'Agent', 'AgentCoreError', 'Anthropic', 'ClarificationError', 'ClosedError', 'ConfigError',
+  'Agent', 'AgentCoreError', 'Anthropic', 'ApprovalError', 'ClarificationError', 'ClosedError', 'ConfigError',
   'FallbackRouter', 'FatalToolError', 'Gemini', 'HostError', 'KeyStore', 'McpClient', 'McpServer',
   'MemoryStore', 'OpenAICompatible', 'OpenAIResponses', 'Run', 'RunError', 'ScriptedProvider', 'Session',
   'SessionExistsError', 'SessionNotFoundError', 'SqliteStore', 'StoreError', 'TabHub',
@@ -18,9 +18,10 @@ const EXPORTS = [
 ]
 
 const CLASSES = {
-  Agent: { extends: null, members: ["Symbol(nodejs.dispose)", "_event", "_outcome", "close", "closed", "createSession", "openSession", "takesImages", "toolNames"], statics: [] },
+  Agent: { extends: null, members: ["Symbol(nodejs.dispose)", "_event", "_outcome", "approvalRules", "close", "closed", "createSession", "openSession", "revokeApprovalRule", "takesImages", "toolNames"], statics: [] },
   AgentCoreError: { extends: "Error", members: [], statics: [] },
   Anthropic: { extends: "NativeProvider", members: ["id", "model"], statics: [] },
+  ApprovalError: { extends: "AgentCoreError", members: [], statics: [] },
   ClarificationError: { extends: "AgentCoreError", members: [], statics: [] },
   ClosedError: { extends: "AgentCoreError", members: [], statics: [] },
   ConfigError: { extends: "AgentCoreError", members: [], statics: [] },
@@ -37,12 +38,12 @@ const CLASSES = {
   Run: { extends: null, members: ["cancel", "events", "finished", "outcome", "result", "status"], statics: [] },
   RunError: { extends: "AgentCoreError", members: [], statics: [] },
   ScriptedProvider: { extends: null, members: ["callCount", "id", "requests"], statics: ["fromFn"] },
-  Session: { extends: null, members: ["answerClarification", "dismissClarification", "messages", "modelHistory", "pendingClarification", "send"], statics: [] },
+  Session: { extends: null, members: ["answerClarification", "dismissApproval", "dismissClarification", "messages", "modelHistory", "pendingApproval", "pendingClarification", "resolveApproval", "send"], statics: [] },
   SessionExistsError: { extends: "AgentCoreError", members: [], statics: [] },
   SessionNotFoundError: { extends: "AgentCoreError", members: [], statics: [] },
   SqliteStore: { extends: null, members: ["sessionIds"], statics: ["open"] },
   StoreError: { extends: "AgentCoreError", members: [], statics: [] },
-  TabHub: { extends: null, members: ["adoptHostTab", "answerClarification", "cancel", "close", "closeTab", "deliver", "dismissClarification", "events", "handle", "hostTab", "hostTabClosed", "hostTabs", "openTab", "openTabForHost", "read", "reopenTab", "resolve", "session", "setPermissions", "tab", "tabForHost", "tabs", "waitAllIdle", "waitIdle", "wireHostTab"], statics: ["create"] },
+  TabHub: { extends: null, members: ["adoptHostTab", "answerClarification", "cancel", "close", "closeTab", "deliver", "dismissApproval", "dismissClarification", "events", "handle", "hostTab", "hostTabClosed", "hostTabs", "openTab", "openTabForHost", "read", "reopenTab", "resolve", "resolveApproval", "session", "setPermissions", "tab", "tabForHost", "tabs", "waitAllIdle", "waitIdle", "wireHostTab"], statics: ["create"] },
   TabQueueFullError: { extends: "AgentCoreError", members: [], statics: [] },
   ToolDefinitionError: { extends: "AgentCoreError", members: [], statics: [] },
   ToolError: { extends: "AgentCoreError", members: [], statics: [] },
@@ -57,6 +58,8 @@ const CODES = {
   store: 'StoreError', encryption_unavailable: 'StoreError', crypt: 'StoreError', closed: 'ClosedError',
   clarification_not_pending: 'ClarificationError', clarification_invalid_answer: 'ClarificationError',
   clarification_expired: 'ClarificationError', tab_queue_full: 'TabQueueFullError',
+  approval_not_pending: 'ApprovalError', approval_expired: 'ApprovalError', approval_missing_decision: 'ApprovalError',
+  approval_unknown_call: 'ApprovalError', approval_invalid_arguments: 'ApprovalError',
   cancelled: 'AgentCoreError', mcp: 'AgentCoreError',
 }
 

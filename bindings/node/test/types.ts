@@ -37,6 +37,10 @@ import {
   type DialogInfo,
   agentTool,
   type SubAgentUsage,
+  ApprovalError,
+  type ApprovalDecisions,
+  type ApprovalRule,
+  type PendingApproval,
 } from 'agent-core'
 
 async function seeing(): Promise<void> {
@@ -317,3 +321,52 @@ async function main(): Promise<void> {
 }
 
 void main
+
+async function approvals(): Promise<void> {
+  const agent = new Agent({
+    provider: new ScriptedProvider([]),
+    gate: (req) => (req.tool === 'pay' ? { decision: 'ask', prompt: `Pay ${JSON.stringify(req.arguments)}?` } : req.tool === 'rm' ? 'ask' : true),
+    config: { approvalTtlMs: 60_000 },
+  })
+  // @ts-expect-error: 'maybe' is not an answer
+  new Agent({ provider: new ScriptedProvider([]), gate: () => 'maybe' })
+  const session = await agent.createSession()
+  const outcome = await session.send('pay').outcome
+  if (outcome.status === 'awaiting_approval' && outcome.approval) {
+    const a: PendingApproval = outcome.approval
+    const call = a.calls[0]
+    const prompt: string | undefined = call.prompt
+    const decisions: ApprovalDecisions = {
+      [call.callId]: { decision: 'approve', arguments: { amount: 200 }, remember: 'session' },
+      other: 'reject',
+      third: { decision: 'reject', reason: 'too much', remember: 'always' },
+    }
+    const run: Run = session.resolveApproval(a.id, decisions, { signal: AbortSignal.timeout(1000) })
+    console.log(prompt, a.expiresAtMs - a.askedAtMs, a.origin.kind, run.id)
+    // @ts-expect-error: a reason goes with a rejection
+    session.resolveApproval(a.id, { [call.callId]: { decision: 'approve', reason: 'x' } })
+    // @ts-expect-error: remember is 'session' or 'always'
+    session.resolveApproval(a.id, { [call.callId]: { decision: 'approve', remember: 'forever' } })
+  }
+  const pending: PendingApproval | null = session.pendingApproval()
+  if (pending) await session.dismissApproval(pending.id)
+  const rules: ApprovalRule[] = await agent.approvalRules()
+  const revoked: boolean = await agent.revokeApprovalRule(rules[0].id)
+  console.log(rules.map((r) => [r.tool, r.sessionId ?? 'every session', r.allow, r.reason, r.createdAtMs]), revoked)
+  for await (const e of session.send('x').events()) {
+    if (e.type === 'approval_pending') console.log(e.approval.calls.length)
+    if (e.type === 'approval_resolved' && e.resolution === 'answered') console.log(Object.values(e.decisions)[0].decision)
+    if (e.type === 'approval_resolved' && e.resolution === 'dismissed') console.log(e.decisions.reason)
+    if (e.type === 'approval_expired') console.log(e.approvalId)
+  }
+  const hub = await TabHub.create({ provider: new ScriptedProvider([]), gate: () => 'ask' })
+  const tab = await hub.openTab()
+  const resumed: Run = await hub.resolveApproval(tab, 'a1', { c1: 'approve' })
+  await hub.dismissApproval(tab, 'a1')
+  try {
+    session.resolveApproval('a1', {})
+  } catch (e) {
+    if (e instanceof ApprovalError && e.code === 'approval_invalid_arguments') console.log(e.message, resumed.id)
+  }
+}
+void approvals

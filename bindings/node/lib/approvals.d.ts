@@ -1,0 +1,73 @@
+/** Durable approvals: turns parked by a gate's `'ask'` until the person answers. */
+import type { Json } from './events.js'
+import type { TurnOrigin } from './gate.js'
+
+/** One gated call waiting for the person's answer. */
+export interface ApprovalCall {
+  /** The call's id: the key of its decision in `resolveApproval`. */
+  callId: string
+  /** The tool's name. */
+  tool: string
+  /** The validated arguments the call would run with. */
+  arguments: Json
+  /** What the gate asked the person (`{ decision: 'ask', prompt }`), when it said. */
+  prompt?: string
+}
+
+/**
+ * A turn parked until the person approves or rejects a gated call (outcome
+ * `awaiting_approval`). Persisted through the store: a reopened session still has it.
+ */
+export interface PendingApproval {
+  /** The approval's id (answer with it). */
+  id: string
+  /** The calls waiting for an answer. */
+  calls: ApprovalCall[]
+  /** The model's text in the message that made the calls, if it wrote any. */
+  message?: string
+  /** Who started the turn: the person, or another tab's agent. */
+  origin: TurnOrigin
+  /** When the turn parked (ms since the epoch). */
+  askedAtMs: number
+  /** When the approval expires unanswered (ms since the epoch; `approvalTtlMs` after `askedAtMs`). */
+  expiresAtMs: number
+}
+
+/**
+ * How long a remembered decision holds: `'session'` (calls of the tool in this session) or
+ * `'always'` (in every session of the store, or of the agent without a store).
+ */
+export type RememberScope = 'session' | 'always'
+
+/**
+ * The person's answer to one call. `'approve'` runs it as the model made it; `arguments` runs
+ * it with edited arguments instead (checked against the tool's schema again). `'reject'` does
+ * not run it: the model reads that it was rejected, with `reason`, and the turn goes on.
+ * `remember` answers later calls of the tool the same way without asking.
+ */
+export type ApprovalDecision =
+  | 'approve'
+  | 'reject'
+  | { decision: 'approve'; arguments?: Json; remember?: RememberScope }
+  | { decision: 'reject'; reason?: string; remember?: RememberScope }
+
+/** One decision per call of the approval, keyed by call id (`approval.calls[i].callId`). */
+export interface ApprovalDecisions {
+  [callId: string]: ApprovalDecision
+}
+
+/** A remembered decision about a tool's calls (`agent.approvalRules()`). */
+export interface ApprovalRule {
+  /** The rule's id (revoke with it). */
+  id: string
+  /** The tool it applies to. */
+  tool: string
+  /** The session it applies to; absent for every session (`remember: 'always'`). */
+  sessionId?: string
+  /** Whether calls run (`true`) or are rejected. */
+  allow: boolean
+  /** The reason the model is told when a call is rejected. */
+  reason?: string
+  /** When it was made (ms since the epoch). */
+  createdAtMs: number
+}
