@@ -149,3 +149,26 @@ test('serveMcp without a gate denies gated tools and refuses non-loopback hosts'
     await server.shutdown()
   }
 })
+
+test("serveMcp denies a call its gate answers 'ask' about: an MCP client cannot wait for the person", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'agent-core-mcp-'))
+  const server = await serveMcp({ tools: [fsTools({ root: dir })], gate: () => ({ decision: 'ask', prompt: 'Write?' }) })
+  const client = await McpClient.connect({ alias: 'asks', url: server.url })
+  try {
+    const provider = new ScriptedProvider([
+      { toolCalls: [{ name: 'asks__fs_write', arguments: { path: 'asked.txt', content: 'x' } }] },
+      { text: 'done' },
+    ])
+    const agent = new Agent({ provider, tools: [client.tools()], gate: () => true })
+    const o = await (await agent.createSession()).send('go').outcome
+    assert.equal(o.status, 'done')
+    const [write] = toolResults(provider)
+    assert.equal(write.isError, true)
+    assert.match(write.content[0].text, /cannot wait for an answer/)
+    assert.equal(existsSync(join(dir, 'asked.txt')), false)
+    agent.close()
+  } finally {
+    await client.close()
+    await server.shutdown()
+  }
+})
