@@ -272,12 +272,22 @@ impl ToolServer {
                     }
                 }
             };
-            if let GateDecision::Deny { reason } = decision {
-                let mut message = format!("denied: the host did not allow this call of {name}");
-                if let Some(reason) = reason {
-                    message.push_str(&format!(" ({reason})"));
+            match decision {
+                GateDecision::Allow => {}
+                GateDecision::Deny { reason } => {
+                    let mut message = format!("denied: the host did not allow this call of {name}");
+                    if let Some(reason) = reason {
+                        message.push_str(&format!(" ({reason})"));
+                    }
+                    return Ok(content::error_result(message));
                 }
-                return Ok(content::error_result(message));
+                // An MCP call cannot park until the person answers: it is refused, never run
+                // unasked.
+                GateDecision::Ask { .. } => {
+                    return Ok(content::error_result(format!(
+                        "denied: this call of {name} needs the person's approval, which cannot be asked for over MCP"
+                    )));
+                }
             }
         }
         let timeout = spec.timeout.unwrap_or(inner.default_timeout);

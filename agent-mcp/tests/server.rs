@@ -361,3 +361,27 @@ async fn http_checks_the_host_header() {
     assert_ne!(status(&open, "tools.lan").await, 403);
     assert_eq!(status(&open, "evil.example").await, 403);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gate_that_would_ask_the_person_refuses_the_call() {
+    let root = temp_root();
+    let server = ToolServer::builder(test_tools(root.path()).set)
+        .gate(gate_fn(|_| async { GateDecision::ask("Write it?") }))
+        .build();
+    let out = server
+        .call(
+            "fs_write",
+            json!({"path": "x.txt", "content": "y"}),
+            SessionId::new_random(),
+            "c1".into(),
+            Default::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.is_error, Some(true));
+    assert!(format!("{:?}", out.content).contains("needs the person's approval"));
+    assert!(
+        !root.path().join("x.txt").exists(),
+        "a call the gate asks about never runs unasked"
+    );
+}
