@@ -55,11 +55,11 @@ mod tool;
 pub mod untrusted;
 
 pub use agent::{
-    Agent, AgentBuilder, AgentConfig, AgentError, AgentTool, ApprovalCall, ApprovalDecision, ApprovalError,
-    ApprovalRule, CLARIFICATION_TOOL, Clarification, ClarificationError, ClarificationKind, DEFAULT_MAX_AGENT_DEPTH,
-    DEFAULT_MAX_IMAGES, DEFAULT_MAX_TOOL_CALLS, DenialPolicy, ErrorKind, EventObserver, HookError, Hooks, Outcome,
-    OutcomeStatus, PendingApproval, RememberScope, Run, RunEvents, RunState, RunStatus, Session, SubAgentUsage,
-    ToolCallDecision, ToolCallInfo, UnknownErrorKind, Vision, agent_tool,
+    Agent, AgentBuilder, AgentConfig, AgentError, AgentTool, AnswerError, ApprovalCall, ApprovalDecision,
+    ApprovalError, ApprovalRule, CLARIFICATION_TOOL, Clarification, ClarificationError, ClarificationKind,
+    DEFAULT_MAX_AGENT_DEPTH, DEFAULT_MAX_IMAGES, DEFAULT_MAX_TOOL_CALLS, DenialPolicy, ErrorKind, EventObserver,
+    HookError, Hooks, Outcome, OutcomeStatus, PendingApproval, RememberScope, Run, RunEvents, RunState, RunStatus,
+    Session, SubAgentUsage, ToolCallDecision, ToolCallInfo, UnknownErrorKind, Vision, agent_tool,
 };
 pub use compaction::{CompactionConfig, SUMMARY_PREFIX, TokenEstimator, TrimReport, summary_message, trim_to_fit};
 pub use compress::{CompressionConfig, compress_json, compress_json_in_place, compress_text, compress_value_text};
@@ -67,9 +67,10 @@ pub use event::{AgentEvent, EventKind};
 pub use gate::{AllowAll, FnGate, Gate, GateDecision, GateRequest, TurnOrigin, gate_fn};
 pub use message::{ContentPart, ImageSource, Message, Reasoning, Role, ToolCall, Visibility};
 pub use provider::{
-    EventStream, FinishReason, ModelRequest, ModelResponse, Provider, ProviderError, ProviderErrorKind,
-    ResponseAssembler, ScriptStep, ScriptStepSpec, ScriptStepSpecError, ScriptedCallSpec, ScriptedErrorSpec,
-    ScriptedProvider, ScriptedReply, StreamEvent, ToolSchema, Usage, collect_stream,
+    ANSWER_TOOL, EventStream, FinishReason, ModelRequest, ModelResponse, OutputSchema, Provider, ProviderError,
+    ProviderErrorKind, ResponseAssembler, ScriptStep, ScriptStepSpec, ScriptStepSpecError, ScriptedCallSpec,
+    ScriptedErrorSpec, ScriptedProvider, ScriptedReply, StreamEvent, ToolSchema, Usage, collect_stream,
+    with_answer_tool,
 };
 pub use session::{InvalidSessionId, SessionId};
 pub use store::{

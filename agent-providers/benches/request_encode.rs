@@ -62,6 +62,7 @@ fn request() -> ModelRequest {
         tools: Arc::new(tools),
         max_output_tokens: Some(2048),
         temperature: Some(0.2),
+        output_schema: None,
     }
 }
 

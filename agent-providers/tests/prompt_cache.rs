@@ -40,6 +40,7 @@ fn request(messages: Vec<Message>) -> ModelRequest {
         tools: tools(),
         max_output_tokens: Some(1024),
         temperature: None,
+        output_schema: None,
     }
 }
 

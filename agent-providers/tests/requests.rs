@@ -92,6 +92,7 @@ fn rich_request() -> ModelRequest {
         tools: Arc::new(tools()),
         max_output_tokens: Some(1024),
         temperature: Some(0.2),
+        output_schema: None,
     }
 }
 

@@ -10,7 +10,8 @@ use crate::provider::ProviderErrorKind;
 /// Why a turn ended in error, or was denied: [`Outcome::error_kind`](super::Outcome::error_kind).
 ///
 /// It serializes to the same strings hosts have always read: `provider.<kind>` (for example
-/// `provider.timeout`), `tool.fatal`, `store`, `denied`, `clarification`, `hook` and `internal`.
+/// `provider.timeout`), `tool.fatal`, `store`, `denied`, `clarification`, `approval`, `hook`,
+/// `output.invalid`, `output.schema` and `internal`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ErrorKind {
     /// The model call failed (`provider.<kind>`, the kind of the [`ProviderError`](crate::ProviderError)).
@@ -27,6 +28,11 @@ pub enum ErrorKind {
     Approval,
     /// A host hook failed ([`Hooks`](crate::Hooks)) (`hook`).
     Hook,
+    /// A typed turn's answer did not match its schema, also after one correction
+    /// (`output.invalid`).
+    OutputInvalid,
+    /// A typed turn's schema is not a valid JSON Schema (`output.schema`).
+    OutputSchema,
     /// The run's task ended without an outcome: it panicked or its runtime shut down
     /// (`internal`).
     Internal,
@@ -34,13 +40,15 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind that is not a provider's, then every provider kind.
-    const OWN: [ErrorKind; 7] = [
+    const OWN: [ErrorKind; 9] = [
         ErrorKind::ToolFatal,
         ErrorKind::Store,
         ErrorKind::Denied,
         ErrorKind::Clarification,
         ErrorKind::Approval,
         ErrorKind::Hook,
+        ErrorKind::OutputInvalid,
+        ErrorKind::OutputSchema,
         ErrorKind::Internal,
     ];
 
@@ -65,6 +73,8 @@ impl ErrorKind {
             ErrorKind::Clarification => "clarification",
             ErrorKind::Approval => "approval",
             ErrorKind::Hook => "hook",
+            ErrorKind::OutputInvalid => "output.invalid",
+            ErrorKind::OutputSchema => "output.schema",
             ErrorKind::Internal => "internal",
         }
     }
@@ -128,6 +138,8 @@ mod tests {
             "clarification",
             "approval",
             "hook",
+            "output.invalid",
+            "output.schema",
             "internal",
             "provider.rate_limited",
             "provider.timeout",

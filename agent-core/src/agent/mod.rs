@@ -20,6 +20,8 @@ mod sub_agent;
 mod tools_exec;
 mod turn;
 mod turn_context;
+mod typed_answer;
+mod typed_api;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
@@ -35,7 +37,7 @@ pub use config::{AgentConfig, DEFAULT_MAX_IMAGES, DEFAULT_MAX_TOOL_CALLS, Denial
 pub use emit::EventObserver;
 pub use error_kind::{ErrorKind, UnknownErrorKind};
 pub use hooks::{HookError, Hooks, ToolCallDecision, ToolCallInfo};
-pub use run::{Outcome, OutcomeStatus, Run, RunEvents, RunState, RunStatus, SubAgentUsage};
+pub use run::{AnswerError, Outcome, OutcomeStatus, Run, RunEvents, RunState, RunStatus, SubAgentUsage};
 pub use sub_agent::{AgentTool, DEFAULT_MAX_AGENT_DEPTH, agent_tool};
 
 use crate::gate::{Gate, TurnOrigin};
@@ -308,7 +310,12 @@ impl Session {
     /// ([`TurnOrigin::Tab`]) does not carry the person's authority: the turn's `run_started`
     /// event and every gate request it causes name that tab.
     pub fn send_from(&self, message: Message, origin: TurnOrigin, cancel: CancellationToken) -> Run {
-        self.start(turn::TurnInput::User { message, origin }, cancel, 0)
+        let input = turn::TurnInput::User {
+            message,
+            origin,
+            output: None,
+        };
+        self.start(input, cancel, 0)
     }
 
     /// A turn of a sub-agent, `depth` agents below the one that started it.
@@ -319,7 +326,12 @@ impl Session {
         cancel: CancellationToken,
         depth: u32,
     ) -> Run {
-        self.start(turn::TurnInput::User { message, origin }, cancel, depth)
+        let input = turn::TurnInput::User {
+            message,
+            origin,
+            output: None,
+        };
+        self.start(input, cancel, depth)
     }
 
     /// The question a turn of this session is parked on, if any.

@@ -4,6 +4,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use futures::Stream;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -57,8 +58,14 @@ impl OutcomeStatus {
 pub struct Outcome {
     /// How it ended.
     pub status: OutcomeStatus,
-    /// The last assistant text of the turn (the answer, for `done`).
+    /// The last assistant text of the turn (the answer, for `done`). For a typed turn, the
+    /// answer's raw JSON text.
     pub final_text: Option<String>,
+    /// The answer of a typed turn ([`Session::send_typed`](crate::Session::send_typed),
+    /// [`Session::send_with_schema`](crate::Session::send_with_schema)), parsed and checked
+    /// against its schema; `None` for other turns and when the turn did not end `done`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured: Option<serde_json::Value>,
     /// Model calls made.
     pub iterations: u32,
     /// Tool calls requested by the model (run or not).
@@ -103,6 +110,7 @@ impl Outcome {
         Outcome {
             status,
             final_text: None,
+            structured: None,
             iterations: 0,
             tool_calls: 0,
             usage: Usage::default(),
@@ -115,12 +123,42 @@ impl Outcome {
         }
     }
 
+    /// The typed answer as a `T`: the error says when the turn gave none (it did not end
+    /// `done`, or was not a typed turn) or when the answer, valid against the schema, still
+    /// does not deserialize into `T`.
+    pub fn structured_as<T: DeserializeOwned>(&self) -> Result<T, AnswerError> {
+        let Some(value) = &self.structured else {
+            return Err(AnswerError::NoAnswer {
+                status: self.status,
+                error: self.error.clone(),
+            });
+        };
+        T::deserialize(value).map_err(|e| AnswerError::Mismatch(e.to_string()))
+    }
+
     pub(crate) fn failed(kind: ErrorKind, error: impl Into<String>) -> Self {
         let mut o = Outcome::new(OutcomeStatus::Error);
         o.error_kind = Some(kind);
         o.error = Some(error.into());
         o
     }
+}
+
+/// Why [`Outcome::structured_as`](crate::Outcome::structured_as) gave no value.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum AnswerError {
+    /// The turn gave no typed answer: it did not end `done` (see its error), or it was not a
+    /// typed turn.
+    #[error("the turn gave no typed answer (status {}{})", .status.as_str(), .error.as_deref().map(|e| format!(": {e}")).unwrap_or_default())]
+    NoAnswer {
+        /// How the turn ended.
+        status: OutcomeStatus,
+        /// Its error, if any.
+        error: Option<String>,
+    },
+    /// The answer matched the schema but does not deserialize into the requested type.
+    #[error("the answer does not deserialize into the requested type: {0}")]
+    Mismatch(String),
 }
 
 /// What the agent of a run is doing, for hosts that poll.

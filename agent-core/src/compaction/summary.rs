@@ -88,5 +88,6 @@ pub(crate) fn summary_request(transcript: String, max_output_tokens: u32) -> Mod
         tools: Arc::new(Vec::new()),
         max_output_tokens: Some(max_output_tokens),
         temperature: None,
+        output_schema: None,
     }
 }

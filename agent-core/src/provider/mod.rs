@@ -6,6 +6,7 @@
 
 mod assemble;
 mod error;
+mod output_schema;
 mod script_spec;
 mod scripted;
 
@@ -20,6 +21,7 @@ use crate::message::Message;
 
 pub use assemble::{ResponseAssembler, collect_stream};
 pub use error::{ProviderError, ProviderErrorKind};
+pub use output_schema::{ANSWER_TOOL, OutputSchema, with_answer_tool};
 pub use script_spec::{ScriptStepSpec, ScriptStepSpecError, ScriptedCallSpec, ScriptedErrorSpec};
 pub use scripted::{ScriptStep, ScriptedProvider, ScriptedReply};
 
@@ -47,6 +49,11 @@ pub struct ModelRequest {
     pub max_output_tokens: Option<u32>,
     /// Sampling temperature, when the caller wants one.
     pub temperature: Option<f32>,
+    /// The JSON Schema the final answer must match, for a typed turn. Adapters use the
+    /// provider's structured-output mode, or offer the [`ANSWER_TOOL`] where that mode cannot
+    /// be combined with tools ([`with_answer_tool`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<OutputSchema>,
 }
 
 /// Token counts reported by a provider.

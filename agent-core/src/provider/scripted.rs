@@ -10,7 +10,7 @@ use futures::StreamExt;
 use futures::stream;
 use tokio_util::sync::CancellationToken;
 
-use super::{EventStream, FinishReason, ModelRequest, Provider, ProviderError, StreamEvent, Usage};
+use super::{ANSWER_TOOL, EventStream, FinishReason, ModelRequest, Provider, ProviderError, StreamEvent, Usage};
 use crate::message::Role;
 
 /// One answer of a [`ScriptedProvider`]: text, optional reasoning and tool calls.
@@ -51,6 +51,19 @@ impl ScriptedReply {
     pub fn with_raw_call(mut self, name: impl Into<String>, arguments: impl Into<String>) -> Self {
         self.tool_calls.push((name.into(), arguments.into()));
         self
+    }
+
+    /// A typed answer: the value's JSON as the answer text (what a provider's structured-output
+    /// mode returns).
+    pub fn json(value: serde_json::Value) -> Self {
+        ScriptedReply::text(value.to_string())
+    }
+
+    /// A typed answer given through the answer tool ([`ANSWER_TOOL`]), the way adapters without a
+    /// structured-output mode usable with tools (Anthropic) return it. For a schema that is not an
+    /// object schema, pass `{"value": answer}`.
+    pub fn answer_tool(arguments: serde_json::Value) -> Self {
+        ScriptedReply::tool_call(ANSWER_TOOL, arguments)
     }
 
     /// Sets the answer text.

@@ -23,10 +23,12 @@ use super::error_kind::ErrorKind;
 use super::history::History;
 use super::run::{Outcome, OutcomeStatus, RunState};
 use super::turn_context::Turn;
+use super::typed_answer::{AnswerCheck, Verdict};
 use super::{AgentInner, SessionState};
 use crate::event::EventKind;
 use crate::gate::TurnOrigin;
 use crate::message::Message;
+use crate::provider::OutputSchema;
 use crate::store::StoreError;
 use crate::tool::TURN_END_TIMEOUT;
 use model_call::CallFailed;
@@ -36,8 +38,13 @@ type Resumed = (Vec<crate::message::ToolCall>, approval::Decisions);
 
 /// What starts a turn.
 pub(crate) enum TurnInput {
-    /// A new user message, from the person or another tab.
-    User { message: Message, origin: TurnOrigin },
+    /// A new user message, from the person or another tab; `output` is the schema the
+    /// answer must match, for a typed turn.
+    User {
+        message: Message,
+        origin: TurnOrigin,
+        output: Option<Box<OutputSchema>>,
+    },
     /// The answer to the pending clarification question (already checked). The turn keeps
     /// the origin of the turn that asked.
     Answer { clarification_id: String, answer: String },
@@ -201,6 +208,17 @@ impl Turn<'_> {
 
     /// The loop: model call, tool calls, until the model answers or the turn stops.
     async fn drive_locked(&self, history: &mut History, input: TurnInput) -> Outcome {
+        // A typed turn checks its answer against the schema (a schema that does not compile
+        // fails the turn before anything is added to the history).
+        let mut answer = match &input {
+            TurnInput::User {
+                output: Some(schema), ..
+            } => match AnswerCheck::new(OutputSchema::clone(schema)) {
+                Ok(check) => Some(check),
+                Err(message) => return Outcome::failed(ErrorKind::OutputSchema, message),
+            },
+            _ => None,
+        };
         let resumed = match self.begin(history, input).await {
             Ok(resumed) => resumed,
             Err(failed) => return *failed,
@@ -233,7 +251,8 @@ impl Turn<'_> {
 
             // One snapshot per iteration: the schemas offered and the dispatch agree.
             let tools = self.agent.tool_snapshot();
-            let response = match self.call_model(history, &tools).await {
+            let output = answer.as_ref().map(AnswerCheck::schema);
+            let response = match self.call_model(history, &tools, output).await {
                 Ok(r) => r,
                 Err(CallFailed::Cancelled) => return with_status(outcome, OutcomeStatus::Cancelled),
                 Err(CallFailed::Provider(e)) => {
@@ -251,20 +270,40 @@ impl Turn<'_> {
                 usage: response.usage,
             });
 
-            let text = response.message.text();
+            let mut message = response.message;
+            if let Some(check) = &answer {
+                check.take_answer_call(&tools, &mut message);
+            }
+            let text = message.text();
+            let verdict = match answer.as_mut() {
+                Some(check) if message.tool_calls.is_empty() => Some(check.judge(&text)),
+                _ => None,
+            };
             if !text.is_empty() {
                 self.emitter.update(|s| s.last_message = Some(text.clone()));
                 outcome.final_text = Some(text);
             }
-            let calls = response.message.tool_calls.clone();
+            let calls = message.tool_calls.clone();
             if let Err(e) = history
-                .push(self.agent.store.as_ref(), self.session, vec![response.message])
+                .push(self.agent.store.as_ref(), self.session, vec![message])
                 .await
             {
                 return store_failed(outcome, e);
             }
-            if calls.is_empty() {
-                return outcome;
+            match verdict {
+                Some(Verdict::Accepted(value)) => {
+                    outcome.structured = Some(value);
+                    return outcome;
+                }
+                Some(Verdict::Retry(note)) => {
+                    if let Err(e) = history.push(self.agent.store.as_ref(), self.session, vec![note]).await {
+                        return store_failed(outcome, e);
+                    }
+                    continue;
+                }
+                Some(Verdict::Failed(problem)) => return failed_with(outcome, ErrorKind::OutputInvalid, problem),
+                None if calls.is_empty() => return outcome,
+                None => {}
             }
             outcome = match self
                 .run_tools(history, outcome, &tools, &calls, &mut repeats, None)

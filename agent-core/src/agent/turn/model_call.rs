@@ -8,7 +8,7 @@ use crate::agent::context;
 use crate::agent::history::History;
 use crate::agent::hook_points;
 use crate::event::EventKind;
-use crate::provider::{ModelRequest, ModelResponse, ProviderError, ResponseAssembler, StreamEvent};
+use crate::provider::{ModelRequest, ModelResponse, OutputSchema, ProviderError, ResponseAssembler, StreamEvent};
 use crate::tool::ToolSet;
 
 /// Why a model call did not produce a response.
@@ -20,13 +20,19 @@ pub(super) enum CallFailed {
 }
 
 impl Turn<'_> {
-    /// One streamed model call, raced against cancellation and bounded by the model timeout.
-    pub(super) async fn call_model(&self, history: &mut History, tools: &ToolSet) -> Result<ModelResponse, CallFailed> {
-        match self.call_model_once(history, tools).await {
+    /// One streamed model call, raced against cancellation and bounded by the model timeout;
+    /// `output` is the schema of a typed turn's answer.
+    pub(super) async fn call_model(
+        &self,
+        history: &mut History,
+        tools: &ToolSet,
+        output: Option<&OutputSchema>,
+    ) -> Result<ModelResponse, CallFailed> {
+        match self.call_model_once(history, tools, output).await {
             Err(CallFailed::Provider(ProviderError::ContextOverflow(message))) => {
                 // The provider says the request does not fit: shrink it once and retry.
                 if context::after_overflow(self.agent, self.session, history, self.emitter).await {
-                    self.call_model_once(history, tools).await
+                    self.call_model_once(history, tools, output).await
                 } else {
                     Err(CallFailed::Provider(ProviderError::ContextOverflow(message)))
                 }
@@ -35,7 +41,12 @@ impl Turn<'_> {
         }
     }
 
-    async fn call_model_once(&self, history: &mut History, tools: &ToolSet) -> Result<ModelResponse, CallFailed> {
+    async fn call_model_once(
+        &self,
+        history: &mut History,
+        tools: &ToolSet,
+        output: Option<&OutputSchema>,
+    ) -> Result<ModelResponse, CallFailed> {
         let config = &self.agent.config;
         let mut request = ModelRequest {
             system: self.agent.system_prompt.clone(),
@@ -43,6 +54,7 @@ impl Turn<'_> {
             tools: tools.schemas(),
             max_output_tokens: config.max_output_tokens,
             temperature: config.temperature,
+            output_schema: output.cloned(),
         };
         let images = if self.agent.takes_images {
             config.max_images as usize
