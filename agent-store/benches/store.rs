@@ -5,7 +5,9 @@
 //! - loading the history of a 10 000-message session;
 //! - the loop overhead of agent-core's `loop_overhead` bench (a turn of 10 no-op tool calls
 //!   and 11 model calls) with no store, MemoryStore, and SqliteStore write-through (queued,
-//!   the default, and waiting for every write).
+//!   the default, and waiting for every write);
+//! - a turn that parks for the person's approval and is answered through another agent that
+//!   opens the session from the same SQLite file (as after a restart), then completes.
 //!
 //! Run: `cargo bench -p agent-store --bench store`
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
@@ -19,6 +21,9 @@ use loop_turn::{TOOL_STEPS, loop_agent};
 
 #[path = "shared/loop_turn.rs"]
 mod loop_turn;
+
+#[path = "shared/approval_turn.rs"]
+mod approval_turn;
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
@@ -174,5 +179,20 @@ fn loop_overhead(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, appends, load, loop_overhead);
+fn approval_turn(c: &mut Criterion) {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(rt.block_on(SqliteStore::open(dir.path().join("approvals.db"))).unwrap());
+    // Two agents on one file: the second stands for the process after a restart.
+    let parking = approval_turn::approval_agent(&rt, store.clone()).unwrap();
+    let resuming = approval_turn::approval_agent(&rt, store).unwrap();
+    let mut group = c.benchmark_group("approval_turn");
+    group.bench_function("park_reopen_approve_complete", |b| {
+        b.to_async(&rt)
+            .iter(|| approval_turn::park_and_resume(&parking, &resuming))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, appends, load, loop_overhead, approval_turn);
 criterion_main!(benches);

@@ -3,6 +3,7 @@
 //! and 10 calls of a no-op tool.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use agent_core::{Agent, AgentError, ScriptedProvider, Store, ToolContext, ToolError, tool_fn};
 use schemars::JsonSchema;
@@ -16,8 +17,12 @@ struct NoArgs {}
 
 /// An agent running that turn on `runtime`, writing through to `store` if there is one.
 pub fn loop_agent(runtime: &tokio::runtime::Runtime, store: Option<Arc<dyn Store>>) -> Result<Agent, AgentError> {
-    let noop = tool_fn("noop", "Does nothing.", |_: NoArgs, _: ToolContext| async move {
-        Ok::<_, ToolError>("ok")
+    // A result of its own for each call: the script repeats one call, and the same answer
+    // each time would (rightly) trip the loop guard.
+    let count = Arc::new(AtomicU64::new(0));
+    let noop = tool_fn("noop", "Does nothing.", move |_: NoArgs, _: ToolContext| {
+        let n = count.fetch_add(1, Ordering::Relaxed);
+        async move { Ok::<_, ToolError>(format!("ok {n}")) }
     });
     let mut builder = Agent::builder()
         .provider(ScriptedProvider::repeat_tool_then_answer(
