@@ -163,3 +163,93 @@ async fn agent_loop_runs_two_tool_iterations_then_answers() {
         }
     }
 }
+
+#[derive(Debug, PartialEq, serde::Deserialize, schemars::JsonSchema)]
+struct Weather {
+    city: String,
+    temperature_c: i64,
+    conditions: Vec<String>,
+}
+
+/// A typed turn through each adapter: a tool call, then the answer in the wire's structured
+/// form (JSON text for OpenAI's and Gemini's JSON modes, the `final_answer` tool for
+/// Anthropic), parsed into the type. The answer bodies are constructed (see the fixtures'
+/// README); the tool calls are recorded.
+#[tokio::test]
+async fn typed_answer_after_a_tool_call_on_every_wire() {
+    for wire in common::ALL {
+        let (files, tool): (&[&str], Option<&'static str>) = match wire {
+            Wire::OpenAi => (
+                &["openai/stream-tool-call.sse", "openai/stream-structured-output.sse"],
+                Some("get_weather"),
+            ),
+            Wire::OpenAiResponses => (
+                &[
+                    "openai-responses/stream-tool-call.sse",
+                    "openai-responses/stream-structured-output.sse",
+                ],
+                Some("get_weather"),
+            ),
+            Wire::Anthropic => (
+                &[
+                    "anthropic/stream-tool-use.sse",
+                    "anthropic/stream-final-answer-tool.sse",
+                ],
+                Some("get_weather"),
+            ),
+            // Gemini's JSON mode cannot be combined with tools: this turn has none (with tools
+            // the adapter offers the answer tool, see tests/typed_requests.rs).
+            Wire::Gemini => (&["gemini/stream-structured-output.sse"], None),
+        };
+        let server = MockServer::start(files.iter().map(|f| Reply::sse(f))).await;
+        let mut builder = Agent::builder().provider(adapter(wire, &server.url()));
+        if let Some(tool) = tool {
+            builder = builder.tool(echo(tool));
+        }
+        let session = builder.build().unwrap().create_session().await.unwrap();
+        let outcome = session.send_typed::<Weather>("Weather in Paris?").await;
+        assert_eq!(outcome.status, OutcomeStatus::Done, "{wire:?}: {:?}", outcome.error);
+        assert_eq!(
+            outcome.structured_as::<Weather>().unwrap(),
+            Weather {
+                city: "Paris".into(),
+                temperature_c: 21,
+                conditions: vec!["sunny".into(), "light wind".into()],
+            },
+            "{wire:?}"
+        );
+        assert_eq!(outcome.tool_calls as usize, files.len() - 1, "{wire:?}");
+
+        let requests = server.requests();
+        assert_eq!(requests.len(), files.len(), "{wire:?}");
+        for request in &requests {
+            let body = &request.body;
+            match wire {
+                Wire::OpenAi => {
+                    assert_eq!(body["response_format"]["type"], "json_schema");
+                    assert_eq!(body["response_format"]["json_schema"]["name"], "Weather");
+                    assert_eq!(body["tools"][0]["function"]["name"], "get_weather");
+                }
+                Wire::OpenAiResponses => {
+                    assert_eq!(body["text"]["format"]["type"], "json_schema");
+                    assert_eq!(body["text"]["format"]["name"], "Weather");
+                }
+                Wire::Anthropic => {
+                    assert_eq!(body["tool_choice"], json!({"type": "any"}));
+                    let names: Vec<&str> = body["tools"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|t| t["name"].as_str().unwrap())
+                        .collect();
+                    assert_eq!(names, ["get_weather", "final_answer"]);
+                }
+                Wire::Gemini => {
+                    assert_eq!(body["generationConfig"]["responseMimeType"], "application/json");
+                    assert_eq!(body["generationConfig"]["responseSchema"]["type"], "OBJECT");
+                    assert!(body.get("tools").is_none());
+                }
+            }
+        }
+    }
+}

@@ -459,7 +459,7 @@ fn every_recorded_body_is_exercised() {
     ]
     .concat();
     let cases: Vec<Value> = serde_json::from_slice(&fixture("cases.json")).unwrap();
-    assert_eq!(cases.len(), 53);
+    assert_eq!(cases.len(), 57);
     for case in cases {
         let file = case["file"].as_str().unwrap();
         assert!(!fixture(file).is_empty(), "{file} is copied");

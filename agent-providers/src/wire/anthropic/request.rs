@@ -2,15 +2,24 @@
 //! body. Fields are declared in alphabetical order, the order the bytes had when the body was
 //! built as a JSON tree first.
 
-use agent_core::{ContentPart, ImageSource, Message, ModelRequest, ProviderError, Role};
+use agent_core::{ContentPart, ImageSource, Message, ModelRequest, ProviderError, Role, with_answer_tool};
 use serde::Serialize;
 use serde_json::Value;
 
 use super::{AnthropicOptions, CacheMode, DEFAULT_MAX_TOKENS};
 
 /// Builds the Messages request body.
+///
+/// A typed turn ([`ModelRequest::output_schema`]) is answered through the `final_answer` tool
+/// ([`with_answer_tool`]): the Messages API's structured-output mode is in beta for some
+/// models only, while a tool input schema works with every model and beside the agent's own
+/// tools. Without thinking, `tool_choice: any` makes every response a tool call (a real tool
+/// or the answer); the API refuses forced tool use together with thinking, so with thinking the
+/// choice stays `auto` and the system prompt asks for the tool (an answer written as text is
+/// then checked the same way).
 pub fn request_body(model: &str, request: &ModelRequest, stream: bool, options: &AnthropicOptions) -> Value {
-    serde_json::to_value(WireRequest::new(model, request, stream, options)).unwrap_or(Value::Null)
+    let request = with_answer_tool(request);
+    serde_json::to_value(WireRequest::new(model, &request, stream, options)).unwrap_or(Value::Null)
 }
 
 /// Builds the Messages request body as bytes (what the adapter sends; no intermediate JSON
@@ -21,7 +30,8 @@ pub fn request_bytes(
     stream: bool,
     options: &AnthropicOptions,
 ) -> Result<Vec<u8>, ProviderError> {
-    let wire = WireRequest::new(model, request, stream, options);
+    let request = with_answer_tool(request);
+    let wire = WireRequest::new(model, &request, stream, options);
     crate::wire::to_bytes(&wire, 1024 + 192 * request.messages.len() + 512 * wire.tools.len())
 }
 
@@ -38,8 +48,18 @@ struct WireRequest<'a> {
     temperature: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     thinking: Option<Thinking>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<ToolChoice>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<WireTool<'a>>,
+}
+
+/// `{"type": "any"}`: the response must call one of the tools (for a typed turn, so that the
+/// answer comes through the answer tool).
+#[derive(Serialize)]
+struct ToolChoice {
+    #[serde(rename = "type")]
+    kind: &'static str,
 }
 
 #[derive(Serialize)]
@@ -265,6 +285,7 @@ impl<'a> WireRequest<'a> {
                 .temperature
                 .filter(|_| thinking.is_none())
                 .map(crate::util::json_f32),
+            tool_choice: (request.output_schema.is_some() && thinking.is_none()).then_some(ToolChoice { kind: "any" }),
             thinking,
             tools: request
                 .tools

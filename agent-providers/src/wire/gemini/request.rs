@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use agent_core::{ContentPart, ImageSource, Message, ModelRequest, ProviderError, Role};
+use agent_core::{ANSWER_TOOL, ContentPart, ImageSource, Message, ModelRequest, ProviderError, Role, with_answer_tool};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -13,14 +13,32 @@ use super::GeminiOptions;
 use super::schema::schema;
 
 /// Builds the generateContent request body.
+///
+/// A typed turn ([`ModelRequest::output_schema`]) without tools uses Gemini's structured output
+/// (`responseMimeType: application/json` and `responseSchema`, the schema translated to
+/// Gemini's subset). Gemini refuses that mode together with function calling ("Function calling
+/// with a response mime type: 'application/json' is unsupported"), so a typed turn with tools
+/// offers the `final_answer` tool instead ([`with_answer_tool`]) with function calling mode
+/// `ANY`: every response calls a tool, a real one or the answer.
 pub fn request_body(request: &ModelRequest, options: &GeminiOptions) -> Value {
-    serde_json::to_value(WireRequest::new(request, options)).unwrap_or(Value::Null)
+    let request = typed(request);
+    serde_json::to_value(WireRequest::new(&request, options)).unwrap_or(Value::Null)
+}
+
+/// The request a typed turn with tools sends: with the answer tool (see [`request_body`]).
+fn typed(request: &ModelRequest) -> Cow<'_, ModelRequest> {
+    if request.output_schema.is_some() && !request.tools.is_empty() {
+        with_answer_tool(request)
+    } else {
+        Cow::Borrowed(request)
+    }
 }
 
 /// Builds the generateContent request body as bytes (what the adapter sends; no intermediate
 /// JSON tree).
 pub fn request_bytes(request: &ModelRequest, options: &GeminiOptions) -> Result<Vec<u8>, ProviderError> {
-    let wire = WireRequest::new(request, options);
+    let request = typed(request);
+    let wire = WireRequest::new(&request, options);
     crate::wire::to_bytes(&wire, 1024 + 192 * request.messages.len() + 512 * request.tools.len())
 }
 
@@ -32,8 +50,23 @@ struct WireRequest<'a> {
     generation_config: Option<GenerationConfig>,
     #[serde(skip_serializing_if = "Option::is_none")]
     system_instruction: Option<SystemInstruction>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_config: Option<ToolConfig>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<ToolGroup<'a>>,
+}
+
+/// `{"functionCallingConfig": {"mode": "ANY"}}`: every response calls a function (a typed
+/// turn with tools, answered through the answer tool).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolConfig {
+    function_calling_config: FunctionCallingConfig,
+}
+
+#[derive(Serialize)]
+struct FunctionCallingConfig {
+    mode: &'static str,
 }
 
 #[derive(Serialize)]
@@ -41,6 +74,10 @@ struct WireRequest<'a> {
 struct GenerationConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     max_output_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_mime_type: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_schema: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -209,8 +246,14 @@ impl<'a> WireRequest<'a> {
                 }
             })
             .collect();
+        // A typed turn answers through the answer tool when it has tools (see `request_body`),
+        // in Gemini's JSON mode when not.
+        let answer_tool = request.tools.iter().any(|t| t.name == ANSWER_TOOL);
+        let native = request.output_schema.as_ref().filter(|_| !answer_tool);
         let generation = GenerationConfig {
             max_output_tokens: request.max_output_tokens,
+            response_mime_type: native.map(|_| "application/json"),
+            response_schema: native.map(|o| schema(&o.schema, &o.schema, 0)),
             temperature: request.temperature.map(crate::util::json_f32),
             thinking_config: options
                 .include_thoughts
@@ -218,7 +261,8 @@ impl<'a> WireRequest<'a> {
         };
         let has_generation = generation.max_output_tokens.is_some()
             || generation.temperature.is_some()
-            || generation.thinking_config.is_some();
+            || generation.thinking_config.is_some()
+            || generation.response_schema.is_some();
         WireRequest {
             contents,
             generation_config: has_generation.then_some(generation),
@@ -226,6 +270,9 @@ impl<'a> WireRequest<'a> {
                 parts: [SystemText {
                     text: system.join("\n\n"),
                 }],
+            }),
+            tool_config: (request.output_schema.is_some() && answer_tool).then_some(ToolConfig {
+                function_calling_config: FunctionCallingConfig { mode: "ANY" },
             }),
             tools: if declarations.is_empty() {
                 Vec::new()

@@ -291,4 +291,60 @@ mod tests {
         assert!(!out.to_string().contains("schema cut"), "{out}");
         assert_eq!(out["properties"]["b"]["nullable"], true);
     }
+
+    /// A typed answer's schema as `schemars` writes it (definitions not inlined: `$defs` and
+    /// `$ref`, `Option` as `anyOf` with null, an enum as `oneOf` of `const`s) becomes
+    /// Gemini's subset for `responseSchema`, with none of the keywords Gemini refuses.
+    #[test]
+    fn an_output_schema_from_schemars_becomes_a_response_schema() {
+        let output = json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "title": "Report",
+            "type": "object",
+            "properties": {
+                "city": {"type": "string", "description": "The city."},
+                "sky": {"$ref": "#/$defs/Sky"},
+                "wind": {"anyOf": [{"$ref": "#/$defs/Wind"}, {"type": "null"}]},
+                "tags": {"type": "array", "items": {"type": "string"}, "default": []}
+            },
+            "required": ["city", "sky"],
+            "additionalProperties": false,
+            "$defs": {
+                "Sky": {"oneOf": [{"const": "clear"}, {"const": "cloudy"}]},
+                "Wind": {"type": "object", "properties": {"kmh": {"type": "integer", "minimum": 0}}, "required": ["kmh"]}
+            }
+        });
+        let translated = schema(&output, &output, 0);
+        assert_eq!(
+            translated,
+            json!({
+                "type": "OBJECT",
+                "properties": {
+                    "city": {"type": "STRING", "description": "The city."},
+                    "sky": {"anyOf": [{"type": "STRING", "enum": ["clear"]}, {"type": "STRING", "enum": ["cloudy"]}]},
+                    "wind": {
+                        "type": "OBJECT",
+                        "properties": {"kmh": {"type": "INTEGER", "minimum": 0}},
+                        "required": ["kmh"],
+                        "nullable": true
+                    },
+                    "tags": {"type": "ARRAY", "items": {"type": "STRING"}}
+                },
+                "required": ["city", "sky"]
+            })
+        );
+        let text = translated.to_string();
+        for refused in [
+            "$schema",
+            "$defs",
+            "$ref",
+            "additionalProperties",
+            "title",
+            "default",
+            "const",
+            "oneOf",
+        ] {
+            assert!(!text.contains(refused), "{refused} in {text}");
+        }
+    }
 }

@@ -29,10 +29,28 @@ struct WireRequest<'a> {
     max_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_format: Option<ResponseFormat<'a>>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     stream_options: Option<StreamOptions>,
+}
+
+/// Structured output for a typed turn: `{"type": "json_schema", "json_schema": {...}}`. Chat
+/// Completions takes it together with tools: the schema binds the answer, not the tool calls.
+#[derive(Serialize)]
+struct ResponseFormat<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    json_schema: JsonSchemaFormat<'a>,
+}
+
+#[derive(Serialize)]
+struct JsonSchemaFormat<'a> {
+    name: &'a str,
+    schema: &'a Value,
+    strict: bool,
 }
 
 #[derive(Serialize)]
@@ -201,6 +219,14 @@ impl<'a> WireRequest<'a> {
                 .collect(),
             max_tokens: request.max_output_tokens,
             temperature: request.temperature.map(crate::util::json_f32),
+            response_format: request.output_schema.as_ref().map(|o| ResponseFormat {
+                kind: "json_schema",
+                json_schema: JsonSchemaFormat {
+                    name: &o.name,
+                    schema: &o.schema,
+                    strict: o.strict,
+                },
+            }),
             stream,
             stream_options: stream.then_some(StreamOptions { include_usage: true }),
         }

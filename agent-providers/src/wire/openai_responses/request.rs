@@ -45,12 +45,30 @@ struct WireRequest<'a> {
     temperature: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     reasoning: Option<ReasoningParams>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    text: Option<TextParams<'a>>,
     /// Nothing is kept on the server: the transcript carries what the next call needs.
     store: bool,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     include: Vec<&'static str>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     stream: bool,
+}
+
+/// Structured output for a typed turn: `{"format": {"type": "json_schema", ...}}`, usable
+/// together with tools.
+#[derive(Serialize)]
+struct TextParams<'a> {
+    format: TextFormat<'a>,
+}
+
+#[derive(Serialize)]
+struct TextFormat<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    name: &'a str,
+    schema: &'a Value,
+    strict: bool,
 }
 
 #[derive(Serialize)]
@@ -164,6 +182,14 @@ impl<'a> WireRequest<'a> {
             // Reasoning models refuse a temperature.
             temperature: request.temperature.filter(|_| !reasons).map(crate::util::json_f32),
             reasoning: reasons.then_some(ReasoningParams { summary: "auto" }),
+            text: request.output_schema.as_ref().map(|o| TextParams {
+                format: TextFormat {
+                    kind: "json_schema",
+                    name: &o.name,
+                    schema: &o.schema,
+                    strict: o.strict,
+                },
+            }),
             store: false,
             include: if reasons {
                 vec!["reasoning.encrypted_content"]
