@@ -241,3 +241,34 @@ async fn an_invalid_schema_fails_before_the_model_is_called() {
     assert!(outcome.error.as_deref().unwrap().contains("\"bad\""));
     assert_eq!(provider.call_count(), 0);
 }
+
+#[tokio::test]
+async fn a_typed_turn_parked_on_a_question_stays_typed_when_answered() {
+    let provider = Arc::new(
+        ScriptedProvider::new([
+            ScriptedReply::tool_call(
+                "ask_clarification",
+                json!({"kind": "input", "title": "City", "question": "Which city?"}),
+            )
+            .into(),
+            ScriptedReply::json(json!({"name": "Oslo", "population": 709000})).into(),
+        ])
+        .record_requests(),
+    );
+    let agent = Agent::builder()
+        .provider_arc(provider.clone())
+        .clarification(true)
+        .build()
+        .unwrap();
+    let session = agent.create_session().await.unwrap();
+    let outcome = session.send_typed::<City>("A capital, please.").await;
+    assert_eq!(outcome.status, OutcomeStatus::AwaitingUser, "{:?}", outcome.error);
+    let question = outcome.clarification.unwrap();
+    let outcome = session.answer_clarification(&question.id, "Norway").unwrap().await;
+    assert_eq!(outcome.status, OutcomeStatus::Done, "{:?}", outcome.error);
+    assert_eq!(outcome.structured_as::<City>().unwrap().name, "Oslo");
+    assert!(
+        provider.requests()[1].output_schema.is_some(),
+        "the continued turn is typed"
+    );
+}

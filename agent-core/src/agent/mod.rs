@@ -106,6 +106,9 @@ pub(crate) struct SessionState {
     pub clarification: clarification::Slot,
     /// The approval a turn is parked on, if any.
     pub approval: approval::Slot,
+    /// The output schema of a typed turn that is parked (on a question or an approval), for
+    /// the turn that continues it. In memory only: a turn resumed after a restart is untyped.
+    pub parked_output: Mutex<Option<crate::provider::OutputSchema>>,
 }
 
 impl SessionState {
@@ -115,6 +118,7 @@ impl SessionState {
             history: Arc::new(tokio::sync::Mutex::new(history)),
             clarification: clarification::Slot::default(),
             approval: approval::Slot::default(),
+            parked_output: Mutex::new(None),
         }
     }
 }

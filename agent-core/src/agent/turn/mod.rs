@@ -157,7 +157,21 @@ impl Turn<'_> {
             _ = self.cancel.cancelled() => return Outcome::new(OutcomeStatus::Cancelled),
             h = slot.0 => h,
         };
-        let mut outcome = self.drive_locked(&mut history, input).await;
+        // A typed turn's schema: its own, or, for a turn continuing a parked one, the parked
+        // turn's (taken either way, so that it never outlives the turn it belongs to).
+        let parked = self.state.parked_output.lock().ok().and_then(|mut p| p.take());
+        let output = match &input {
+            TurnInput::User { output, .. } => output.as_deref().cloned(),
+            TurnInput::Answer { .. } | TurnInput::Approval { .. } => parked,
+        };
+        let mut outcome = self.drive_locked(&mut history, input, output.clone()).await;
+        if matches!(
+            outcome.status,
+            OutcomeStatus::AwaitingUser | OutcomeStatus::AwaitingApproval
+        ) && let Ok(mut p) = self.state.parked_output.lock()
+        {
+            *p = output;
+        }
         self.tools_turn_ended().await;
         if !self.agent.hooks.is_empty()
             && let Err(message) = super::hook_points::turn_ended(&self.agent.hooks, self.session, &outcome).await
@@ -207,17 +221,12 @@ impl Turn<'_> {
     }
 
     /// The loop: model call, tool calls, until the model answers or the turn stops.
-    async fn drive_locked(&self, history: &mut History, input: TurnInput) -> Outcome {
+    async fn drive_locked(&self, history: &mut History, input: TurnInput, output: Option<OutputSchema>) -> Outcome {
         // A typed turn checks its answer against the schema (a schema that does not compile
         // fails the turn before anything is added to the history).
-        let mut answer = match &input {
-            TurnInput::User {
-                output: Some(schema), ..
-            } => match AnswerCheck::new(OutputSchema::clone(schema)) {
-                Ok(check) => Some(check),
-                Err(message) => return Outcome::failed(ErrorKind::OutputSchema, message),
-            },
-            _ => None,
+        let mut answer = match output.map(AnswerCheck::new).transpose() {
+            Ok(check) => check,
+            Err(message) => return Outcome::failed(ErrorKind::OutputSchema, message),
         };
         let resumed = match self.begin(history, input).await {
             Ok(resumed) => resumed,
