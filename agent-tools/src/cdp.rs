@@ -486,6 +486,24 @@ impl CdpHost {
     }
 
     /// Runs a browser call with the dead check and the call timeout.
+    /// The isolated world the tools evaluate in (see `cdp_world`); an error rather than the
+    /// page's own world when it cannot be had.
+    async fn tools_world(
+        &self,
+        page: &Page,
+    ) -> Result<chromiumoxide::cdp::js_protocol::runtime::ExecutionContextId, HostError> {
+        match self
+            .call("finding the tools' script world", crate::cdp_world::tools_context(page))
+            .await
+        {
+            Ok(Some(context)) => Ok(context),
+            Ok(None) => Err(HostError::Other(
+                "the page's document has no isolated script world for the tools yet; try again".into(),
+            )),
+            Err(e) => Err(self.in_tab(page, e)),
+        }
+    }
+
     async fn call<T>(&self, what: &str, fut: impl Future<Output = Result<T, CdpError>>) -> Result<T, HostError> {
         if self.check_dead() {
             return Err(HostError::Disconnected(
@@ -610,6 +628,7 @@ impl BrowserHost for CdpHost {
             let mut params = EvaluateParams::new(expression);
             params.await_promise = Some(true);
             params.return_by_value = Some(true);
+            params.context_id = Some(self.tools_world(&page).await?);
             let evaluated = self.paused_by_dialog(&id, self.call("evaluate", page.evaluate_expression(params)));
             match evaluated.await {
                 Ok(result) => return Ok(result.value().cloned().unwrap_or(serde_json::Value::Null)),
@@ -786,6 +805,7 @@ impl BrowserHost for CdpHost {
         let id = page.target_id().as_ref().to_string();
         let mut params = EvaluateParams::new(element);
         params.return_by_value = Some(false);
+        params.context_id = Some(self.tools_world(&page).await?);
         let found = self.paused_by_dialog(&id, self.call("finding a file input", page.evaluate_expression(params)));
         let object = match found.await {
             Ok(r) => r.object().object_id.clone(),

@@ -115,7 +115,10 @@ impl From<HostError> for ToolError {
 #[async_trait]
 pub trait BrowserHost: Send + Sync {
     /// Evaluates a JavaScript expression in the tab's main frame and returns its value as JSON.
-    /// A promise is awaited. A thrown exception is [`HostError::Script`].
+    /// A promise is awaited. A thrown exception is [`HostError::Script`]. A host should evaluate
+    /// in a script world of its own where the browser has one (the DOM is shared, the page's
+    /// globals are not): the page's scripts then cannot see or change the tools' state. The
+    /// CDP host and the WebKitGTK example do.
     async fn evaluate(&self, tab: Option<&str>, expression: &str) -> Result<serde_json::Value, HostError>;
 
     /// Starts loading `url` in the tab and waits for the load to finish (or fail).

@@ -37,6 +37,8 @@ mod cdp;
 mod cdp_dialogs;
 #[cfg(feature = "cdp")]
 mod cdp_screenshot;
+#[cfg(feature = "cdp")]
+mod cdp_world;
 mod fs;
 mod gating;
 mod host;

@@ -310,3 +310,17 @@ fn refs_a_page_plants_in_the_tools_state_are_not_named() {
     let text = out.text_content();
     assert!(!text.contains("IGNORE") && !text.contains("7.5"), "{text}");
 }
+
+#[test]
+fn a_page_cannot_reach_the_tools_state_or_patch_their_built_ins() {
+    let _g = exclusive();
+    let p = tools();
+    p.open("/hijack.html");
+    let cancel = p.ref_of("Cancel order");
+    // Give the page's hijacker time to run against whatever it can see.
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    p.ok("page_click", json!({"ref": cancel}));
+    assert_eq!(p.eval("document.title"), json!("cancelled"));
+    // The tools evaluate in a world of their own: what the page put on its window is not there.
+    assert_eq!(p.eval("window.__agentToolsState.hijacked === undefined"), json!(true));
+}
