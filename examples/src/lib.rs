@@ -29,6 +29,10 @@ pub struct DocsProvidersDoctests;
 pub struct DocsTabsDoctests;
 
 #[cfg(doctest)]
+#[doc = include_str!("../../docs/typed-answers.md")]
+pub struct DocsTypedAnswersDoctests;
+
+#[cfg(doctest)]
 #[doc = include_str!("../../agent-core/README.md")]
 pub struct CoreReadmeDoctests;
 
