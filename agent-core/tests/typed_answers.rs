@@ -272,3 +272,25 @@ async fn a_typed_turn_parked_on_a_question_stays_typed_when_answered() {
         "the continued turn is typed"
     );
 }
+
+#[tokio::test]
+async fn no_correction_is_made_past_max_iterations() {
+    let provider = Arc::new(ScriptedProvider::new([ScriptedReply::text("Oslo").into()]));
+    let agent = Agent::builder()
+        .provider_arc(provider.clone())
+        .config(agent_core::AgentConfig {
+            max_iterations: 1,
+            ..Default::default()
+        })
+        .build()
+        .unwrap();
+    let session = agent.create_session().await.unwrap();
+    let outcome = session.send_typed::<City>("Capital of Norway?").await;
+    assert_eq!(outcome.error_kind, Some(ErrorKind::OutputInvalid));
+    assert!(
+        outcome.error.as_deref().unwrap().contains("max_iterations"),
+        "{:?}",
+        outcome.error
+    );
+    assert_eq!(provider.call_count(), 1);
+}

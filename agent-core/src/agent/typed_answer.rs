@@ -59,12 +59,19 @@ impl AnswerCheck {
         }
     }
 
-    /// Judges a final answer's text.
-    pub fn judge(&mut self, text: &str) -> Verdict {
+    /// Judges a final answer's text; `may_retry` is false when the turn has no model call
+    /// left for a correction (`max_iterations`).
+    pub fn judge(&mut self, text: &str, may_retry: bool) -> Verdict {
         let problem = match self.problem(text) {
             Ok(value) => return Verdict::Accepted(value),
             Err(problem) => problem,
         };
+        if !may_retry && !self.corrected {
+            return Verdict::Failed(format!(
+                "the final answer {problem} (schema \"{}\"; no model call was left for a correction: max_iterations)",
+                self.schema.name
+            ));
+        }
         if self.corrected {
             return Verdict::Failed(format!(
                 "the final answer {problem} (schema \"{}\"; also after one correction)",
@@ -140,7 +147,7 @@ mod tests {
 
     #[test]
     fn fenced_json_is_accepted() {
-        let Verdict::Accepted(value) = check().judge("```json\n{\"name\": \"Oslo\"}\n```") else {
+        let Verdict::Accepted(value) = check().judge("```json\n{\"name\": \"Oslo\"}\n```", true) else {
             panic!("not accepted");
         };
         assert_eq!(value, json!({"name": "Oslo"}));
@@ -149,7 +156,7 @@ mod tests {
     #[test]
     fn one_correction_then_failure_naming_the_problem() {
         let mut check = check();
-        let Verdict::Retry(note) = check.judge("{\"nom\": 1}") else {
+        let Verdict::Retry(note) = check.judge("{\"nom\": 1}", true) else {
             panic!("no retry");
         };
         assert_eq!(note.visibility, Visibility::MODEL_ONLY);
@@ -158,10 +165,19 @@ mod tests {
             "{}",
             note.text()
         );
-        let Verdict::Failed(error) = check.judge("Oslo") else {
+        let Verdict::Failed(error) = check.judge("Oslo", true) else {
             panic!("no failure");
         };
         assert!(error.starts_with("the final answer is not valid JSON"), "{error}");
+    }
+
+    #[test]
+    fn no_correction_past_the_iteration_cap() {
+        let Verdict::Failed(error) = check().judge("", false) else {
+            panic!("no failure");
+        };
+        assert!(error.starts_with("the final answer was empty"), "{error}");
+        assert!(error.contains("max_iterations"), "{error}");
     }
 
     #[test]

@@ -285,7 +285,9 @@ impl Turn<'_> {
             }
             let text = message.text();
             let verdict = match answer.as_mut() {
-                Some(check) if message.tool_calls.is_empty() => Some(check.judge(&text)),
+                Some(check) if message.tool_calls.is_empty() => {
+                    Some(check.judge(&text, outcome.iterations < self.agent.config.max_iterations))
+                }
                 _ => None,
             };
             if !text.is_empty() {
