@@ -31,8 +31,10 @@ mod events;
 mod input;
 mod iso_time;
 mod mapping;
+mod resume_approval;
 mod router;
 mod start;
+mod started;
 mod thread;
 
 pub use approval::{APPROVAL_REASON, approval_interrupts};

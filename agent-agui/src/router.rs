@@ -18,7 +18,8 @@ use futures::{Stream, StreamExt};
 use crate::events::AguiEvent;
 use crate::input::RunAgentInput;
 use crate::mapping::EventMapper;
-use crate::start::{Running, Started, start};
+use crate::start::start;
+use crate::started::{Running, Started};
 
 /// The largest request body accepted by default (1 MiB); larger ones get 413.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;

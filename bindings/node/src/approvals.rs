@@ -2,29 +2,16 @@
 //! rejects the call (`awaiting_approval`). Answering and dismissing a session's or a tab's
 //! pending approval, the remembered decisions, and the coded errors of refused answers.
 
-use agent_core::{ApprovalDecision, ApprovalError, Gate, GateDecision, GateRequest, async_trait};
+use agent_core::{ApprovalDecision, Gate, GateDecision, GateRequest, async_trait};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::Value;
 
 use crate::agent::{NativeAgent, NativeSession};
 use crate::convert::{Json, js};
-use crate::error::coded;
+use crate::error::{approval_error, coded};
 use crate::run::NativeRun;
 use crate::tabs::{NativeTabHub, tab_error, tab_id};
-
-/// A refused answer to a pending approval, with its code (`approval_*`, or `store`).
-pub(crate) fn approval_error(e: ApprovalError) -> Error {
-    let code = match &e {
-        ApprovalError::NotPending(_) => "approval_not_pending",
-        ApprovalError::Expired => "approval_expired",
-        ApprovalError::MissingDecision(_) => "approval_missing_decision",
-        ApprovalError::UnknownCall(_) => "approval_unknown_call",
-        ApprovalError::InvalidArguments { .. } => "approval_invalid_arguments",
-        ApprovalError::Store(_) => "store",
-    };
-    coded(code, e)
-}
 
 /// The person's decisions, by call id, from the JS layer's normalized object
 /// (`{ [callId]: { decision: 'approve' | 'reject', arguments?, reason?, remember? } }`).

@@ -1,7 +1,7 @@
 //! Errors thrown to JavaScript. Every message starts with `[code] `; the JS layer turns it
 //! into an `AgentCoreError` subclass with a `code` property and the clean message.
 
-use agent_core::{AgentError, StoreError, ToolSetError};
+use agent_core::{AgentError, ApprovalError, StoreError, ToolSetError};
 use napi::{Error, Status};
 
 /// An error with a stable code, thrown to JavaScript.
@@ -42,3 +42,16 @@ impl std::fmt::Display for JsErrorRef {
 }
 
 impl std::error::Error for JsErrorRef {}
+
+/// A refused answer to a pending approval, with its code (`approval_*`, or `store`).
+pub(crate) fn approval_error(e: ApprovalError) -> Error {
+    let code = match &e {
+        ApprovalError::NotPending(_) => "approval_not_pending",
+        ApprovalError::Expired => "approval_expired",
+        ApprovalError::MissingDecision(_) => "approval_missing_decision",
+        ApprovalError::UnknownCall(_) => "approval_unknown_call",
+        ApprovalError::InvalidArguments { .. } => "approval_invalid_arguments",
+        ApprovalError::Store(_) => "store",
+    };
+    coded(code, e)
+}

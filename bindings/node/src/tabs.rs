@@ -28,7 +28,7 @@ pub(crate) fn tab_error(e: TabError) -> Error {
             format!("tab {id} is closed: reopen it with hub.reopenTab(tab) first"),
         ),
         TabError::Clarification(c) => clarification_error(c),
-        TabError::Approval(a) => crate::approvals::approval_error(a),
+        TabError::Approval(a) => crate::error::approval_error(a),
         e => {
             let code = match &e {
                 TabError::AlreadyExists(_) => "tab_exists",

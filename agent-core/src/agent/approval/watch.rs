@@ -8,6 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::emit::Emitter;
 use crate::agent::history::History;
+use crate::agent::parked_watch::watch;
 use crate::agent::pending_approval::ParkedApproval;
 use crate::agent::{AgentInner, SessionState};
 use crate::event::EventKind;
@@ -26,12 +27,8 @@ pub(super) fn spawn(
     resolved: CancellationToken,
     emitter: Emitter,
 ) {
-    agent.runtime.clone().spawn(async move {
-        let expired = tokio::select! {
-            _ = resolved.cancelled() => return,
-            _ = cancel.cancelled() => false,
-            _ = tokio::time::sleep(ttl) => true,
-        };
+    let runtime = agent.runtime.clone();
+    watch(&runtime, ttl, cancel, resolved, move |expired| async move {
         let mut history = state.history.lock().await;
         let Some(parked) = state.approval.take(Some(&id)) else {
             return;

@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 use super::{CLARIFICATION_TOOL, Clarification};
 use crate::agent::emit::Emitter;
 use crate::agent::history::History;
+use crate::agent::parked_watch::watch;
 use crate::agent::{AgentInner, SessionState};
 use crate::event::EventKind;
 use crate::message::Message;
@@ -26,12 +27,8 @@ pub(super) fn spawn(
     resolved: CancellationToken,
     emitter: Emitter,
 ) {
-    agent.runtime.clone().spawn(async move {
-        let expired = tokio::select! {
-            _ = resolved.cancelled() => return,
-            _ = cancel.cancelled() => false,
-            _ = tokio::time::sleep(ttl) => true,
-        };
+    let runtime = agent.runtime.clone();
+    watch(&runtime, ttl, cancel, resolved, move |expired| async move {
         let mut history = state.history.lock().await;
         let Some(question) = state.clarification.take(Some(&id)) else {
             return;
