@@ -287,20 +287,28 @@ impl NativeSession {
     /// Starts a turn with a user message: a string, or a message dict (`{"role": "user",
     /// "content": [...]}`). Returns the run at once.
     fn send(&self, py: Python<'_>, message: &Bound<'_, PyAny>) -> PyResult<NativeRun> {
+        let message = user_message(message)?;
         self.loops.remember(py, self.session.id());
-        let run = if let Ok(text) = message.extract::<String>() {
-            self.session.send(text)
-        } else {
-            let mut value = py_to_json(message)?;
-            if let Some(obj) = value.as_object_mut() {
-                obj.entry("role").or_insert_with(|| "user".into());
-                if let Some(serde_json::Value::String(text)) = obj.get("content").cloned() {
-                    obj.insert("content".into(), serde_json::json!([{"type": "text", "text": text}]));
-                }
-            }
-            let message = serde_json::from_value(value).map_err(|e| config_error(format!("invalid message: {e}")))?;
-            self.session.send_message(message)
-        };
+        let run = self.session.send_message(message);
+        Ok(NativeRun { run: Arc::new(run) })
+    }
+
+    /// Starts a typed turn: like `send`, with a final answer that must match the JSON Schema
+    /// `schema` (a dict) named `name`; the outcome's `structured` holds it. Returns the run at
+    /// once; a schema that is not a valid JSON Schema ends it with `output.schema`.
+    fn send_with_schema(
+        &self,
+        py: Python<'_>,
+        message: &Bound<'_, PyAny>,
+        name: &str,
+        schema: &Bound<'_, PyAny>,
+    ) -> PyResult<NativeRun> {
+        let message = user_message(message)?;
+        let schema = agent_core::OutputSchema::new(name, py_to_json(schema)?);
+        self.loops.remember(py, self.session.id());
+        let run = self
+            .session
+            .send_with_schema(message, schema, agent_core::CancellationToken::new());
         Ok(NativeRun { run: Arc::new(run) })
     }
 
@@ -475,6 +483,22 @@ impl NativeEvents {
             Ok(Json(serde_json::Value::Array(all)))
         })
     }
+}
+
+/// A user message from text or a message dict (`{"role": "user", "content": [...]}`, where a
+/// string `content` becomes one text part).
+fn user_message(message: &Bound<'_, PyAny>) -> PyResult<agent_core::Message> {
+    if let Ok(text) = message.extract::<String>() {
+        return Ok(agent_core::Message::user(text));
+    }
+    let mut value = py_to_json(message)?;
+    if let Some(obj) = value.as_object_mut() {
+        obj.entry("role").or_insert_with(|| "user".into());
+        if let Some(serde_json::Value::String(text)) = obj.get("content").cloned() {
+            obj.insert("content".into(), serde_json::json!([{"type": "text", "text": text}]));
+        }
+    }
+    serde_json::from_value(value).map_err(|e| config_error(format!("invalid message: {e}")))
 }
 
 /// Maps a clarification error.

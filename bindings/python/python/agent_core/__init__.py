@@ -41,6 +41,7 @@ from ._agent import (
 from ._approvals import ApprovalCall, ApprovalRule, Approve, Ask, Reject, RememberScope
 from ._prompt import browser_prompt
 from ._schema import SchemaError
+from ._typed import TypedOutcome, TypedRun
 from .errors import (
     AgentCoreError,
     ApprovalError,
@@ -177,6 +178,8 @@ __all__ = [
     "ToolCallStep",
     "ToolContext",
     "ToolError",
+    "TypedOutcome",
+    "TypedRun",
     "Usage",
     "tool",
 ]

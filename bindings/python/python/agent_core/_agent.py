@@ -8,6 +8,7 @@ import inspect
 import types
 from dataclasses import dataclass, field, fields
 from typing import (
+    TYPE_CHECKING,
     Any,
     AsyncIterator,
     Awaitable,
@@ -19,8 +20,11 @@ from typing import (
     Literal,
     Optional,
     Sequence,
+    Type,
     TypedDict,
+    TypeVar,
     Union,
+    overload,
 )
 
 from . import _native
@@ -30,6 +34,11 @@ from .errors import RunError
 from .providers import Provider
 from .stores import Store
 from .tools import NativeTools, Tool
+
+if TYPE_CHECKING:
+    from ._typed import TypedRun
+
+_T = TypeVar("_T")
 
 __all__ = [
     "Agent",
@@ -201,6 +210,9 @@ class Outcome:
 
     status: str
     final_text: Optional[str] = None
+    structured: Any = None
+    """The final answer of a typed turn (:meth:`Session.send_typed`) as JSON data, checked
+    against its schema; None for other turns and when the turn did not end ``done``."""
     iterations: int = 0
     tool_calls: int = 0
     usage: Usage = field(default_factory=Usage)
@@ -217,6 +229,7 @@ class Outcome:
         return cls(
             status=d["status"],
             final_text=d.get("final_text"),
+            structured=d.get("structured"),
             iterations=d.get("iterations", 0),
             tool_calls=d.get("tool_calls", 0),
             usage=Usage(**(d.get("usage") or {})),
@@ -239,6 +252,19 @@ class Outcome:
     def ok(self) -> bool:
         """Whether the turn ended ``done``."""
         return self.status == "done"
+
+    def parsed(self, tp: Type[_T]) -> _T:
+        """The typed answer (``structured``) as ``tp``: a pydantic model, a dataclass, or a
+        TypedDict / dict type (the data unchanged). Raises :class:`RunError` when the turn
+        gave no typed answer."""
+        from ._schema import converter
+
+        if self.structured is None:
+            self.raise_for_status()
+            raise RunError("the turn gave no typed answer (it was not started with send_typed)")
+        convert = converter(tp)
+        value: _T = convert(self.structured) if convert is not None else self.structured
+        return value
 
     def raise_for_status(self) -> "Outcome":
         """Returns self when the turn ended ``done``; otherwise raises :class:`RunError` (with
@@ -609,6 +635,33 @@ class Session:
         {"type": "image", ...}]}``. Call it from the asyncio loop that should run async tools.
         """
         return Run(self._native.send(message if isinstance(message, str) else dict(message)))
+
+    @overload
+    def send_typed(
+        self, message: Union[str, Mapping[str, Any]], schema: Type[_T], *, name: Optional[str] = None
+    ) -> "TypedRun[_T]": ...
+
+    @overload
+    def send_typed(
+        self, message: Union[str, Mapping[str, Any]], schema: Mapping[str, Any], *, name: Optional[str] = None
+    ) -> "TypedRun[Any]": ...
+
+    def send_typed(self, message: Union[str, Mapping[str, Any]], schema: Any, *, name: Optional[str] = None) -> Any:
+        """Starts a turn whose final answer must match ``schema`` and returns its run at once.
+
+        ``schema`` is a pydantic model class (its ``model_json_schema()``), a dataclass, a
+        TypedDict, or a JSON Schema dict; ``name`` names it for the model (default: the class
+        name, or the dict's ``title``, or ``"answer"``). Tools stay offered. The answer is
+        checked against the schema with one correction; ``await run`` gives a
+        :class:`TypedOutcome` whose ``answer`` is a model / dataclass instance (the dict for a
+        TypedDict or a dict schema) and ``structured`` the JSON data. A second bad answer ends
+        the turn ``error`` with ``error_kind`` ``output.invalid``; a schema that is not a valid
+        JSON Schema ``output.schema``."""
+        from ._typed import TypedRun, output_schema
+
+        schema_name, json_schema, convert = output_schema(schema, name)
+        msg = message if isinstance(message, str) else dict(message)
+        return TypedRun(self._native.send_with_schema(msg, schema_name, json_schema), convert)
 
     def pending_clarification(self) -> Optional["Clarification"]:
         """The question a turn of this session is parked on, if any (it survives a restart
