@@ -231,6 +231,12 @@ export declare class NativeSession {
   send(text: string, cancelled?: boolean | undefined | null): NativeRun
   /** Starts a turn with a whole user message (`{role, content: [...]}`, plain JSON data). */
   sendMessage(message: object, cancelled?: boolean | undefined | null): NativeRun
+  /**
+   * Starts a typed turn: the final answer must match the JSON Schema `schema` (plain JSON
+   * data, keys kept as they are) named `name`; the outcome's `structured` holds it.
+   * `message` is text or a whole user message.
+   */
+  sendWithSchema(message: string | object, name: string, schema: object, cancelled?: boolean | undefined | null): NativeRun
   /** The question a turn of this session is parked on, if any. */
   pendingClarification(): any
   /** Answers the pending question; the parked turn goes on in a new run. */

@@ -25,11 +25,16 @@ export interface Usage {
  */
 export type OutcomeStatus = 'done' | 'denied' | 'capped' | 'cancelled' | 'error' | 'awaiting_user' | 'awaiting_approval'
 
-/** The result of a turn. */
-export interface Outcome {
+/** The result of a turn; `T` is the type of a typed turn's answer (`structured`). */
+export interface Outcome<T = Json> {
   status: OutcomeStatus
-  /** The last assistant text of the turn (the answer, for `done`). */
+  /** The last assistant text of the turn (the answer, for `done`; a typed answer's raw JSON text). */
   finalText: string | null
+  /**
+   * The answer of a typed turn (`session.sendTyped`), parsed and checked against its schema.
+   * Absent for other turns and when the turn did not end `done`.
+   */
+  structured?: T
   /** Model calls made. */
   iterations: number
   /** Tool calls requested by the model (run or not). */

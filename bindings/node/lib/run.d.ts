@@ -1,5 +1,5 @@
 /** Runs: one turn each, in the background. */
-import type { AgentEvent, Outcome } from './events.js'
+import type { AgentEvent, Json, Outcome } from './events.js'
 
 /** What a run is doing (`awaiting_user` also for a turn parked for approval). */
 export type RunState = 'idle' | 'thinking' | 'tool_call' | 'complete' | 'error' | 'cancelled' | 'awaiting_user'
@@ -20,8 +20,11 @@ export interface RunStatus {
   error: string | null
 }
 
-/** One turn, running in the background. */
-export declare class Run {
+/**
+ * One turn, running in the background. `T` is the type of a typed turn's answer
+ * (`session.sendTyped`), in `outcome.structured`.
+ */
+export declare class Run<T = Json> {
   private constructor()
   readonly id: string
   readonly sessionId: string
@@ -32,7 +35,7 @@ export declare class Run {
   /** Whether the run has finished. */
   readonly finished: boolean
   /** The outcome, once the run ends. Never rejects: look at `status`. */
-  readonly outcome: Promise<Outcome>
+  readonly outcome: Promise<Outcome<T>>
   /**
    * The final text; rejects unless the run ended `done`: with the original error when a JS tool
    * threw a fatal one, else with a `RunError`.

@@ -1,6 +1,6 @@
 /** Sessions: conversations whose turns run one after another. */
 import type { ApprovalDecisions, PendingApproval } from './approvals.js'
-import type { ContentPart, Message, StoredMessage } from './events.js'
+import type { ContentPart, Json, JsonSchema, Message, StoredMessage } from './events.js'
 import type { TurnOrigin } from './gate.js'
 import type { Run } from './run.js'
 
@@ -25,6 +25,18 @@ export interface SendOptions {
   signal?: AbortSignal
 }
 
+/** Options of a typed turn (`session.sendTyped`). */
+export interface TypedSendOptions extends SendOptions {
+  /** The schema's name for the model (letters, digits, `_`, `-`); default: its `title`, else `answer`. */
+  name?: string
+}
+
+/**
+ * What `sendTyped` takes: a JSON Schema object, or an object that gives one through a
+ * `toJSONSchema()` method or a `jsonSchema` property (schema libraries' wrappers).
+ */
+export type TypedSchema = JsonSchema | { toJSONSchema(): JsonSchema } | { jsonSchema: JsonSchema }
+
 /** A conversation with the agent. Turns of one session run one after another. */
 export declare class Session {
   private constructor()
@@ -34,6 +46,19 @@ export declare class Session {
   send(text: string, options?: SendOptions): Run
   /** Starts a turn with a whole user message (several parts, images). */
   send(message: { role?: 'user'; content: ContentPart[] }, options?: SendOptions): Run
+  /**
+   * Starts a typed turn: the final answer must match `schema`; `outcome.structured` holds it,
+   * parsed and checked (with one correction). A second bad answer ends the turn `error` with
+   * `errorKind` `output.invalid`; a schema that is not valid JSON Schema, `output.schema`.
+   * `T` is the answer's type (not checked at run time beyond the schema).
+   */
+  sendTyped<T = Json>(text: string, schema: TypedSchema, options?: TypedSendOptions): Run<T>
+  /** A typed turn with a whole user message. */
+  sendTyped<T = Json>(
+    message: { role?: 'user'; content: ContentPart[] },
+    schema: TypedSchema,
+    options?: TypedSendOptions,
+  ): Run<T>
   /** The question a turn of this session is parked on (`awaiting_user`), or `null`. */
   pendingClarification(): Clarification | null
   /** Answers the pending question; the parked turn goes on in a new run. */

@@ -8,6 +8,25 @@ const { toJsonValue } = require('./tools.js')
 const { Run, cancelOnAbort } = require('./run.js')
 const { approvalDecisions } = require('./approvals.js')
 
+/**
+ * The JSON Schema of `schema`: the result of its `toJSONSchema()` method, its `jsonSchema`
+ * property, or the object itself.
+ * @param {any} schema
+ * @returns {Record<string, unknown>}
+ */
+function jsonSchemaOf(schema) {
+  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) {
+    throw new TypeError('sendTyped takes a JSON Schema object, or an object with toJSONSchema() or a jsonSchema property')
+  }
+  let json = schema
+  if (typeof schema.toJSONSchema === 'function') json = schema.toJSONSchema()
+  else if (schema.jsonSchema !== null && typeof schema.jsonSchema === 'object') json = schema.jsonSchema
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) {
+    throw new TypeError('the JSON Schema of sendTyped must be an object')
+  }
+  return json
+}
+
 /** A conversation with the agent. Turns of one session run one after another. */
 class Session {
   #native
@@ -35,6 +54,28 @@ class Session {
         : wrap(() => this.#native.sendMessage(toJsonValue({ role: 'user', ...input }), aborted))
     const run = new Run(n, this.#agent)
     // An already aborted signal went to the native send: the run starts cancelled.
+    if (!aborted) cancelOnAbort(signal, n, run)
+    return run
+  }
+
+  /**
+   * Starts a typed turn: its final answer must match `schema`, and `outcome.structured` holds
+   * it (parsed and checked, with one correction; a second bad answer ends the turn `error` with
+   * `errorKind` `output.invalid`, a schema that is not valid JSON Schema `output.schema`).
+   * @param {string | { role?: 'user', content: any[] }} input text, or a whole user message
+   * @param {any} schema a JSON Schema object, an object with a `toJSONSchema()` method, or one
+   *   with a `jsonSchema` property
+   * @param {{ signal?: AbortSignal, name?: string }} [options] `name` names the schema for the
+   *   model (default: its `title`, else `answer`)
+   */
+  sendTyped(input, schema, options = {}) {
+    const json = jsonSchemaOf(schema)
+    const name = options.name ?? (typeof json.title === 'string' ? json.title : 'answer')
+    const signal = options.signal
+    const aborted = signal ? signal.aborted : false
+    const message = typeof input === 'string' ? input : toJsonValue({ role: 'user', ...input })
+    const n = wrap(() => this.#native.sendWithSchema(message, String(name), toJsonValue(json), aborted))
+    const run = new Run(n, this.#agent)
     if (!aborted) cancelOnAbort(signal, n, run)
     return run
   }

@@ -414,7 +414,45 @@ impl NativeSession {
         self.start(message, cancelled.unwrap_or(false))
     }
 
+    /// Starts a typed turn: the final answer must match the JSON Schema `schema` (plain JSON
+    /// data, keys kept as they are) named `name`; the outcome's `structured` holds it.
+    /// `message` is text or a whole user message.
+    #[napi(
+        ts_args_type = "message: string | object, name: string, schema: object, cancelled?: boolean | undefined | null"
+    )]
+    pub fn send_with_schema(
+        &self,
+        message: Unknown<'_>,
+        name: String,
+        schema: Unknown<'_>,
+        cancelled: Option<bool>,
+    ) -> Result<NativeRun> {
+        let mut value = crate::options::value_of("message", message)?;
+        let message = if let serde_json::Value::String(text) = &value {
+            Message::user(text.clone())
+        } else {
+            crate::convert::integral_numbers(&mut value);
+            serde_json::from_value(crate::convert::snake_keys(value))
+                .map_err(|e| coded("invalid_argument", format!("message: {e}")))?
+        };
+        let mut schema = crate::options::value_of("schema", schema)?;
+        crate::convert::integral_numbers(&mut schema);
+        let schema = agent_core::OutputSchema::new(name, schema);
+        self.begin(cancelled.unwrap_or(false), |session, token| {
+            session.send_with_schema(message, schema, token)
+        })
+    }
+
     fn start(&self, message: Message, cancelled: bool) -> Result<NativeRun> {
+        self.begin(cancelled, |session, token| session.send_with_cancel(message, token))
+    }
+
+    /// Starts a run with `send` unless the agent is closed.
+    fn begin(
+        &self,
+        cancelled: bool,
+        send: impl FnOnce(&Session, CancellationToken) -> agent_core::Run,
+    ) -> Result<NativeRun> {
         if self.closed.load(Ordering::SeqCst) {
             return Err(coded("closed", "the agent is closed"));
         }
@@ -422,8 +460,7 @@ impl NativeSession {
         if cancelled {
             token.cancel();
         }
-        let run = self.inner.send_with_cancel(message, token);
-        Ok(NativeRun::new(run))
+        Ok(NativeRun::new(send(&self.inner, token)))
     }
 
     /// The question a turn of this session is parked on, if any.

@@ -283,6 +283,19 @@ async function main(): Promise<void> {
     if (e instanceof AgentCoreError) console.log(e.code)
   }
   session.send({ content: [{ type: 'text', text: 'parts' }] })
+  interface City {
+    name: string
+    population: number
+  }
+  const citySchema = { type: 'object', properties: { name: { type: 'string' }, population: { type: 'integer' } } }
+  const typed: Run<City> = session.sendTyped<City>('Capital?', citySchema, { name: 'City' })
+  const city: City | undefined = (await typed.outcome).structured
+  console.log(city?.population.toFixed(0))
+  const loose: Outcome = await session.sendTyped({ content: [{ type: 'text', text: 'x' }] }, { toJSONSchema: () => citySchema }).outcome
+  console.log(loose.structured)
+  session.sendTyped('x', { jsonSchema: citySchema }, { signal: AbortSignal.timeout(1000) })
+  // @ts-expect-error: a schema is an object
+  session.sendTyped('x', 'City')
   // @ts-expect-error: the provider is required
   new Agent({})
   // @ts-expect-error: a step must be a known shape

@@ -1,0 +1,88 @@
+// Typed final answers: session.sendTyped with a JSON Schema object, an object with
+// toJSONSchema() or a jsonSchema property; the correction and the output.invalid /
+// output.schema errors.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { RunError } from '../lib/index.js'
+import { scripted } from './helpers.mjs'
+
+const CITY = {
+  title: 'City',
+  type: 'object',
+  properties: { name: { type: 'string' }, population: { type: 'integer' } },
+  required: ['name', 'population'],
+}
+const OSLO = { name: 'Oslo', population: 709000 }
+
+test('a valid JSON answer is in outcome.structured and the schema is sent', async () => {
+  const { agent, provider } = scripted([{ text: JSON.stringify(OSLO) }])
+  const session = await agent.createSession()
+  const run = session.sendTyped('The capital of Norway?', CITY)
+  const outcome = await run.outcome
+  assert.equal(outcome.status, 'done')
+  assert.deepEqual(outcome.structured, OSLO)
+  assert.equal(outcome.finalText, JSON.stringify(OSLO))
+  assert.equal(await run.result(), JSON.stringify(OSLO))
+  const [request] = provider.requests()
+  assert.equal(request.outputSchema.name, 'City')
+  assert.deepEqual(request.outputSchema.schema.required, ['name', 'population'])
+})
+
+test('an invalid answer gets one correction', async () => {
+  const { agent, provider } = scripted([{ text: '{"name": "Oslo", "population": "many"}' }, { text: JSON.stringify(OSLO) }])
+  const session = await agent.createSession()
+  const outcome = await session.sendTyped({ content: [{ type: 'text', text: 'Capital?' }] }, CITY).outcome
+  assert.equal(outcome.status, 'done')
+  assert.deepEqual(outcome.structured, OSLO)
+  assert.equal(outcome.iterations, 2)
+  assert.equal(provider.callCount, 2)
+})
+
+test('an invalid answer twice ends error with output.invalid', async () => {
+  const { agent } = scripted([{ text: '{"name": "Oslo"}' }, { text: 'not json' }])
+  const session = await agent.createSession()
+  const run = session.sendTyped('The capital of Norway?', CITY)
+  const outcome = await run.outcome
+  assert.equal(outcome.status, 'error')
+  assert.equal(outcome.errorKind, 'output.invalid')
+  assert.equal(outcome.structured, undefined)
+  await assert.rejects(run.result(), (e) => e instanceof RunError && e.code === 'output.invalid')
+})
+
+test('a schema that is not valid JSON Schema ends error with output.schema', async () => {
+  const { agent, provider } = scripted([{ text: '{}' }])
+  const session = await agent.createSession()
+  const outcome = await session.sendTyped('Anything?', { type: 'no such type' }).outcome
+  assert.equal(outcome.errorKind, 'output.schema')
+  assert.equal(provider.callCount, 0)
+})
+
+test('toJSONSchema() and a jsonSchema property give the schema; options.name names it', async () => {
+  const { agent, provider } = scripted([{ text: JSON.stringify(OSLO) }, { text: '[1, 2]' }])
+  const session = await agent.createSession()
+  const fromMethod = { toJSONSchema: () => CITY }
+  assert.deepEqual((await session.sendTyped('Capital?', fromMethod).outcome).structured, OSLO)
+  const fromProperty = { jsonSchema: { type: 'array', items: { type: 'integer' } } }
+  const outcome = await session.sendTyped('Numbers?', fromProperty, { name: 'Numbers' }).outcome
+  assert.deepEqual(outcome.structured, [1, 2])
+  assert.deepEqual(
+    provider.requests().map((r) => r.outputSchema.name),
+    ['City', 'Numbers'],
+  )
+})
+
+test('a schema that is not an object is refused at once', async () => {
+  const { agent, provider } = scripted([])
+  const session = await agent.createSession()
+  for (const bad of [null, 'City', [CITY], { toJSONSchema: () => 'no' }]) {
+    assert.throws(() => session.sendTyped('x', bad), TypeError)
+  }
+  assert.equal(provider.callCount, 0)
+})
+
+test('an aborted signal starts the typed turn cancelled', async () => {
+  const { agent } = scripted([{ text: JSON.stringify(OSLO) }])
+  const session = await agent.createSession()
+  const outcome = await session.sendTyped('x', CITY, { signal: AbortSignal.abort() }).outcome
+  assert.equal(outcome.status, 'cancelled')
+})
