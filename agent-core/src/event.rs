@@ -58,6 +58,17 @@ pub enum EventKind {
         /// Reported usage, when there was one.
         usage: Option<Usage>,
     },
+    /// A piece of a tool call's arguments as the model writes them (JSON text, in order; only
+    /// with [`AgentConfig::stream_tool_arguments`](crate::AgentConfig::stream_tool_arguments)),
+    /// so a UI can show the call forming. The arguments are checked only once complete.
+    ToolCallArgumentsDelta {
+        /// The call id.
+        call_id: String,
+        /// The tool the model is calling.
+        name: String,
+        /// The next piece of the arguments' JSON text.
+        delta: String,
+    },
     /// A tool started running.
     ToolCallStarted {
         /// The call id.
@@ -202,6 +213,7 @@ impl EventKind {
             EventKind::ContentToken { .. } => "content_token",
             EventKind::ReasoningToken { .. } => "reasoning_token",
             EventKind::ModelCallCompleted { .. } => "model_call_completed",
+            EventKind::ToolCallArgumentsDelta { .. } => "tool_call_arguments_delta",
             EventKind::ToolCallStarted { .. } => "tool_call_started",
             EventKind::ToolCallSucceeded { .. } => "tool_call_succeeded",
             EventKind::ToolCallFailed { .. } => "tool_call_failed",

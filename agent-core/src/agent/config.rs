@@ -102,6 +102,9 @@ pub struct AgentConfig {
     /// Images sent per model call, the newest ones (default 3): older screenshots rarely
     /// matter and each costs about a thousand input tokens; the rest are replaced by a note.
     pub max_images: u32,
+    /// Whether the pieces of a tool call's arguments are events as the model streams them
+    /// (`tool_call_arguments_delta`; default `false`: most hosts only need the finished call).
+    pub stream_tool_arguments: bool,
 }
 
 impl Default for AgentConfig {
@@ -124,6 +127,7 @@ impl Default for AgentConfig {
             compaction: crate::compaction::CompactionConfig::default(),
             vision: Vision::Auto,
             max_images: DEFAULT_MAX_IMAGES,
+            stream_tool_arguments: false,
         }
     }
 }

@@ -64,6 +64,11 @@ export interface AgentConfig {
   vision?: 'auto' | 'on' | 'off'
   /** Images sent per model call, the newest ones (default 3); older ones become a note. */
   maxImages?: number
+  /**
+   * Whether the pieces of a tool call's arguments are `tool_call_arguments_delta` events as the
+   * model streams them, so a UI can show the call forming (default false).
+   */
+  streamToolArguments?: boolean
 }
 
 /** When and how older turns are compacted (`AgentConfig.compaction`). */

@@ -92,6 +92,12 @@ export interface ModelCallCompletedEvent extends EventBase<'model_call_completed
   iteration: number
   usage: Usage | null
 }
+/** A piece of a tool call's arguments (JSON text) as the model streams them; only with `streamToolArguments`. */
+export interface ToolCallArgumentsDeltaEvent extends EventBase<'tool_call_arguments_delta'> {
+  callId: string
+  name: string
+  delta: string
+}
 /** A tool started running. */
 export interface ToolCallStartedEvent extends EventBase<'tool_call_started'> {
   callId: string
@@ -186,6 +192,7 @@ export type AgentEvent =
   | ContentTokenEvent
   | ReasoningTokenEvent
   | ModelCallCompletedEvent
+  | ToolCallArgumentsDeltaEvent
   | ToolCallStartedEvent
   | ToolCallSucceededEvent
   | ToolCallFailedEvent

@@ -147,6 +147,7 @@ def changed_agent_config() -> Dict[str, Any]:
         "tool_timeout_ms": 1500,
         "vision": "off",
         "max_images": 1,
+        "stream_tool_arguments": True,
     }
 
 

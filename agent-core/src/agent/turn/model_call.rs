@@ -94,9 +94,22 @@ impl Turn<'_> {
             let mut stream = self.agent.provider.stream(request, self.cancel.child_token()).await?;
             let mut assembler = ResponseAssembler::new();
             let mut streaming_text = false;
+            // Names of the calls forming, kept only when their argument deltas are events.
+            let mut forming: Vec<(String, String)> = Vec::new();
             while let Some(event) = stream.next().await {
                 let event = event?;
                 match &event {
+                    StreamEvent::ToolCallStart { id, name, .. } if config.stream_tool_arguments => {
+                        forming.push((id.clone(), name.clone()));
+                    }
+                    StreamEvent::ToolArgsDelta { id, json } if config.stream_tool_arguments => {
+                        let name = forming.iter().find(|(i, _)| i == id).map(|(_, n)| n.clone());
+                        self.emitter.emit(EventKind::ToolCallArgumentsDelta {
+                            call_id: id.clone(),
+                            name: name.unwrap_or_default(),
+                            delta: json.clone(),
+                        })
+                    }
                     StreamEvent::TextDelta { text } => {
                         self.follow_text(text, std::mem::replace(&mut streaming_text, true));
                         self.emitter.emit(EventKind::ContentToken { text: text.clone() })

@@ -170,6 +170,9 @@ class AgentConfig:
     return only images (page_screenshot) are not offered and every image becomes a note."""
     max_images: Optional[int] = None
     """Images sent per model call, the newest ones; older ones become a note [3]."""
+    stream_tool_arguments: Optional[bool] = None
+    """Whether the pieces of a tool call's arguments are ``tool_call_arguments_delta`` events as
+    the model streams them, so a UI can show the call forming [False]."""
 
     def _to_dict(self) -> Dict[str, Any]:
         return _config_dict(self)
