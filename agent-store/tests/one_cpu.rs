@@ -47,11 +47,13 @@ fn on_one_cpu() {
             let steps = 5;
             let ids = {
                 let store = SqliteStore::open(&path).await.unwrap();
-                let step = tool_fn(
-                    "step",
-                    "One step.",
-                    |_: serde_json::Value, _cx: ToolContext| async move { Ok::<_, ToolError>("ok") },
-                );
+                // A result of its own per call: five identical calls with one answer would
+                // (rightly) trip the loop guard.
+                let count = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+                let step = tool_fn("step", "One step.", move |_: serde_json::Value, _cx: ToolContext| {
+                    let n = count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    async move { Ok::<_, ToolError>(format!("ok {n}")) }
+                });
                 let agent = std::sync::Arc::new(
                     Agent::builder()
                         .provider(ScriptedProvider::repeat_tool_then_answer(
