@@ -95,3 +95,17 @@ test("the README's human-control example is examples/human_control.mjs, verbatim
   assert.equal(r.status, 0, r.stderr)
   assert.equal(r.stdout, 'done Paid invoice 42.\n')
 })
+
+test("the README's typed-answer example is examples/typed_answer.mjs, verbatim, and runs", () => {
+  const readme = fs.readFileSync(path.join(root, '..', '..', 'README.md'), 'utf8')
+  const at = readme.indexOf('\n## Typed final answers')
+  assert.notEqual(at, -1, 'README.md has a ## Typed final answers section')
+  const section = readme.slice(at + 1, readme.indexOf('\n## ', at + 1))
+  const block = section.match(/```js\n([\s\S]*?)```/)
+  assert.ok(block, 'the section has a js code block')
+  const file = path.join(root, 'examples', 'typed_answer.mjs')
+  assert.equal(block[1], fs.readFileSync(file, 'utf8'))
+  const r = spawnSync(process.execPath, [file], { encoding: 'utf8', timeout: 20_000 })
+  assert.equal(r.status, 0, r.stderr)
+  assert.equal(r.stdout, 'Paris 21 sunny\n')
+})

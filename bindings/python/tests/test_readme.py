@@ -31,3 +31,17 @@ def test_the_human_control_example_runs():
     done = subprocess.run([sys.executable, str(example)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "done Paid invoice 42."
+
+
+def test_readme_typed_answer_is_the_tested_file_and_runs():
+    import subprocess
+    import sys
+
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("\n## Typed final answers", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    example = ROOT / "bindings" / "python" / "examples" / "typed_answer.py"
+    assert block == example.read_text()
+    done = subprocess.run([sys.executable, str(example)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "Paris 21 ['sunny']"
