@@ -13,6 +13,7 @@ mod history;
 mod hook_points;
 mod hooks;
 mod images;
+mod parked_slot;
 mod parked_watch;
 mod pending_approval;
 mod question;

@@ -23,6 +23,7 @@ pub(crate) use rules::ApprovalRules;
 
 use super::emit::Emitter;
 use super::history::History;
+use super::parked_slot::{Parked, ParkedSlot};
 use super::run::RunStatus;
 use super::turn_context::Turn;
 use super::{AgentInner, SessionState};
@@ -41,55 +42,28 @@ pub(crate) struct Asked {
     pub prompt: Option<String>,
 }
 
-/// A session's parked approval, and the token that stops its watcher once it is resolved.
-#[derive(Default)]
-pub(crate) struct Slot(Mutex<Option<(ParkedApproval, CancellationToken)>>);
+/// A session's parked approval.
+pub(crate) type Slot = ParkedSlot<ParkedApproval>;
+
+impl Parked for ParkedApproval {
+    fn id(&self) -> &str {
+        &self.approval.id
+    }
+
+    fn origin(&self) -> &crate::gate::TurnOrigin {
+        &self.approval.origin
+    }
+}
 
 impl Slot {
     /// The pending approval, if any.
     pub fn get(&self) -> Option<PendingApproval> {
-        self.0.lock().ok()?.as_ref().map(|(p, _)| p.approval.clone())
+        self.with(|p| p.approval.clone())
     }
 
     /// The ids of the calls a pending approval holds back: waiting, not interrupted.
     pub fn waiting_calls(&self) -> Vec<String> {
-        let Ok(pending) = self.0.lock() else {
-            return Vec::new();
-        };
-        pending
-            .as_ref()
-            .map(|(p, _)| p.waiting.iter().map(|c| c.id.clone()).collect())
-            .unwrap_or_default()
-    }
-
-    /// Who started the turn that parked on approval `id`.
-    pub fn origin_of(&self, id: &str) -> Option<crate::gate::TurnOrigin> {
-        let pending = self.0.lock().ok()?;
-        pending
-            .as_ref()
-            .filter(|(p, _)| p.approval.id == id)
-            .map(|(p, _)| p.approval.origin.clone())
-    }
-
-    fn set(&self, parked: ParkedApproval) -> CancellationToken {
-        let resolved = CancellationToken::new();
-        if let Ok(mut pending) = self.0.lock()
-            && let Some((_, old)) = pending.replace((parked, resolved.clone()))
-        {
-            old.cancel();
-        }
-        resolved
-    }
-
-    /// Takes the parked approval (only the one with `id`, when given) and stops its watcher.
-    fn take(&self, id: Option<&str>) -> Option<ParkedApproval> {
-        let mut pending = self.0.lock().ok()?;
-        if id.is_some_and(|id| pending.as_ref().is_some_and(|(p, _)| p.approval.id != id)) {
-            return None;
-        }
-        let (parked, resolved) = pending.take()?;
-        resolved.cancel();
-        Some(parked)
+        self.with(waiting_ids).unwrap_or_default()
     }
 }
 

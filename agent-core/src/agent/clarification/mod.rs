@@ -21,6 +21,7 @@ pub use super::question::{CLARIFICATION_TOOL, Clarification, ClarificationError,
 
 use super::emit::Emitter;
 use super::history::History;
+use super::parked_slot::{Parked, ParkedSlot};
 use super::run::RunStatus;
 use super::turn_context::Turn;
 use super::{AgentInner, SessionState};
@@ -39,50 +40,28 @@ pub(crate) fn is_question(call: &ToolCall) -> bool {
     call.name == CLARIFICATION_TOOL
 }
 
-/// A session's pending question, and the token that stops its watcher once it is resolved.
-#[derive(Default)]
-pub(crate) struct Slot(Mutex<Option<(Clarification, CancellationToken)>>);
+/// A session's pending question.
+pub(crate) type Slot = ParkedSlot<Clarification>;
+
+impl Parked for Clarification {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn origin(&self) -> &TurnOrigin {
+        &self.origin
+    }
+}
 
 impl Slot {
     /// The pending question, if any.
     pub fn get(&self) -> Option<Clarification> {
-        self.0.lock().ok()?.as_ref().map(|(q, _)| q.clone())
+        self.with(Clarification::clone)
     }
 
     /// The tool call a pending question answers: it is waiting, not interrupted.
     pub fn parked_call(&self) -> Option<String> {
-        self.0.lock().ok()?.as_ref().map(|(q, _)| q.call_id.clone())
-    }
-
-    /// Who started the turn that asked question `id`.
-    pub fn origin_of(&self, id: &str) -> Option<TurnOrigin> {
-        let pending = self.0.lock().ok()?;
-        pending
-            .as_ref()
-            .filter(|(q, _)| q.id == id)
-            .map(|(q, _)| q.origin.clone())
-    }
-
-    /// Records a pending question; returns the token that is cancelled once it is resolved.
-    fn set(&self, question: Clarification) -> CancellationToken {
-        let resolved = CancellationToken::new();
-        if let Ok(mut pending) = self.0.lock()
-            && let Some((_, old)) = pending.replace((question, resolved.clone()))
-        {
-            old.cancel();
-        }
-        resolved
-    }
-
-    /// Takes the pending question (only the one with `id`, when given) and stops its watcher.
-    fn take(&self, id: Option<&str>) -> Option<Clarification> {
-        let mut pending = self.0.lock().ok()?;
-        if id.is_some_and(|id| pending.as_ref().is_some_and(|(q, _)| q.id != id)) {
-            return None;
-        }
-        let (question, resolved) = pending.take()?;
-        resolved.cancel();
-        Some(question)
+        self.with(|q| q.call_id.clone())
     }
 }
 
