@@ -105,6 +105,13 @@ pub struct AgentConfig {
     /// Whether the pieces of a tool call's arguments are events as the model streams them
     /// (`tool_call_arguments_delta`; default `false`: most hosts only need the finished call).
     pub stream_tool_arguments: bool,
+    /// The agent's name in traces: `invoke_agent {name}` spans and `gen_ai.agent.name`
+    /// (default none: the span is named `invoke_agent`). See `docs/observability.md`.
+    pub agent_name: Option<String>,
+    /// Whether traces carry what was said: the messages and system prompt on `chat` spans,
+    /// tool arguments and results on `execute_tool` spans (default `false`: conversations often
+    /// hold personal data, and a trace backend is rarely the place for it).
+    pub trace_content: bool,
 }
 
 impl Default for AgentConfig {
@@ -128,6 +135,8 @@ impl Default for AgentConfig {
             vision: Vision::Auto,
             max_images: DEFAULT_MAX_IMAGES,
             stream_tool_arguments: false,
+            agent_name: None,
+            trace_content: false,
         }
     }
 }

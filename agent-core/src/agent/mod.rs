@@ -9,6 +9,7 @@ mod context;
 mod emit;
 mod error_kind;
 mod event_log;
+mod genai_spans;
 mod history;
 mod hook_points;
 mod hooks;
@@ -400,10 +401,14 @@ impl Session {
         let agent = inner.clone();
         let state = self.state.clone();
         let slot = turn::TurnSlot::queue(&self.state.history);
-        inner.runtime.spawn(async move {
+        let turn = async move {
             let outcome = turn::run_turn(agent, state, slot, input, run_id, cancel, depth, emitter).await;
             let _ = outcome_tx.send(Some(outcome));
-        });
+        };
+        // The turn's span is a child of the caller's (a sub-agent's, of the calling tool's).
+        inner
+            .runtime
+            .spawn(tracing::Instrument::instrument(turn, tracing::Span::current()));
         run
     }
 

@@ -69,6 +69,16 @@ export interface AgentConfig {
    * model streams them, so a UI can show the call forming (default false).
    */
   streamToolArguments?: boolean
+  /**
+   * The agent's name in traces: `invoke_agent {name}` spans and `gen_ai.agent.name` (default
+   * none: the span is named `invoke_agent`). See `enableTracing`.
+   */
+  agentName?: string | null
+  /**
+   * Whether traces carry what was said: messages and system prompt on `chat` spans, tool
+   * arguments and results on `execute_tool` spans (default false).
+   */
+  traceContent?: boolean
 }
 
 /** When and how older turns are compacted (`AgentConfig.compaction`). */

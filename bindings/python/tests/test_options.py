@@ -148,6 +148,8 @@ def changed_agent_config() -> Dict[str, Any]:
         "vision": "off",
         "max_images": 1,
         "stream_tool_arguments": True,
+        "agent_name": "helper",
+        "trace_content": True,
     }
 
 

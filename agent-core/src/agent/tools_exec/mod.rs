@@ -9,6 +9,7 @@ use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
 use futures::{FutureExt, StreamExt};
 use tokio_util::sync::CancellationToken;
+use tracing::{Instrument, Span};
 
 mod cap;
 mod consent;
@@ -18,6 +19,8 @@ use super::AgentInner;
 use super::approval::{ApprovalDecision, Asked, Decisions};
 use super::clarification;
 use super::emit::Emitter;
+use super::error_kind::ErrorKind;
+use super::genai_spans;
 use super::hook_points::{self, Decided};
 use super::run::RunState;
 use crate::agent::hooks::ToolCallInfo;
@@ -89,6 +92,8 @@ enum Failure {
 
 struct Finished {
     index: usize,
+    /// The call's `execute_tool` span, which the result is recorded on.
+    span: Span,
     /// The arguments it ran with, kept only for the after_tool_call hooks.
     arguments: Option<serde_json::Value>,
     result: Result<ToolOutput, Failure>,
@@ -304,6 +309,7 @@ impl ExecCtx<'_> {
     async fn launch(&self, index: usize, call: &ToolCall, prepared: Prepared) -> BoxFuture<'static, Finished> {
         let spec = prepared.tool.spec();
         let timeout = spec.timeout.unwrap_or(self.agent.config.tool_timeout);
+        let span = genai_spans::execute_tool(self.agent, self.session, call, spec, &prepared.args);
         self.emitter.update(|s| {
             s.state = RunState::ToolCall;
             s.current_tool = Some(call.name.clone());
@@ -331,6 +337,7 @@ impl ExecCtx<'_> {
         let tool = prepared.tool;
         let args = prepared.args;
         let arguments = (!self.agent.hooks.is_empty()).then(|| args.clone());
+        let traced = span.clone();
         async move {
             let start = Instant::now();
             let guarded = AssertUnwindSafe(async move { tool.call(args, cx).await }).catch_unwind();
@@ -345,12 +352,15 @@ impl ExecCtx<'_> {
             };
             Finished {
                 index,
+                span,
                 arguments,
                 result,
                 started_at_ms,
                 elapsed: start.elapsed(),
             }
         }
+        // A sub-agent's turn started by the tool nests under this span.
+        .instrument(traced)
         .boxed()
     }
 
@@ -414,6 +424,7 @@ impl ExecCtx<'_> {
                     capped.wrap(source);
                     compressed = compressed.map(|c| wrap_untrusted(source, &c));
                 }
+                genai_spans::record_tool_result(&done.span, self.agent, &capped.model_text);
                 self.emitter.emit(EventKind::ToolCallSucceeded {
                     call_id: call.id.clone(),
                     name: call.name.clone(),
@@ -429,6 +440,11 @@ impl ExecCtx<'_> {
                 (message, None)
             }
             Err(failure) => {
+                let kind = match hook_stop {
+                    Some(_) => ErrorKind::Hook.as_str(),
+                    None => failure_kind(&failure),
+                };
+                genai_spans::record_error(&done.span, kind);
                 let (text, stop) = match failure {
                     Failure::Tool(ToolError::Fatal { message, source }) => (
                         format!("error: {message}"),
@@ -445,6 +461,7 @@ impl ExecCtx<'_> {
                     error: text.clone(),
                     fatal: stop.is_some(),
                 });
+                genai_spans::record_tool_result(&done.span, self.agent, &text);
                 record.state = ToolCallState::Failed;
                 record.error = Some(text.clone());
                 (Message::tool_result(&call.id, &call.name, text, true), stop)
@@ -453,6 +470,17 @@ impl ExecCtx<'_> {
         self.save(&record).await;
         slots[done.index] = Some(message);
         hook_stop.or(stop)
+    }
+}
+
+/// The `error.type` of a failed call's span: `tool.fatal` (the turn's error kind when it ends
+/// the turn), `tool.error`, `tool.timeout` or `tool.panic`.
+fn failure_kind(failure: &Failure) -> &'static str {
+    match failure {
+        Failure::Tool(ToolError::Fatal { .. }) => ErrorKind::ToolFatal.as_str(),
+        Failure::Tool(ToolError::ForModel { .. }) => "tool.error",
+        Failure::Timeout(_) => "tool.timeout",
+        Failure::Panic(_) => "tool.panic",
     }
 }
 

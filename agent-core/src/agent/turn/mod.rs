@@ -14,12 +14,14 @@ use std::task::{Context, Poll, Waker};
 
 use tokio::sync::OwnedMutexGuard;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use super::approval::{self, ApprovalError};
 use super::clarification::{self, ClarificationError};
 use super::context;
 use super::emit::Emitter;
 use super::error_kind::ErrorKind;
+use super::genai_spans;
 use super::history::History;
 use super::run::{Outcome, OutcomeStatus, RunState};
 use super::turn_context::Turn;
@@ -113,7 +115,9 @@ pub(crate) async fn run_turn(
         origin: &origin,
         depth,
     };
-    let outcome = turn.drive(slot, input).await;
+    let span = genai_spans::invoke_agent(&agent, &state.id);
+    let outcome = turn.drive(slot, input).instrument(span.clone()).await;
+    genai_spans::record_outcome(&span, &outcome);
     finish(&emitter, outcome)
 }
 

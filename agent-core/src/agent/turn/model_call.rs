@@ -2,9 +2,12 @@
 //! context overflow.
 
 use futures::StreamExt;
+use tracing::Instrument;
 
 use super::Turn;
 use crate::agent::context;
+use crate::agent::error_kind::ErrorKind;
+use crate::agent::genai_spans;
 use crate::agent::history::History;
 use crate::agent::hook_points;
 use crate::event::EventKind;
@@ -87,8 +90,22 @@ impl Turn<'_> {
         Ok(response)
     }
 
-    /// Sends one request and assembles the streamed answer, emitting tokens as they come.
+    /// Sends one request in its `chat` span.
     async fn send_request(&self, request: &ModelRequest) -> Result<ModelResponse, CallFailed> {
+        let span = genai_spans::chat(self.agent, self.session, request);
+        let result = self.stream_response(request).instrument(span.clone()).await;
+        match &result {
+            Ok(response) => genai_spans::record_response(&span, self.agent, response),
+            Err(CallFailed::Provider(e)) => {
+                genai_spans::record_error(&span, ErrorKind::Provider(e.error_kind()).as_str())
+            }
+            Err(CallFailed::Cancelled | CallFailed::Hook(_)) => {}
+        }
+        result
+    }
+
+    /// Sends one request and assembles the streamed answer, emitting tokens as they come.
+    async fn stream_response(&self, request: &ModelRequest) -> Result<ModelResponse, CallFailed> {
         let config = &self.agent.config;
         let call = async {
             let mut stream = self.agent.provider.stream(request, self.cancel.child_token()).await?;

@@ -173,6 +173,12 @@ class AgentConfig:
     stream_tool_arguments: Optional[bool] = None
     """Whether the pieces of a tool call's arguments are ``tool_call_arguments_delta`` events as
     the model streams them, so a UI can show the call forming [False]."""
+    agent_name: Optional[str] = None
+    """The agent's name in traces: ``invoke_agent {name}`` spans and ``gen_ai.agent.name``
+    [none: the span is named ``invoke_agent``]. See :func:`enable_tracing`."""
+    trace_content: Optional[bool] = None
+    """Whether traces carry what was said: messages and system prompt on ``chat`` spans, tool
+    arguments and results on ``execute_tool`` spans [False]."""
 
     def _to_dict(self) -> Dict[str, Any]:
         return _config_dict(self)
