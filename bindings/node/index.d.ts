@@ -390,6 +390,14 @@ export declare class NativeToolSet {
   regated(names: Array<string>, gated: boolean): NativeToolSet
 }
 
+/** The running export. */
+export declare class NativeTracing {
+  /** Sends the spans still buffered, keeping the export running. */
+  flush(): Promise<void>
+  /** Sends the spans still buffered and stops the export (a second call does nothing). */
+  shutdown(): Promise<void>
+}
+
 /**
  * `agent` offered to another agent as the tool `name`, taking `{ task }`: each call runs one
  * turn of it in a new session and answers with its final text. Calls nesting deeper than
@@ -447,6 +455,12 @@ export interface DispatchedCall {
   /** A number naming this invocation, for the abort hook and for `reply`. */
   invocation: number
 }
+
+/**
+ * Installs the process's tracing subscriber, exporting to `options.endpoint` (once per
+ * process).
+ */
+export declare function enableTracing(options: TracingOptions): NativeTracing
 
 /**
  * fs_read, fs_write, fs_list, fs_mkdir, fs_delete and shell_exec (writes, deletes and the
@@ -680,4 +694,14 @@ export interface ToolReply {
   retryable?: boolean
   /** The JS layer's id of the original error object (kind `fatal`). */
   errorId?: number
+}
+
+/** Options of `enableTracing`. */
+export interface TracingOptions {
+  /** The collector's base URL, such as `http://127.0.0.1:4318`. */
+  endpoint: string
+  /** The `service.name` of the spans (default `agent-core`). */
+  serviceName?: string
+  /** How long one export request may take, in ms (default 10 000). */
+  timeoutMs?: number
 }

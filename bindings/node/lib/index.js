@@ -18,6 +18,7 @@ const { TabHub } = require('./tabs.js')
 const { ToolSet, tool, fsTools } = require('./tools.js')
 const { pageTools, browserPrompt } = require('./hosts.js')
 const { McpClient, McpServer, serveMcp, newBearerToken } = require('./mcp.js')
+const { enableTracing } = require('./tracing.js')
 const {
   AgentCoreError,
   ConfigError,
@@ -63,6 +64,7 @@ module.exports = {
   McpServer,
   serveMcp,
   newBearerToken,
+  enableTracing,
   AgentCoreError,
   ConfigError,
   ToolDefinitionError,

@@ -24,6 +24,7 @@ pub mod hub_wiring;
 pub mod keys;
 pub mod mcp;
 pub mod options;
+pub mod otel;
 pub mod prompt;
 pub mod provider;
 pub mod run;

@@ -13,7 +13,7 @@ const EXPORTS = [
   'FallbackRouter', 'FatalToolError', 'Gemini', 'HostError', 'KeyStore', 'McpClient', 'McpServer',
   'MemoryStore', 'OpenAICompatible', 'OpenAIResponses', 'Run', 'RunError', 'ScriptedProvider', 'Session',
   'SessionExistsError', 'SessionNotFoundError', 'SqliteStore', 'StoreError', 'TabHub',
-  'TabQueueFullError', 'ToolDefinitionError', 'ToolError', 'ToolSet', 'agentTool', 'browserPrompt', 'fsTools', 'newBearerToken',
+  'TabQueueFullError', 'ToolDefinitionError', 'ToolError', 'ToolSet', 'agentTool', 'browserPrompt', 'enableTracing', 'fsTools', 'newBearerToken',
   'pageTools', 'providerFromEnv', 'serveMcp', 'tool',
 ]
 

@@ -194,7 +194,7 @@ after(() => server.shutdown())
 
 /** Values for the keys whose default is null (or that are required), by type. */
 const samples = () => ({
-  AgentConfig: { maxToolCalls: 50, maxOutputTokens: 256, temperature: 0.2 },
+  AgentConfig: { maxToolCalls: 50, maxOutputTokens: 256, temperature: 0.2, agentName: 'helper' },
   CompactionConfig: { maxInputTokens: 100_000 },
   ScriptedCallSpec: { name: 'echo', arguments: { text: 'hi' } },
   ScriptedErrorSpec: { kind: 'rate_limited', message: 'slow down', status: 429, retryAfterMs: 5 },

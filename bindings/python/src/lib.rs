@@ -16,6 +16,7 @@ mod hub_browser;
 mod interpreter;
 mod loop_bridge;
 mod mcp;
+mod otel;
 mod prompt;
 mod provider;
 mod pyloop;
@@ -46,7 +47,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<cdp::NativeCdpHost>()?;
     m.add_class::<mcp::NativeMcpClient>()?;
     m.add_class::<mcp::NativeMcpHttpServer>()?;
+    m.add_class::<otel::NativeTracing>()?;
     m.add_function(wrap_pyfunction!(mcp::new_bearer_token, m)?)?;
+    m.add_function(wrap_pyfunction!(otel::enable_tracing, m)?)?;
     m.add_function(wrap_pyfunction!(agent::agent_tool, m)?)?;
     m.add_function(wrap_pyfunction!(adapters::filesystem_tools, m)?)?;
     m.add_function(wrap_pyfunction!(adapters::provider_configured, m)?)?;

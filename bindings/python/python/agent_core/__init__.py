@@ -41,6 +41,7 @@ from ._agent import (
 from ._approvals import ApprovalCall, ApprovalRule, Approve, Ask, Reject, RememberScope
 from ._prompt import browser_prompt
 from ._schema import SchemaError
+from ._tracing import Tracing, enable_tracing
 from ._typed import TypedOutcome, TypedRun
 from .errors import (
     AgentCoreError,
@@ -101,6 +102,8 @@ __all__ = [
     "McpError",
     "serve_mcp_http",
     "new_bearer_token",
+    "enable_tracing",
+    "Tracing",
     "page_tools",
     "browser_prompt",
     "agent_tool",
