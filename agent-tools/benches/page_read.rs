@@ -316,7 +316,7 @@ fn main() {
                 for _ in 0..10 {
                     let t = Instant::now();
                     let v = shared
-                        .evaluate(None, &format!("({PAGE_JS})(\"read\", {{\"doc\": \"x\"}})"))
+                        .evaluate(None, &format!("({PAGE_JS})(\"read\", {{\"doc\": \"x\", \"compact\": true}})"))
                         .await
                         .unwrap();
                     alone.push(t.elapsed());

@@ -56,6 +56,42 @@ async (op, args) => {
     }
   }
 
+  // The walk of a read: `cb(el, at, tagName, shadowRoot)` for every element that can be one of
+  // the read's lines or counts (READ_SELECTOR), every other element whose content is editable
+  // (an editing host made by a style or a design-mode document) and every shadow host, in the
+  // order `walk` visits them. Most elements of a large page are none of those: they cost an
+  // identity check, not a tag and an attribute read. `at` holds the frame's offset `x`, `y`
+  // and whether the tree has an element with aria-disabled="true" (`ariaDisabled`).
+  const READ_SELECTOR = 'a,area,button,select,textarea,summary,input,[role],[contenteditable],' +
+    'h1,h2,h3,h4,h5,h6,nav,main,form,dialog,aside,header,footer,img,iframe,frame';
+
+  function readWalk(root, offset, cb) {
+    const at = { x: offset.x, y: offset.y, ariaDisabled: root.querySelector('[aria-disabled="true"]') !== null };
+    const picked = new Set(root.querySelectorAll(READ_SELECTOR));
+    // A document's live collection is quicker to go through than a static list.
+    const all = typeof root.getElementsByTagName === 'function' ? root.getElementsByTagName('*') : root.querySelectorAll('*');
+    for (let i = 0, n = all.length; i < n; i++) {
+      const el = all[i];
+      const sr = el.shadowRoot;
+      if (picked.has(el)) {
+        const tn = el.tagName;
+        cb(el, at, tn, sr);
+        if (sr) readWalk(sr, offset, cb);
+        if (tn === 'IFRAME' || tn === 'FRAME') {
+          let doc = null;
+          try { doc = el.contentDocument; } catch (_) { doc = null; }
+          if (doc && doc.documentElement) {
+            const r = el.getBoundingClientRect();
+            readWalk(doc, { x: offset.x + r.left + el.clientLeft, y: offset.y + r.top + el.clientTop }, cb);
+          }
+        }
+      } else if (sr || el.isContentEditable) {
+        cb(el, at, el.tagName, sr);
+        if (sr) readWalk(sr, offset, cb);
+      }
+    }
+  }
+
   function frameOffset(el) {
     let x = 0, y = 0;
     let win = el.ownerDocument.defaultView;
@@ -140,7 +176,9 @@ async (op, args) => {
   }
 
   function byIds(el, attr) {
-    const ids = clean(el.getAttribute(attr)).split(' ').filter(Boolean);
+    const list = el.getAttribute(attr);
+    if (list === null) return '';
+    const ids = clean(list).split(' ').filter(Boolean);
     if (!ids.length) return '';
     const root = el.getRootNode();
     return clean(ids.map((id) => {
@@ -157,7 +195,7 @@ async (op, args) => {
       if (['submit', 'button', 'reset'].includes(ty)) n = clean(el.value || (ty === 'submit' ? 'Submit' : ty));
       if (ty === 'image') n = clean(el.alt);
     }
-    if (!n && !['input', 'select', 'textarea'].includes(t)) n = textOf(el);
+    if (!n && !FIELD_TAGS.has(t)) n = textOf(el);
     if (!n) {
       const img = el.querySelector && el.querySelector('img[alt]');
       if (img) n = clean(img.alt);
@@ -169,11 +207,11 @@ async (op, args) => {
   // The elements :disabled can match: form controls and form-associated custom elements.
   const DISABLABLE = new Set(['button', 'input', 'select', 'textarea', 'optgroup', 'option', 'fieldset']);
 
-  function isDisabled(el, t = tag(el)) {
+  function isDisabled(el, t = tag(el), ariaDisabled = true) {
     if (DISABLABLE.has(t) || t.includes('-')) {
       try { if (el.matches(':disabled')) return true; } catch (_) { /* not a form control */ }
     }
-    return el.getAttribute('aria-disabled') === 'true' || !!el.closest('[aria-disabled="true"]');
+    return ariaDisabled && (el.getAttribute('aria-disabled') === 'true' || !!el.closest('[aria-disabled="true"]'));
   }
 
   function isPassword(el, t = tag(el)) {
@@ -194,9 +232,9 @@ async (op, args) => {
     return el.getAttribute('aria-readonly') === 'true';
   }
 
-  function statesOf(el, t = tag(el)) {
+  function statesOf(el, t = tag(el), ariaDisabled = true) {
     const s = [];
-    if (isDisabled(el, t)) s.push('disabled');
+    if (isDisabled(el, t, ariaDisabled)) s.push('disabled');
     const ty = (el.getAttribute('type') || '').toLowerCase();
     if ((t === 'input' && (ty === 'checkbox' || ty === 'radio')) ? el.checked : el.getAttribute('aria-checked') === 'true') s.push('checked');
     const exp = el.getAttribute('aria-expanded');
@@ -227,8 +265,29 @@ async (op, args) => {
     return null;
   }
 
+  // A link to a fragment of its own document (most of a documentation page's links) resolves
+  // to the document's address without its fragment and the fragment as written, when the
+  // document has no other base URL and the fragment has nothing the URL parser would encode.
+  const SAME_DOC = /^#[\x21\x23-\x3b\x3d\x3f-\x5f\x61-\x7e]*$/;
+  const docPrefixes = new Map();
+
+  function docPrefix(doc) {
+    let p = docPrefixes.get(doc);
+    if (p === undefined) {
+      const u = doc.URL;
+      p = typeof u === 'string' && doc.baseURI === u ? u.split('#')[0] : null;
+      docPrefixes.set(doc, p);
+    }
+    return p;
+  }
+
   function hrefOf(el, t = tag(el)) {
-    if (!el.hasAttribute('href')) return null;
+    const raw = el.getAttribute('href');
+    if (raw === null) return null;
+    if (raw.charCodeAt(0) === 35 && SAME_DOC.test(raw)) {
+      const p = docPrefix(el.ownerDocument);
+      if (p !== null) return p + raw;
+    }
     // A link's own href property is the attribute parsed against the document's base URL, or
     // the attribute as written when it does not parse: what new URL(...) gives, without
     // building a URL object, as long as the document is UTF-8 (the property encodes a query in
@@ -237,13 +296,14 @@ async (op, args) => {
       const href = el.href;
       if (typeof href === 'string' && el.ownerDocument.characterSet === 'UTF-8') return href;
     }
-    const raw = el.getAttribute('href');
     try { return new URL(raw, el.baseURI).href; } catch (_) { return raw; }
   }
 
+  const VISIBILITY = { checkOpacity: true, checkVisibilityCSS: true };
+
   function visible(el) {
     if (typeof el.checkVisibility === 'function') {
-      if (!el.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true })) return false;
+      if (!el.checkVisibility(VISIBILITY)) return false;
     } else {
       const cs = el.ownerDocument.defaultView.getComputedStyle(el);
       if (cs.display === 'none' || cs.visibility === 'hidden' || cs.opacity === '0') return false;
@@ -257,12 +317,14 @@ async (op, args) => {
     return { x: r.left + o.x, y: r.top + o.y, w: r.width, h: r.height };
   }
 
-  function describe(el) {
+  // `ariaDisabled` false: the element's tree has no element with aria-disabled="true" (a read
+  // knows), so no ancestor needs looking at.
+  function describe(el, ariaDisabled = true) {
     const t = tag(el);
     const v = valueOf(el, t);
     const out = { ref: refOf(el), role: roleOf(el, t), name: nameOf(el, t) };
     if (v && v.hidden) out.valueHidden = true; else if (v) out.value = v.v;
-    const st = statesOf(el, t);
+    const st = statesOf(el, t, ariaDisabled);
     if (st.length) out.states = st;
     if (out.role === 'link') out.href = hrefOf(el, t);
     return out;
@@ -280,9 +342,9 @@ async (op, args) => {
     const LIMIT = args.maxItems || 3000;
     const ELEMENT_LIMIT = args.maxElements || 5000;
     let elementsListed = 0;
-    // Runs for every element of the page (16 000 on a large documentation page): kept to
-    // one tag and one attribute read for the elements that are none of the three kinds.
-    walk(document, { x: 0, y: 0 }, (el, _, tn, sr) => {
+    // Runs for the elements readWalk picks (4 700 of the 16 000 on a large documentation
+    // page).
+    readWalk(document, { x: 0, y: 0 }, (el, at, tn, sr) => {
       const t = tn.toLowerCase();
       if (sr) counts.shadowRoots++;
       if (t === 'a') { if (el.hasAttribute('href')) counts.links++; }
@@ -296,8 +358,9 @@ async (op, args) => {
       if (inter && FIELD_TAGS.has(t)) counts.fields++;
       const landmark = LANDMARK_TAGS.has(t) || LANDMARK_ROLES.has(roleAttr || '');
       if (!inter && !heading && !landmark) return;
-      const r = el.getBoundingClientRect();
-      if (r.width === 0 || r.height === 0 || !visible(el)) {
+      // Visibility first: most hidden elements are hidden by a style, and the box costs more.
+      const r = visible(el) ? el.getBoundingClientRect() : null;
+      if (r === null || r.width === 0 || r.height === 0) {
         if (inter) counts.hiddenInteractive++;
         return;
       }
@@ -309,12 +372,13 @@ async (op, args) => {
         return;
       }
       total++;
-      const o = frameOffset(el);
+      // The frame's offset, the same for every element of one tree.
+      const o = at.frame || (at.frame = frameOffset(el));
       const y = r.top + o.y, x = r.left + o.x;
       const inView = y < vh && y + r.height > 0 && x < vw && x + r.width > 0;
       if (inter) {
         elementsListed++;
-        const d = describe(el);
+        const d = describe(el, at.ariaDisabled);
         d.k = 'e';
         if (inView) d.inView = true;
         items.push(d);
@@ -331,7 +395,7 @@ async (op, args) => {
     });
     const body = document.body;
     const fullText = body ? clean(body.innerText) : '';
-    return {
+    const out = {
       doc: typeof S.doc === 'string' ? S.doc : '',
       url: location.href,
       title: document.title,
@@ -343,6 +407,44 @@ async (op, args) => {
       beyondLimit: beyond,
       scroll: { y: Math.round(W.scrollY), height: Math.round(document.documentElement.scrollHeight), viewport: vh },
     };
+    if (args.compact === true) {
+      const origin = location.origin;
+      out.pagePrefix = location.href.split('#')[0];
+      out.sitePrefix = typeof origin === 'string' && origin !== 'null' && origin !== '' ? origin : null;
+      out.items = compactItems(items, out.pagePrefix, out.sitePrefix);
+      out.compact = 1;
+    }
+    return out;
+  }
+
+  // A read for the tools (`compact`) carries its items as arrays, and its link addresses
+  // without the page's own address or origin in front: half the characters to carry out of
+  // the page. The tools expand them back (tools/compact.rs):
+  // - an element: [flags, ref number, role, name, then value if flags & 4, states if
+  //   flags & 8, href if flags & 16], flags & 1 in the viewport, flags & 2 value hidden;
+  // - a heading: ['h', in the viewport (0/1), level, name]; a landmark: ['l', 0/1, role, name];
+  // - an address starting with `#` follows the page's address without its fragment
+  //   (`pagePrefix`), one starting with `/` its origin (`sitePrefix`); one starting with `!`
+  //   is the rest as it is.
+  function compactItems(items, page, site) {
+    const address = (h) => {
+      if (typeof h !== 'string') return h;
+      if (h.length > page.length && h.startsWith(page) && h.charCodeAt(page.length) === 35) return h.slice(page.length);
+      if (site !== null && h.length > site.length && h.startsWith(site) && h.charCodeAt(site.length) === 47) return h.slice(site.length);
+      const c = h.charCodeAt(0);
+      return c === 35 || c === 47 || c === 33 ? '!' + h : h;
+    };
+    return items.map((it) => {
+      if (it.k === 'h') return ['h', it.inView ? 1 : 0, it.level, it.name];
+      if (it.k === 'l') return ['l', it.inView ? 1 : 0, it.role, it.name];
+      const hasValue = 'value' in it, hasStates = 'states' in it, hasHref = 'href' in it;
+      const flags = (it.inView ? 1 : 0) | (it.valueHidden ? 2 : 0) | (hasValue ? 4 : 0) | (hasStates ? 8 : 0) | (hasHref ? 16 : 0);
+      const out = [flags, Number(it.ref.slice(1)), it.role, it.name];
+      if (hasValue) out.push(it.value);
+      if (hasStates) out.push(it.states);
+      if (hasHref) out.push(address(it.href));
+      return out;
+    });
   }
 
   // ---- targets: a ref or a selector (with >>> hops into shadow roots and iframes) ----
@@ -376,7 +478,7 @@ async (op, args) => {
   }
 
   function candidates(list) {
-    return list.slice(0, 5).map(describe);
+    return list.slice(0, 5).map((el) => describe(el));
   }
 
   function resolveTarget(t) {

@@ -3,6 +3,7 @@
 
 mod act;
 mod click;
+mod compact;
 mod dialog;
 mod history;
 mod input;

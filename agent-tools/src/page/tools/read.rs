@@ -9,6 +9,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::super::format::{ReadView, Snapshot, TITLE_CHARS, cap_chars, format_changes, format_read, shown_page_url};
+use super::compact::expand_read;
 use super::output::{output, page_source, source_of};
 use super::screenshot::capture;
 use super::shared::{Shared, bind, bind_cx};
@@ -81,7 +82,10 @@ async fn with_screenshot(s: &Shared, out: &mut ToolOutput, takes_images: bool) -
 
 async fn read_text(s: &Shared, a: ReadArgs) -> Result<ToolOutput, ToolError> {
     let tab = s.working()?;
-    let v = s.op(tab.as_deref(), "read", json!({"doc": document_id()})).await?;
+    let v = s
+        .op(tab.as_deref(), "read", json!({"doc": document_id(), "compact": true}))
+        .await?;
+    let v = expand_read(v);
     let view = ReadView {
         offset: a.offset.unwrap_or(0),
         find: a.find.filter(|f| !f.trim().is_empty()),
