@@ -314,6 +314,16 @@ async fn run_agent(agent: Arc<Agent>, sessions: usize, concurrency: usize, steps
     .await
 }
 
+/// The figures of `calls` model calls made since `t0`, when the CPU time was `cpu0`.
+fn figures(calls: usize, t0: Instant, cpu0: std::time::Duration) -> ClientFigures {
+    ClientFigures {
+        calls,
+        wall_s: t0.elapsed().as_secs_f64(),
+        cpu_s: cpu_time().saturating_sub(cpu0).as_secs_f64(),
+        peak_rss_kib: peak_rss_kib("self").unwrap_or(0),
+    }
+}
+
 async fn run(o: Opts) -> Result<ClientFigures, String> {
     let dir = std::env::temp_dir().join(format!("agent-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
@@ -327,14 +337,14 @@ async fn run(o: Opts) -> Result<ClientFigures, String> {
             let agent = Arc::new(build_agent(&o, &dir).await?);
             agent_session(&agent, o.steps).await?; // warm-up
             (cpu0, t0) = (cpu_time(), Instant::now());
-            run_agent(agent, o.sessions, o.concurrency, o.steps).await?
+            // A clone keeps the agent, and so its store's threads, alive until the CPU time
+            // is read: the time of a thread that has exited is no longer counted.
+            let calls = run_agent(agent.clone(), o.sessions, o.concurrency, o.steps).await?;
+            let figures = figures(calls, t0, cpu0);
+            drop(agent);
+            return Ok(figures);
         };
-        Ok::<_, String>(ClientFigures {
-            calls,
-            wall_s: t0.elapsed().as_secs_f64(),
-            cpu_s: cpu_time().saturating_sub(cpu0).as_secs_f64(),
-            peak_rss_kib: peak_rss_kib("self").unwrap_or(0),
-        })
+        Ok::<_, String>(figures(calls, t0, cpu0))
     }
     .await;
     let _ = std::fs::remove_dir_all(&dir);
