@@ -110,7 +110,8 @@ async (op, args) => {
 
   // (Here and below, `t` is the element's tag when the caller has it.)
   function roleOf(el, t = tag(el)) {
-    const explicit = clean(el.getAttribute('role')).split(' ')[0];
+    const roleAttr = el.getAttribute('role');
+    const explicit = roleAttr === null ? '' : clean(roleAttr).split(' ')[0];
     if (explicit) return explicit;
     if (t === 'a' || t === 'area') return el.hasAttribute('href') ? 'link' : 'generic';
     if (t === 'button') return 'button';
@@ -188,7 +189,8 @@ async (op, args) => {
   }
 
   function nameOf(el, t = tag(el)) {
-    let n = byIds(el, 'aria-labelledby') || clean(el.getAttribute('aria-label'));
+    const label = el.getAttribute('aria-label');
+    let n = byIds(el, 'aria-labelledby') || (label === null ? '' : clean(label));
     if (!n && el.labels && el.labels.length) n = clean(Array.from(el.labels).map(labelText).join(' '));
     if (!n && t === 'input') {
       const ty = (el.getAttribute('type') || '').toLowerCase();
@@ -235,7 +237,8 @@ async (op, args) => {
   function statesOf(el, t = tag(el), ariaDisabled = true) {
     const s = [];
     if (isDisabled(el, t, ariaDisabled)) s.push('disabled');
-    const ty = (el.getAttribute('type') || '').toLowerCase();
+    // The type matters for inputs and text areas only.
+    const ty = t === 'input' || t === 'textarea' ? (el.getAttribute('type') || '').toLowerCase() : '';
     if ((t === 'input' && (ty === 'checkbox' || ty === 'radio')) ? el.checked : el.getAttribute('aria-checked') === 'true') s.push('checked');
     const exp = el.getAttribute('aria-expanded');
     if (exp === 'true') s.push('expanded');
@@ -605,7 +608,8 @@ async (op, args) => {
     });
     // Text of the document, open shadow roots and same-origin frames, hashed (FNV-1a), so
     // that a same-length change ("0" -> "1") counts.
-    let text = document.body ? document.body.innerText : '';
+    const bodyText = document.body ? document.body.innerText : '';
+    let text = bodyText;
     walk(document, { x: 0, y: 0 }, (el) => {
       if (el.shadowRoot) text += '\u0002' + el.shadowRoot.textContent;
       if (el.tagName === 'IFRAME') {
@@ -614,7 +618,6 @@ async (op, args) => {
     });
     let h = 0x811c9dc5;
     for (let i = 0; i < text.length; i++) { h ^= text.charCodeAt(i); h = Math.imul(h, 0x01000193) >>> 0; }
-    const body = document.body;
     return {
       url: location.href,
       title: document.title,
@@ -622,7 +625,7 @@ async (op, args) => {
       visibleFields,
       fields: fields.join('\u0001'),
       expanded: expanded.join(','),
-      textLength: body ? body.innerText.length : 0,
+      textLength: bodyText.length,
       elements: document.getElementsByTagName('*').length,
     };
   }
@@ -631,7 +634,9 @@ async (op, args) => {
   function doText() {
     const el = resolveTarget(args);
     const r = el.getBoundingClientRect();
-    return { target: describe(el), text: String(el.innerText !== undefined ? el.innerText : el.textContent), visible: visible(el) && r.width > 0 && r.height > 0 };
+    // innerText lays the text out on every get: read it once.
+    const inner = el.innerText;
+    return { target: describe(el), text: String(inner !== undefined ? inner : el.textContent), visible: visible(el) && r.width > 0 && r.height > 0 };
   }
 
   // What makes activating an element a commitment: its name, text, label, value or title.

@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use agent_core::untrusted::one_line;
 use serde_json::Value;
 
-use super::{TITLE_CHARS, context_line, element_line, q, shown_page_url};
+use super::{PageAddress, TITLE_CHARS, context_line, element_line_at, q, shown_page_url};
 
 /// Most characters of changed page text quoted in a change list.
 const TEXT_CHANGE_CHARS: usize = 600;
@@ -50,12 +50,13 @@ impl Snapshot {
             .and_then(Value::as_array)
             .map(Vec::as_slice)
             .unwrap_or(&[]);
+        let page = PageAddress::new(&url);
         let lines = items
             .iter()
             .filter_map(|item| match item.get("k").and_then(Value::as_str) {
                 Some("e") => Some(Line {
                     key: Some(one_line(item.get("ref").and_then(Value::as_str).unwrap_or(""), 20)),
-                    text: element_line(item, &url),
+                    text: element_line_at(item, &page),
                 }),
                 _ => context_line(item).map(|text| Line { key: None, text }),
             })

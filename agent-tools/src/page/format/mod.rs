@@ -27,8 +27,22 @@ pub fn cap_chars(s: &str, max: usize) -> (String, bool) {
     (format!("{cut}\n[truncated at {max} characters]"), true)
 }
 
+/// A page's address, parsed once for all the links of one read.
+pub struct PageAddress {
+    parsed: Option<reqwest::Url>,
+}
+
+impl PageAddress {
+    /// `page` parsed (an address that does not parse shortens nothing against it).
+    pub fn new(page: &str) -> PageAddress {
+        PageAddress {
+            parsed: reqwest::Url::parse(page).ok(),
+        }
+    }
+}
+
 /// Shortens a URL for display relative to the page's URL; withholds data: and blob: URLs.
-pub fn short_url(href: &str, page: &str) -> String {
+pub fn short_url_at(href: &str, page: &PageAddress) -> String {
     let lower = href.trim_start().to_ascii_lowercase();
     if lower.starts_with("data:") || lower.starts_with("blob:") {
         return "[data/blob URL withheld]".into();
@@ -36,8 +50,8 @@ pub fn short_url(href: &str, page: &str) -> String {
     if lower.starts_with("javascript:") {
         return "javascript:…".into();
     }
-    let shown = match (reqwest::Url::parse(href), reqwest::Url::parse(page)) {
-        (Ok(u), Ok(p)) if u.origin() == p.origin() => {
+    let shown = match (reqwest::Url::parse(href), page.parsed.as_ref()) {
+        (Ok(u), Some(p)) if u.origin() == p.origin() => {
             if u.path() == p.path() && u.query() == p.query() && u.fragment().is_some() {
                 format!("#{}", u.fragment().unwrap_or(""))
             } else {
@@ -78,6 +92,11 @@ fn q(s: &str) -> String {
 
 /// One element line: `e12 button "Remove"`, `e20 textbox "Promo code" =""`.
 pub fn element_line(item: &Value, page_url: &str) -> String {
+    element_line_at(item, &PageAddress::new(page_url))
+}
+
+/// [`element_line`] against a page address parsed before (a read's lines share one).
+pub fn element_line_at(item: &Value, page: &PageAddress) -> String {
     let s = |k: &str| item.get(k).and_then(Value::as_str).unwrap_or("");
     let mut line = format!(
         "{} {} {}",
@@ -98,7 +117,7 @@ pub fn element_line(item: &Value, page_url: &str) -> String {
     }
     if let Some(href) = item.get("href").and_then(Value::as_str) {
         line.push_str(" -> ");
-        line.push_str(&short_url(href, page_url));
+        line.push_str(&short_url_at(href, page));
     }
     line
 }
@@ -136,6 +155,10 @@ pub fn shown_page_url(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn short_url(href: &str, page: &str) -> String {
+        short_url_at(href, &PageAddress::new(page))
+    }
 
     #[test]
     fn urls_are_shortened_and_data_urls_withheld() {

@@ -5,7 +5,7 @@
 use agent_core::untrusted::one_line;
 use serde_json::Value;
 
-use super::{TITLE_CHARS, cap_chars, context_line, element_line, q, shown_page_url};
+use super::{PageAddress, TITLE_CHARS, cap_chars, context_line, element_line_at, q, shown_page_url};
 
 /// Options of one page_read call.
 #[derive(Debug, Clone, Default)]
@@ -147,6 +147,7 @@ fn elements_summary(ordered: &[&Value], in_view: usize, needle: Option<&str>) ->
 /// character budget run out. Returns the lines and the offset of the first item not listed.
 fn list_lines(ordered: &[&Value], view: &ReadView, in_view: usize, page_url: &str, budget: usize) -> (String, usize) {
     let total = ordered.len();
+    let page = PageAddress::new(page_url);
     let mut lines = Lines {
         text: String::new(),
         chars: 0,
@@ -169,7 +170,7 @@ fn list_lines(ordered: &[&Value], view: &ReadView, in_view: usize, page_url: &st
                 break;
             }
             lines.flush();
-            if !lines.push(element_line(it, page_url)) {
+            if !lines.push(element_line_at(it, &page)) {
                 break;
             }
             shown_elements += 1;
