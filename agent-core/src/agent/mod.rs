@@ -406,9 +406,12 @@ impl Session {
             let _ = outcome_tx.send(Some(outcome));
         };
         // The turn's span is a child of the caller's (a sub-agent's, of the calling tool's).
-        inner
-            .runtime
-            .spawn(tracing::Instrument::instrument(turn, tracing::Span::current()));
+        let caller = tracing::Span::current();
+        if caller.is_disabled() {
+            inner.runtime.spawn(turn);
+        } else {
+            inner.runtime.spawn(tracing::Instrument::instrument(turn, caller));
+        }
         run
     }
 

@@ -338,7 +338,7 @@ impl ExecCtx<'_> {
         let args = prepared.args;
         let arguments = (!self.agent.hooks.is_empty()).then(|| args.clone());
         let traced = span.clone();
-        async move {
+        let call = async move {
             let start = Instant::now();
             let guarded = AssertUnwindSafe(async move { tool.call(args, cx).await }).catch_unwind();
             let result = match tokio::time::timeout(timeout, guarded).await {
@@ -358,10 +358,14 @@ impl ExecCtx<'_> {
                 started_at_ms,
                 elapsed: start.elapsed(),
             }
+        };
+        // A sub-agent's turn started by the tool nests under this span; without a subscriber
+        // the call is not wrapped at all.
+        if traced.is_disabled() {
+            call.boxed()
+        } else {
+            call.instrument(traced).boxed()
         }
-        // A sub-agent's turn started by the tool nests under this span.
-        .instrument(traced)
-        .boxed()
     }
 
     /// Waits for the next running call to finish and records its result. Returns why the

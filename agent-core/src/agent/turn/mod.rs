@@ -116,7 +116,12 @@ pub(crate) async fn run_turn(
         depth,
     };
     let span = genai_spans::invoke_agent(&agent, &state.id);
-    let outcome = turn.drive(slot, input).instrument(span.clone()).await;
+    // Entered only when collected: wrapping the turn's future costs a copy of it otherwise.
+    let outcome = if span.is_disabled() {
+        turn.drive(slot, input).await
+    } else {
+        turn.drive(slot, input).instrument(span.clone()).await
+    };
     genai_spans::record_outcome(&span, &outcome);
     finish(&emitter, outcome)
 }

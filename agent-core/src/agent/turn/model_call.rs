@@ -2,7 +2,6 @@
 //! context overflow.
 
 use futures::StreamExt;
-use tracing::Instrument;
 
 use super::Turn;
 use crate::agent::context;
@@ -90,22 +89,12 @@ impl Turn<'_> {
         Ok(response)
     }
 
-    /// Sends one request in its `chat` span.
+    /// Sends one request and assembles the streamed answer, emitting tokens as they come. Its
+    /// `chat` span times it without being entered: nothing of the agent's nests under a model
+    /// call, and wrapping the call's future would copy it once more per call even when nobody
+    /// collects spans.
     async fn send_request(&self, request: &ModelRequest) -> Result<ModelResponse, CallFailed> {
         let span = genai_spans::chat(self.agent, self.session, request);
-        let result = self.stream_response(request).instrument(span.clone()).await;
-        match &result {
-            Ok(response) => genai_spans::record_response(&span, self.agent, response),
-            Err(CallFailed::Provider(e)) => {
-                genai_spans::record_error(&span, ErrorKind::Provider(e.error_kind()).as_str())
-            }
-            Err(CallFailed::Cancelled | CallFailed::Hook(_)) => {}
-        }
-        result
-    }
-
-    /// Sends one request and assembles the streamed answer, emitting tokens as they come.
-    async fn stream_response(&self, request: &ModelRequest) -> Result<ModelResponse, CallFailed> {
         let config = &self.agent.config;
         let call = async {
             let mut stream = self.agent.provider.stream(request, self.cancel.child_token()).await?;
@@ -149,7 +138,7 @@ impl Turn<'_> {
             }
             Ok(assembler.finish())
         };
-        tokio::select! {
+        let result = tokio::select! {
             biased;
             _ = self.cancel.cancelled() => Err(CallFailed::Cancelled),
             result = tokio::time::timeout(config.model_timeout, call) => match result {
@@ -161,7 +150,15 @@ impl Turn<'_> {
                 Ok(Err(e)) => Err(CallFailed::Provider(e)),
                 Ok(Ok(response)) => Ok(response),
             },
+        };
+        match &result {
+            Ok(response) => genai_spans::record_response(&span, self.agent, response),
+            Err(CallFailed::Provider(e)) => {
+                genai_spans::record_error(&span, ErrorKind::Provider(e.error_kind()).as_str())
+            }
+            Err(CallFailed::Cancelled | CallFailed::Hook(_)) => {}
         }
+        result
     }
 
     /// Keeps the status's `last_message` on the text being streamed, so a host that polls
