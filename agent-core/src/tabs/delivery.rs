@@ -15,6 +15,7 @@ use super::{DeliveryStatus, Origin, TabId, TabState};
 use crate::agent::{Outcome, OutcomeStatus, Run, RunEvents};
 use crate::event::{AgentEvent, EventKind};
 use crate::message::{ContentPart, Message};
+use crate::provider::OutputSchema;
 use crate::untrusted::{Provenance, wrap_untrusted};
 
 impl HubInner {
@@ -25,13 +26,17 @@ impl HubInner {
         self: &Arc<Self>,
         tab: &TabId,
         message: Message,
+        output: Option<OutputSchema>,
         sender: &TabId,
     ) -> Result<Delivery, TabError> {
         let handle = self.handle(sender);
         let label = handle.clone().unwrap_or_else(|| sender.to_string());
         let framed = from_another_tab(message, &label);
-        self.deliver(tab, QueuedMessage::from_tab(framed, sender.clone(), handle))
-            .await
+        let queued = QueuedMessage {
+            output,
+            ..QueuedMessage::from_tab(framed, sender.clone(), handle)
+        };
+        self.deliver(tab, queued).await
     }
 
     pub(crate) async fn deliver(self: &Arc<Self>, tab: &TabId, queued: QueuedMessage) -> Result<Delivery, TabError> {
@@ -156,7 +161,14 @@ impl HubInner {
         };
         let batch = next_batch(&mut st.record.queue);
         let origin = batch.first().map(QueuedMessage::turn_origin).unwrap_or_default();
-        let run = Arc::new(live.session.send_from(combine(batch), origin, CancellationToken::new()));
+        // A typed message is batched alone (see `next_batch`).
+        let output = batch.first().and_then(|q| q.output.clone());
+        let message = combine(batch);
+        let cancel = CancellationToken::new();
+        let run = Arc::new(match output {
+            Some(schema) => live.session.send_with_schema_from(message, schema, origin, cancel),
+            None => live.session.send_from(message, origin, cancel),
+        });
         self.track_run(slot, st, run.clone(), turn_start_seq);
         Ok(run)
     }
@@ -278,13 +290,32 @@ fn from_another_tab(message: Message, label: &str) -> Message {
 fn next_batch(queue: &mut Vec<QueuedMessage>) -> Vec<QueuedMessage> {
     let human = queue.iter().any(|q| q.origin == Origin::Human);
     let sender = queue.first().and_then(|q| q.from_tab.clone());
-    let (batch, rest): (Vec<_>, Vec<_>) = std::mem::take(queue).into_iter().partition(|q| {
+    let eligible = |q: &QueuedMessage| {
         if human {
             q.origin == Origin::Human
         } else {
             q.origin == Origin::Agent && q.from_tab == sender
         }
-    });
+    };
+    // A message expecting a typed answer gets a turn of its own: it ends the batch before it,
+    // or is the whole batch when it comes first.
+    let mut batch = Vec::new();
+    let mut rest = Vec::new();
+    let mut closed = false;
+    for q in std::mem::take(queue) {
+        if closed || !eligible(&q) {
+            rest.push(q);
+        } else if q.output.is_none() {
+            batch.push(q);
+        } else {
+            closed = true;
+            if batch.is_empty() {
+                batch.push(q);
+            } else {
+                rest.push(q);
+            }
+        }
+    }
     *queue = rest;
     batch
 }

@@ -14,6 +14,7 @@ use super::types::{AgentFactory, Delivery, TabError, TabEvent, TabEventKind, Tab
 use super::{DEFAULT_AUTO_WAKE_BUDGET, DEFAULT_MAX_HELD_MESSAGES, Origin, TabId, TabPermissions, TabState};
 use crate::agent::{AgentBuilder, Run, Session};
 use crate::message::Message;
+use crate::provider::OutputSchema;
 use crate::session::SessionId;
 use crate::store::{MemoryStore, Store};
 use crate::tool::Tool;
@@ -295,9 +296,12 @@ impl TabHub {
         message: impl Into<DeliveredMessage>,
         origin: Origin,
     ) -> Result<Delivery, TabError> {
-        self.inner
-            .deliver(tab, QueuedMessage::new(message.into().0, origin))
-            .await
+        let DeliveredMessage { message, output } = message.into();
+        let queued = QueuedMessage {
+            output,
+            ..QueuedMessage::new(message, origin)
+        };
+        self.inner.deliver(tab, queued).await
     }
 
     /// Delivers a message written by the agent of tab `sender` (what `send_to_tab` does): as
@@ -310,7 +314,8 @@ impl TabHub {
         message: impl Into<DeliveredMessage>,
         sender: &TabId,
     ) -> Result<Delivery, TabError> {
-        self.inner.deliver_from_tab(tab, message.into().0, sender).await
+        let DeliveredMessage { message, output } = message.into();
+        self.inner.deliver_from_tab(tab, message, output, sender).await
     }
 
     /// Resolves a handle or any prefix of a tab id against the open tabs.
@@ -471,24 +476,65 @@ impl TabHub {
     }
 }
 
-/// A message for [`TabHub::deliver`]: a [`Message`] or text (a user message).
+/// A message for [`TabHub::deliver`]: a [`Message`] or text (a user message), and optionally
+/// the schema its answer must match.
 #[derive(Debug, Clone)]
-pub struct DeliveredMessage(Message);
+pub struct DeliveredMessage {
+    message: Message,
+    output: Option<OutputSchema>,
+}
+
+impl DeliveredMessage {
+    /// A message whose answer must match `schema`: the turn that reads it is a typed turn (as
+    /// [`Session::send_with_schema`](crate::Session::send_with_schema)) and its outcome
+    /// carries the answer in [`Outcome::structured`](crate::Outcome::structured). A typed
+    /// message is never merged with other queued messages: it gets a turn of its own, and the
+    /// schema is stored with the queue, so a restored tab still asks for it.
+    ///
+    /// ```
+    /// use agent_core::{OutputSchema, tabs::DeliveredMessage};
+    /// let schema = OutputSchema::new("city", serde_json::json!({
+    ///     "type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]
+    /// }));
+    /// let message = DeliveredMessage::from("The capital of Norway?").expecting(schema);
+    /// assert_eq!(message.output().map(|s| s.name.as_str()), Some("city"));
+    /// ```
+    pub fn expecting(mut self, schema: OutputSchema) -> Self {
+        self.output = Some(schema);
+        self
+    }
+
+    /// [`Self::expecting`] a `T`, its schema from `schemars` (as
+    /// [`Session::send_typed`](crate::Session::send_typed)).
+    pub fn expecting_typed<T: schemars::JsonSchema>(self) -> Self {
+        self.expecting(OutputSchema::new(T::schema_name(), crate::tool::schema_for::<T>()))
+    }
+
+    /// The message.
+    pub fn message(&self) -> &Message {
+        &self.message
+    }
+
+    /// The schema its answer must match, if any.
+    pub fn output(&self) -> Option<&OutputSchema> {
+        self.output.as_ref()
+    }
+}
 
 impl From<Message> for DeliveredMessage {
     fn from(message: Message) -> Self {
-        DeliveredMessage(message)
+        DeliveredMessage { message, output: None }
     }
 }
 
 impl From<&str> for DeliveredMessage {
     fn from(text: &str) -> Self {
-        DeliveredMessage(Message::user(text))
+        Message::user(text).into()
     }
 }
 
 impl From<String> for DeliveredMessage {
     fn from(text: String) -> Self {
-        DeliveredMessage(Message::user(text))
+        Message::user(text).into()
     }
 }

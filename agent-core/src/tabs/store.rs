@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::{Origin, TabId, TabPermissions};
 use crate::gate::TurnOrigin;
 use crate::message::Message;
+use crate::provider::OutputSchema;
 use crate::session::SessionId;
 use crate::store::{StoreError, now_millis};
 
@@ -27,6 +28,11 @@ pub struct QueuedMessage {
     pub from_handle: Option<String>,
     /// When it was queued (ms since the epoch).
     pub queued_at_ms: i64,
+    /// The schema the answer to this message must match (a typed turn, see
+    /// [`DeliveredMessage::expecting`](super::DeliveredMessage::expecting)). Such a message
+    /// gets a turn of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<OutputSchema>,
 }
 
 impl QueuedMessage {
@@ -38,6 +44,7 @@ impl QueuedMessage {
             from_tab: None,
             from_handle: None,
             queued_at_ms: now_millis(),
+            output: None,
         }
     }
 
