@@ -30,14 +30,31 @@ pub fn cap_chars(s: &str, max: usize) -> (String, bool) {
 /// A page's address, parsed once for all the links of one read.
 pub struct PageAddress {
     parsed: Option<reqwest::Url>,
+    /// An http(s) page's address without its fragment, then `#`: what a link to a fragment of
+    /// the page starts with.
+    fragment_base: Option<String>,
 }
 
 impl PageAddress {
     /// `page` parsed (an address that does not parse shortens nothing against it).
     pub fn new(page: &str) -> PageAddress {
-        PageAddress {
-            parsed: reqwest::Url::parse(page).ok(),
-        }
+        let parsed = reqwest::Url::parse(page).ok();
+        let fragment_base = parsed
+            .as_ref()
+            .filter(|p| matches!(p.scheme(), "http" | "https"))
+            .map(|p| format!("{}#", p.as_str().split('#').next().unwrap_or("")));
+        PageAddress { parsed, fragment_base }
+    }
+
+    /// The fragment of `href` when it is this page's address and a fragment the parser keeps
+    /// as written (printable ASCII it does not encode): what parsing it would give, without
+    /// parsing it.
+    fn own_fragment<'h>(&self, href: &'h str) -> Option<&'h str> {
+        let fragment = href.strip_prefix(self.fragment_base.as_deref()?)?;
+        fragment
+            .bytes()
+            .all(|b| (0x21..=0x7e).contains(&b) && !matches!(b, b'"' | b'<' | b'>' | b'`'))
+            .then_some(fragment)
     }
 }
 
@@ -49,6 +66,10 @@ pub fn short_url_at(href: &str, page: &PageAddress) -> String {
     }
     if lower.starts_with("javascript:") {
         return "javascript:…".into();
+    }
+    // Most links of a documentation page go to a fragment of the page itself.
+    if let Some(fragment) = page.own_fragment(href) {
+        return one_line(&format!("#{fragment}"), 79);
     }
     let shown = match (reqwest::Url::parse(href), page.parsed.as_ref()) {
         (Ok(u), Some(p)) if u.origin() == p.origin() => {
@@ -165,6 +186,13 @@ mod tests {
         let page = "http://127.0.0.1:8080/docs/index.html";
         assert_eq!(short_url("http://127.0.0.1:8080/docs/a?x=1", page), "/docs/a?x=1");
         assert_eq!(short_url("http://127.0.0.1:8080/docs/index.html#s2", page), "#s2");
+        // The same with a fragment on the page's own address, or one the parser would encode.
+        assert_eq!(
+            short_url("http://127.0.0.1:8080/docs/index.html#s2", &format!("{page}#top")),
+            "#s2"
+        );
+        assert_eq!(short_url("http://127.0.0.1:8080/docs/index.html#a b", page), "#a%20b");
+        assert_eq!(short_url("http://127.0.0.1:8080/docs/index.html#", page), "#");
         assert_eq!(
             short_url("https://www.rust-lang.org/learn", page),
             "www.rust-lang.org/learn"

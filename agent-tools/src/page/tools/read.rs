@@ -101,10 +101,11 @@ async fn read_text(s: &Shared, a: ReadArgs) -> Result<ToolOutput, ToolError> {
     });
     // Every read is remembered, so a since_last read compares with whatever read came last.
     let next = Snapshot::of(&v, tab);
-    let prev = s.last_read.replace(next.clone());
     if a.since_last != Some(true) {
+        s.last_read.replace(next);
         return Ok(output(full, facts, cut, source_of(&v)));
     }
+    let prev = s.last_read.replace(next.clone());
     let (text, cut, since) = match prev {
         None => full_read(full, cut, "first_read", "no earlier page_read to compare with"),
         Some(prev) if !prev.same_document(&next) => full_read(
