@@ -93,3 +93,58 @@ fn address(s: String, page: &str, site: Option<&str>) -> String {
         _ => s,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The items page.js sends compact come back as the objects it sends otherwise.
+    #[test]
+    fn compact_items_expand_to_the_plain_ones() {
+        let compact = json!({
+            "url": "http://127.0.0.1:8/doc/a.html#top", "compact": 1,
+            "pagePrefix": "http://127.0.0.1:8/doc/a.html", "sitePrefix": "http://127.0.0.1:8",
+            "items": [
+                [17, 12, "link", "push", "#method.push"],
+                [16, 13, "link", "index", "/doc/index.html"],
+                [16, 14, "link", "odd", "!#raw"],
+                [16, 15, "link", "away", "https://example.org/x"],
+                [16, 16, "link", "no href", null],
+                [12, 17, "checkbox", "Agree", "yes", ["checked"]],
+                [2, 18, "password", "Password"],
+                ["h", 1, 2, "Methods"],
+                ["l", 0, "navigation", "Main"],
+            ],
+        });
+        let plain = json!({
+            "url": "http://127.0.0.1:8/doc/a.html#top",
+            "items": [
+                {"k": "e", "ref": "e12", "role": "link", "name": "push", "href": "http://127.0.0.1:8/doc/a.html#method.push", "inView": true},
+                {"k": "e", "ref": "e13", "role": "link", "name": "index", "href": "http://127.0.0.1:8/doc/index.html"},
+                {"k": "e", "ref": "e14", "role": "link", "name": "odd", "href": "#raw"},
+                {"k": "e", "ref": "e15", "role": "link", "name": "away", "href": "https://example.org/x"},
+                {"k": "e", "ref": "e16", "role": "link", "name": "no href", "href": null},
+                {"k": "e", "ref": "e17", "role": "checkbox", "name": "Agree", "value": "yes", "states": ["checked"]},
+                {"k": "e", "ref": "e18", "role": "password", "name": "Password", "valueHidden": true},
+                {"k": "h", "level": 2, "name": "Methods", "inView": true},
+                {"k": "l", "role": "navigation", "name": "Main"},
+            ],
+        });
+        assert_eq!(expand_read(compact), plain);
+        // A read that was not asked compact is left as it is.
+        assert_eq!(expand_read(plain.clone()), plain);
+    }
+
+    /// Whatever a hostile page makes page.js return, expanding never panics.
+    #[test]
+    fn odd_compact_reads_never_panic() {
+        for v in [
+            json!({"compact": 1}),
+            json!({"compact": 1, "items": 3}),
+            json!({"compact": 1, "items": [null, [], ["h"], ["l", "x"], [255], [31, "e", 1, 2, "!", null, 7]]}),
+            json!({"compact": 1, "pagePrefix": 5, "sitePrefix": null, "items": [[16, 1, "link", "a", "/x"], [16, 2, "link", "b", "!"]]}),
+        ] {
+            let _ = expand_read(v);
+        }
+    }
+}
