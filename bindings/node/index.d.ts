@@ -319,8 +319,11 @@ export declare class NativeTabHub {
   closeTab(tab: string): Promise<void>
   /** Reopens a closed tab. */
   reopenTab(tab: string): Promise<void>
-  /** Delivers a message: an idle tab starts a turn, a busy one queues it. */
-  deliver(tab: string, text: string, origin?: string | undefined | null): Promise<NativeDelivery>
+  /**
+   * Delivers a message: an idle tab starts a turn, a busy one queues it. With `schema` (a
+   * JSON Schema named `schema_name`) the turn that reads it is a typed turn of its own.
+   */
+  deliver(tab: string, text: string, origin?: string | undefined | null, schemaName?: string | undefined | null, schema?: any): Promise<NativeDelivery>
   /** Resolves a handle or id prefix. */
   resolve(input: string): any
   /** A tab's handle. */

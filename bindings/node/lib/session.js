@@ -16,15 +16,28 @@ const { approvalDecisions } = require('./approvals.js')
  */
 function jsonSchemaOf(schema) {
   if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) {
-    throw new TypeError('sendTyped takes a JSON Schema object, or an object with toJSONSchema() or a jsonSchema property')
+    throw new TypeError(
+      "a typed answer's schema is a JSON Schema object, or an object with toJSONSchema() or a jsonSchema property"
+    )
   }
   let json = schema
   if (typeof schema.toJSONSchema === 'function') json = schema.toJSONSchema()
   else if (schema.jsonSchema !== null && typeof schema.jsonSchema === 'object') json = schema.jsonSchema
   if (json === null || typeof json !== 'object' || Array.isArray(json)) {
-    throw new TypeError('the JSON Schema of sendTyped must be an object')
+    throw new TypeError("the JSON Schema of a typed answer must be an object")
   }
   return json
+}
+
+/**
+ * The JSON Schema of a typed answer and its name for the model: `name`, else the schema's
+ * `title`, else `answer`.
+ * @param {any} schema
+ * @param {string | undefined} name
+ */
+function typedSchema(schema, name) {
+  const json = jsonSchemaOf(schema)
+  return { json, name: String(name ?? (typeof json.title === 'string' ? json.title : 'answer')) }
 }
 
 /** A conversation with the agent. Turns of one session run one after another. */
@@ -69,12 +82,11 @@ class Session {
    *   model (default: its `title`, else `answer`)
    */
   sendTyped(input, schema, options = {}) {
-    const json = jsonSchemaOf(schema)
-    const name = options.name ?? (typeof json.title === 'string' ? json.title : 'answer')
+    const { json, name } = typedSchema(schema, options.name)
     const signal = options.signal
     const aborted = signal ? signal.aborted : false
     const message = typeof input === 'string' ? input : toJsonValue({ role: 'user', ...input })
-    const n = wrap(() => this.#native.sendWithSchema(message, String(name), toJsonValue(json), aborted))
+    const n = wrap(() => this.#native.sendWithSchema(message, name, toJsonValue(json), aborted))
     const run = new Run(n, this.#agent)
     if (!aborted) cancelOnAbort(signal, n, run)
     return run
@@ -160,4 +172,4 @@ class Session {
   }
 }
 
-module.exports = { Session }
+module.exports = { Session, typedSchema }

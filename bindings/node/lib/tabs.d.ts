@@ -5,7 +5,7 @@ import type { AgentEvent } from './events.js'
 import type { BrowserHost } from './hosts.js'
 import type { HostTab, OpenedTab, OpenedTabOwner, TabHubPageTools } from './tab_wiring.js'
 import type { Run } from './run.js'
-import type { Session } from './session.js'
+import type { Session, TypedSchema } from './session.js'
 
 /** Which tab tools a tab's agent gets (both off by default). */
 export interface TabPermissions {
@@ -120,8 +120,16 @@ export declare class TabHub {
    * and rejects (`AgentCoreError`, code `cancelled`). Queued and held messages are not affected.
    * An `agent` message to a tab already holding `maxHeldMessages` of them rejects with
    * `TabQueueFullError`.
+   *
+   * With `schema` (what `session.sendTyped` takes, named by `name`) the turn that reads the
+   * message is a typed turn of its own: never merged with other queued messages, and still
+   * typed when the tab is restored from its store; its `outcome.structured` holds the answer.
    */
-  deliver(tab: string, text: string, options?: { origin?: 'human' | 'agent'; signal?: AbortSignal }): Promise<Delivery>
+  deliver(
+    tab: string,
+    text: string,
+    options?: { origin?: 'human' | 'agent'; signal?: AbortSignal; schema?: TypedSchema; name?: string },
+  ): Promise<Delivery>
   /** Resolves a handle or id prefix. */
   resolve(input: string):
     | { status: 'ok'; tab: string; handle: string }

@@ -5,10 +5,11 @@
  */
 const { wrap, AgentCoreError } = require('./errors.js')
 const { Agent } = require('./agent.js')
-const { Session } = require('./session.js')
+const { Session, typedSchema } = require('./session.js')
 const { Run, cancelOnAbort } = require('./run.js')
 const { iterate } = require('./events.js')
 const { approvalDecisions } = require('./approvals.js')
+const { toJsonValue } = require('./tools.js')
 const { tabWiring } = require('./tab_wiring.js')
 
 /**
@@ -120,16 +121,25 @@ class TabHub {
    * `signal` cancels the turn this delivery started. An already-aborted signal delivers
    * nothing: the promise rejects with an `AgentCoreError` (code `cancelled`) and no turn starts.
    * A queued or held message is not affected by the signal (take it out with the tab's queue).
+   *
+   * With `schema` (what `session.sendTyped` takes) the turn that reads the message is a typed
+   * turn of its own: never merged with other queued messages, still typed when the tab is
+   * restored from its store; its `outcome.structured` holds the answer.
    * @param {string} tab
    * @param {string} text
-   * @param {{ origin?: 'human' | 'agent', signal?: AbortSignal }} [options]
+   * @param {{ origin?: 'human' | 'agent', signal?: AbortSignal, schema?: any, name?: string }} [options]
    */
   async deliver(tab, text, options = {}) {
     const signal = options.signal
     const refuse = () =>
       new AgentCoreError('the signal was aborted: nothing was delivered', 'cancelled', { cause: signal?.reason })
+    const typed = options.schema === undefined ? null : typedSchema(options.schema, options.name)
     if (signal && signal.aborted) throw refuse()
-    const d = await wrap(() => this.#native.deliver(tab, text, options.origin))
+    const d = await wrap(() =>
+      typed
+        ? this.#native.deliver(tab, text, options.origin, typed.name, toJsonValue(typed.json))
+        : this.#native.deliver(tab, text, options.origin)
+    )
     const n = d.run()
     const run = n ? new Run(n, this.#agent) : null
     if (run) cancelOnAbort(signal, n, run)

@@ -152,9 +152,17 @@ impl NativeTabHub {
         self.inner.reopen_tab(&tab_id(&tab)?).await.map_err(tab_error)
     }
 
-    /// Delivers a message: an idle tab starts a turn, a busy one queues it.
+    /// Delivers a message: an idle tab starts a turn, a busy one queues it. With `schema` (a
+    /// JSON Schema named `schema_name`) the turn that reads it is a typed turn of its own.
     #[napi]
-    pub async fn deliver(&self, tab: String, text: String, origin: Option<String>) -> Result<NativeDelivery> {
+    pub async fn deliver(
+        &self,
+        tab: String,
+        text: String,
+        origin: Option<String>,
+        schema_name: Option<String>,
+        #[napi(ts_arg_type = "any")] schema: Option<Json>,
+    ) -> Result<NativeDelivery> {
         let origin = match origin.as_deref() {
             None | Some("human") => Origin::Human,
             Some("agent") => Origin::Agent,
@@ -165,9 +173,15 @@ impl NativeTabHub {
                 ));
             }
         };
+        let mut message = agent_core::tabs::DeliveredMessage::from(text);
+        if let Some(Json(mut schema)) = schema {
+            crate::convert::integral_numbers(&mut schema);
+            let name = schema_name.as_deref().unwrap_or("answer");
+            message = message.expecting(agent_core::OutputSchema::new(name, schema));
+        }
         let d = self
             .inner
-            .deliver(&tab_id(&tab)?, text, origin)
+            .deliver(&tab_id(&tab)?, message, origin)
             .await
             .map_err(tab_error)?;
         Ok(NativeDelivery { inner: d })

@@ -86,3 +86,49 @@ test('an aborted signal starts the typed turn cancelled', async () => {
   const outcome = await session.sendTyped('x', CITY, { signal: AbortSignal.abort() }).outcome
   assert.equal(outcome.status, 'cancelled')
 })
+
+test('a typed delivery through the tab hub: a typed turn at once, and a turn of its own when queued', async () => {
+  const { ScriptedProvider, TabHub, tool } = await import('../lib/index.js')
+  let release
+  const released = new Promise((resolve) => (release = resolve))
+  const wait = tool({ name: 'wait', execute: async () => (await released, 'released') })
+  const text = (request) => request.messages.at(-1).content.map((p) => p.text ?? '').join('')
+  const provider = ScriptedProvider.fromFn((request) => {
+    const last = request.messages.at(-1)
+    if (last.role === 'tool') return { text: 'waited' }
+    if (text(request) === 'block') return { toolCalls: [{ name: 'wait', arguments: {} }] }
+    if (request.outputSchema) return { text: JSON.stringify({ name: text(request), population: text(request).length }) }
+    return { text: `echo: ${text(request)}` }
+  })
+  const hub = await TabHub.create({ provider, tools: [wait] })
+  const tab = await hub.openTab()
+
+  const d = await hub.deliver(tab, 'Oslo', { schema: CITY })
+  assert.equal(d.status, 'started')
+  const outcome = await d.run.outcome
+  assert.equal(outcome.status, 'done')
+  assert.deepEqual(outcome.structured, { name: 'Oslo', population: 4 })
+  await hub.waitIdle(tab)
+
+  const first = await hub.deliver(tab, 'block')
+  assert.equal((await hub.deliver(tab, 'a')).status, 'queued')
+  const typed = await hub.deliver(tab, 'Bergen', { schema: { type: 'object' }, name: 'town' })
+  assert.equal(typed.status, 'queued')
+  assert.equal((await hub.deliver(tab, 'b')).status, 'queued')
+  release()
+  await first.run.outcome
+  await hub.waitAllIdle()
+  const turns = provider
+    .requests()
+    .filter((r) => r.messages.at(-1).role === 'user')
+    .map((r) => [text(r), r.outputSchema?.name ?? null])
+  assert.deepEqual(turns, [
+    ['Oslo', 'City'],
+    ['block', null],
+    ['a', null],
+    ['Bergen', 'town'],
+    ['b', null],
+  ])
+  await assert.rejects(hub.deliver(tab, 'x', { schema: 'City' }), TypeError)
+  hub.close()
+})

@@ -160,9 +160,19 @@ impl NativeTabHub {
     }
 
     /// Delivers a message: starts a turn in an idle tab, queues it for a busy one. Returns a
-    /// dict (`status`, `queue_len`, `auto_wake_budget`, `awaiting_user`, `run`). Awaitable.
-    #[pyo3(signature = (tab, message, origin="human"))]
-    fn deliver<'py>(&self, py: Python<'py>, tab: String, message: String, origin: &str) -> PyResult<Bound<'py, PyAny>> {
+    /// dict (`status`, `queue_len`, `auto_wake_budget`, `awaiting_user`, `run`). With
+    /// `schema` (a JSON Schema dict named `schema_name`) the turn that reads the message is a
+    /// typed turn, of its own. Awaitable.
+    #[pyo3(signature = (tab, message, origin="human", schema_name=None, schema=None))]
+    fn deliver<'py>(
+        &self,
+        py: Python<'py>,
+        tab: String,
+        message: String,
+        origin: &str,
+        schema_name: Option<&str>,
+        schema: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let origin = match origin {
             "human" => Origin::Human,
             "agent" => Origin::Agent,
@@ -172,11 +182,16 @@ impl NativeTabHub {
                 )));
             }
         };
+        let mut delivered = agent_core::tabs::DeliveredMessage::from(message);
+        if let Some(schema) = schema {
+            let name = schema_name.unwrap_or("answer");
+            delivered = delivered.expecting(agent_core::OutputSchema::new(name, py_to_json(schema)?));
+        }
         self.loops.remember_current(py);
         let hub = self.hub.clone();
         let tab = tab_id(&tab)?;
         crate::runtime::spawn_py(py, async move {
-            let d = hub.deliver(&tab, message, origin).await.map_err(tab_error)?;
+            let d = hub.deliver(&tab, delivered, origin).await.map_err(tab_error)?;
             Ok(DeliveryObj(d))
         })
     }

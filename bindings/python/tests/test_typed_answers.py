@@ -112,3 +112,43 @@ async def test_schema_types_are_checked():
         with pytest.raises(TypeError):
             session.send_typed("hi", bad)
     assert provider.call_count == 0
+
+
+async def test_typed_delivery_through_the_tab_hub():
+    def choose(request):
+        last = request["messages"][-1]
+        text = "".join(p.get("text", "") for p in last.get("content", []))
+        if text == "slow":
+            return ac.Delay(300, ac.Reply("slow done"))
+        if request.get("output_schema"):
+            return ac.Reply(json.dumps({"name": text, "population": len(text)}))
+        return ac.Reply(f"echo: {text}")
+
+    provider = ac.ScriptedProvider.from_fn(choose, record_requests=True)
+    hub = await ac.TabHub.create(provider)
+    tab = await hub.open_tab()
+
+    # An idle tab starts a typed turn at once: its run is a TypedRun.
+    d = await hub.deliver(tab, "Oslo", schema=City)
+    assert d.status == "started" and isinstance(d.run, ac.TypedRun)
+    outcome = await d.run
+    assert outcome.ok and outcome.answer == City("Oslo", 4)
+    await hub.wait_idle(tab)
+
+    # Queued behind a running turn, the typed message is not merged with the others.
+    first = await hub.deliver(tab, "slow")
+    assert (await hub.deliver(tab, "a")).status == "queued"
+    typed = await hub.deliver(tab, "Bergen", schema={"type": "object", "title": "town"})
+    assert typed.status == "queued" and typed.run is None
+    await first.run
+    await hub.wait_idle(tab)
+    turns = [
+        ("".join(p.get("text", "") for p in r["messages"][-1]["content"]), (r.get("output_schema") or {}).get("name"))
+        for r in provider.requests()
+        if r["messages"][-1]["role"] == "user"
+    ]
+    assert turns == [("Oslo", "City"), ("slow", None), ("a", None), ("Bergen", "town")]
+    assert (await hub.read(tab))["last_response"] == json.dumps({"name": "Bergen", "population": 6})
+
+    with pytest.raises(TypeError):
+        await hub.deliver(tab, "hi", schema=int)

@@ -21,7 +21,7 @@ def output_schema(schema: Any, name: Optional[str] = None) -> Tuple[str, Dict[st
         return name or (title if isinstance(title, str) else "answer"), dict(schema), _same
     if not isinstance(schema, type):
         raise TypeError(
-            "send_typed takes a pydantic model class, a dataclass, a TypedDict or a JSON Schema dict, "
+            "a typed answer's schema is a pydantic model class, a dataclass, a TypedDict or a JSON Schema dict, "
             f"not {type(schema).__name__}"
         )
     model_json_schema = getattr(schema, "model_json_schema", None)
@@ -31,7 +31,7 @@ def output_schema(schema: Any, name: Optional[str] = None) -> Tuple[str, Dict[st
         return name or schema.__name__, json_schema, validate
     if not (dataclasses.is_dataclass(schema) or _is_typeddict(schema)):
         raise TypeError(
-            f"send_typed takes a pydantic model class, a dataclass, a TypedDict or a JSON Schema dict, not {schema!r}"
+            f"a typed answer's schema is a pydantic model class, a dataclass, a TypedDict or a JSON Schema dict, not {schema!r}"
         )
     builder = _Builder()
     json_schema = builder.schema(schema)

@@ -169,14 +169,29 @@ class TabHub:
         """Reopens a closed tab."""
         await self._native.reopen_tab(tab)
 
-    async def deliver(self, tab: str, message: str, origin: str = "human") -> Delivery:
+    async def deliver(
+        self, tab: str, message: str, origin: str = "human", *, schema: Any = None, name: Optional[str] = None
+    ) -> Delivery:
         """Delivers a message to a tab from ``human`` (refills the auto-wake budget) or
         ``agent``: an idle tab starts a turn, a busy one queues the message. Raises
         :class:`TabQueueFullError` when the tab already holds ``max_held_messages`` messages
-        from agents and this one comes from an agent."""
-        d = await self._native.deliver(tab, message, origin)
+        from agents and this one comes from an agent.
+
+        With ``schema`` (what :meth:`Session.send_typed` takes: a pydantic model class, a
+        dataclass, a TypedDict or a JSON Schema dict, named by ``name``) the turn that reads
+        the message is a typed turn of its own (never merged with other queued messages, and
+        still typed when the tab is restored from its store); a turn started at once comes
+        back as a :class:`TypedRun` whose outcome's ``answer`` is the parsed answer."""
+        if schema is None:
+            d = await self._native.deliver(tab, message, origin)
+            run = d.pop("run")
+            return Delivery(run=Run(run) if run is not None else None, **d)
+        from ._typed import TypedRun, output_schema
+
+        schema_name, json_schema, convert = output_schema(schema, name)
+        d = await self._native.deliver(tab, message, origin, schema_name, json_schema)
         run = d.pop("run")
-        return Delivery(run=Run(run) if run is not None else None, **d)
+        return Delivery(run=TypedRun(run, convert) if run is not None else None, **d)
 
     def resolve(self, handle: str) -> Dict[str, Any]:
         """Resolves a handle or id prefix among open tabs: ``{"status": "ok", "tab", "handle"}``,
