@@ -294,3 +294,82 @@ async fn no_correction_is_made_past_max_iterations() {
     );
     assert_eq!(provider.call_count(), 1);
 }
+
+/// An agent over `store` that asks its person before `pay` runs and can ask clarifications.
+fn parking_agent(store: Arc<dyn agent_core::Store>, provider: Arc<ScriptedProvider>) -> Agent {
+    let pay = tool_fn("pay", "Pays.", |_: serde_json::Value, _cx| async move {
+        Ok::<_, agent_core::ToolError>("paid")
+    })
+    .gated(true);
+    Agent::builder()
+        .provider_arc(provider)
+        .store_arc(store)
+        .tool(pay)
+        .clarification(true)
+        .gate(agent_core::gate_fn(|_| async { agent_core::GateDecision::ask("Pay this?") }))
+        .build()
+        .unwrap()
+}
+
+fn oslo() -> ScriptedReply {
+    ScriptedReply::json(json!({"name": "Oslo", "population": 709000}))
+}
+
+#[tokio::test]
+async fn a_typed_turn_parked_on_a_question_is_still_typed_after_a_restart() {
+    let store: Arc<dyn agent_core::Store> = Arc::new(agent_core::MemoryStore::new());
+    let asks = ScriptedReply::tool_call("ask_clarification", json!({"kind": "input", "question": "Which city?"}));
+    let first = parking_agent(store.clone(), Arc::new(ScriptedProvider::new([asks.into()])));
+    let session = first.create_session().await.unwrap();
+    let id = session.id().clone();
+    let outcome = session.send_typed::<City>("A capital, please.").await;
+    assert_eq!(outcome.status, OutcomeStatus::AwaitingUser, "{:?}", outcome.error);
+    let question = outcome.clarification.unwrap();
+    drop(session);
+    drop(first);
+
+    // Another agent on the same store: the process restarted.
+    let provider = Arc::new(ScriptedProvider::new([oslo().into()]).record_requests());
+    let second = parking_agent(store, provider.clone());
+    let session = second.open_session(&id).await.unwrap();
+    let outcome = session.answer_clarification(&question.id, "Norway").unwrap().await;
+    assert_eq!(outcome.status, OutcomeStatus::Done, "{:?}", outcome.error);
+    assert_eq!(outcome.structured_as::<City>().unwrap().name, "Oslo");
+    assert_eq!(provider.requests()[0].output_schema.as_ref().unwrap().name, "City");
+}
+
+#[tokio::test]
+async fn a_typed_turn_parked_on_an_approval_is_still_typed_after_a_restart_and_untyped_turns_stay_untyped() {
+    let store: Arc<dyn agent_core::Store> = Arc::new(agent_core::MemoryStore::new());
+    let pays = || ScriptedReply::tool_call("pay", json!({"amount": 3}));
+    let first = parking_agent(store.clone(), Arc::new(ScriptedProvider::new([pays().into(), pays().into()])));
+    let typed = first.create_session().await.unwrap();
+    let plain = first.create_session().await.unwrap();
+    let typed_outcome = typed.send_typed::<City>("Pay, then name a capital.").await;
+    let plain_outcome = plain.send("Pay.").await;
+    for outcome in [&typed_outcome, &plain_outcome] {
+        assert_eq!(outcome.status, OutcomeStatus::AwaitingApproval, "{:?}", outcome.error);
+    }
+    let ids = [typed.id().clone(), plain.id().clone()];
+    let approvals = [typed_outcome.approval.unwrap(), plain_outcome.approval.unwrap()];
+    drop((typed, plain, first));
+
+    let provider = Arc::new(ScriptedProvider::new([oslo().into(), ScriptedReply::text("Paid.").into()]).record_requests());
+    let second = parking_agent(store, provider.clone());
+    let mut outcomes = Vec::new();
+    for (id, approval) in ids.iter().zip(&approvals) {
+        let session = second.open_session(id).await.unwrap();
+        let call = approval.calls[0].call_id.clone();
+        let run = session
+            .resolve_approval(&approval.id, [(call, agent_core::ApprovalDecision::approve())])
+            .unwrap();
+        outcomes.push(run.await);
+    }
+    assert_eq!(outcomes[0].status, OutcomeStatus::Done, "{:?}", outcomes[0].error);
+    assert_eq!(outcomes[0].structured_as::<City>().unwrap().name, "Oslo");
+    assert_eq!(outcomes[1].final_text.as_deref(), Some("Paid."));
+    assert!(outcomes[1].structured.is_none());
+    let requests = provider.requests();
+    assert_eq!(requests[0].output_schema.as_ref().unwrap().name, "City");
+    assert!(requests[1].output_schema.is_none(), "the untyped turn stays untyped");
+}

@@ -14,6 +14,7 @@ mod history;
 mod hook_points;
 mod hooks;
 mod images;
+mod parked_output;
 mod parked_slot;
 mod parked_watch;
 mod pending_approval;
@@ -109,12 +110,18 @@ pub(crate) struct SessionState {
     pub clarification: clarification::Slot,
     /// The approval a turn is parked on, if any.
     pub approval: approval::Slot,
-    /// The output schema of a typed turn that is parked (on a question or an approval), for
-    /// the turn that continues it. In memory only: a turn resumed after a restart is untyped.
+    /// The output schema of the typed turn running or parked (on a question or an approval),
+    /// for the turn that continues it; stored with the parked turn, so restored with it after
+    /// a restart.
     pub parked_output: Mutex<Option<crate::provider::OutputSchema>>,
 }
 
 impl SessionState {
+    /// The schema of the typed turn running or parked, if any.
+    pub(crate) fn parked_output(&self) -> Option<crate::provider::OutputSchema> {
+        self.parked_output.lock().ok().and_then(|kept| kept.clone())
+    }
+
     fn new(id: SessionId, history: History) -> Self {
         SessionState {
             id,
@@ -237,13 +244,21 @@ impl Agent {
             return Err(AgentError::SessionNotFound(id.clone()));
         }
         let mut history = History::load(store.as_ref(), id).await?;
-        let parked = clarification::load_parked(store.as_ref(), id).await?;
-        let approval = approval::load_parked(store.as_ref(), id).await?;
+        let parked_run = store.parked_run(id).await?;
+        let parked = parked_run.as_ref().and_then(clarification::from_parked);
+        let approval = parked_run.as_ref().and_then(approval::from_parked);
+        // A typed turn parked on either stays typed when it continues.
+        let output = parked_run.as_ref().and_then(parked_output::read);
         // Calls a parked turn holds back are waiting, not interrupted.
         let mut waiting: Vec<String> = parked.iter().map(|q| q.call_id.clone()).collect();
         waiting.extend(approval.iter().flat_map(approval::waiting_ids));
         history.repair_interrupted(Some(store), id, &waiting).await?;
         let session = self.attach(id.clone(), history);
+        if (parked.is_some() || approval.is_some())
+            && let Ok(mut kept) = session.state.parked_output.lock()
+        {
+            *kept = output;
+        }
         // The turn was parked when the process stopped: keep waiting.
         if let Some(question) = parked {
             clarification::restore(&self.inner, &session.state, question);

@@ -14,6 +14,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
 pub use super::pending_approval::{ApprovalCall, ApprovalDecision, ApprovalError, PendingApproval, RememberScope};
@@ -23,14 +24,14 @@ pub(crate) use rules::ApprovalRules;
 
 use super::emit::Emitter;
 use super::history::History;
+use super::parked_output;
 use super::parked_slot::{Parked, ParkedSlot};
 use super::run::RunStatus;
 use super::turn_context::Turn;
 use super::{AgentInner, SessionState};
 use crate::event::EventKind;
 use crate::message::ToolCall;
-use crate::session::SessionId;
-use crate::store::{Store, StoreError, ToolCallRecord, now_millis};
+use crate::store::{StoreError, ToolCallRecord, now_millis};
 
 /// The decisions a resumed turn applies, by call id.
 pub(crate) type Decisions = HashMap<String, ApprovalDecision>;
@@ -102,7 +103,8 @@ pub(crate) async fn park(
         waiting,
     };
     if let Some(store) = turn.agent.store.as_ref() {
-        let json = serde_json::to_value(&parked).map_err(|e| StoreError::Backend(e.to_string()))?;
+        let mut json = serde_json::to_value(&parked).map_err(|e| StoreError::Backend(e.to_string()))?;
+        parked_output::attach(&mut json, turn.state.parked_output());
         store.set_parked_run(turn.session, Some(&json)).await?;
         for call in &parked.waiting {
             let mut record = ToolCallRecord::pending(turn.session.clone(), &call.id, &call.name, &call.arguments);
@@ -254,14 +256,13 @@ fn detached(agent: &AgentInner, state: &SessionState) -> Emitter {
     )
 }
 
-/// The approval a stored session's turn was parked on when the process stopped, if any.
-pub(crate) async fn load_parked(store: &dyn Store, session: &SessionId) -> Result<Option<ParkedApproval>, StoreError> {
-    Ok(match store.parked_run(session).await? {
-        Some(json) if json.get("kind").and_then(|k| k.as_str()) == Some(PARKED_KIND) => {
-            serde_json::from_value::<ParkedApproval>(json).ok()
-        }
-        _ => None,
-    })
+/// The approval a stored session's turn was parked on when the process stopped, if its
+/// parked-run state is one.
+pub(crate) fn from_parked(json: &serde_json::Value) -> Option<ParkedApproval> {
+    if json.get("kind").and_then(|k| k.as_str()) != Some(PARKED_KIND) {
+        return None;
+    }
+    ParkedApproval::deserialize(json).ok()
 }
 
 /// The ids of the calls a loaded approval holds back, for crash repair.

@@ -14,6 +14,7 @@ mod watch;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
 pub(crate) use super::question::AskClarificationTool;
@@ -21,6 +22,7 @@ pub use super::question::{CLARIFICATION_TOOL, Clarification, ClarificationError,
 
 use super::emit::Emitter;
 use super::history::History;
+use super::parked_output;
 use super::parked_slot::{Parked, ParkedSlot};
 use super::run::RunStatus;
 use super::turn_context::Turn;
@@ -28,8 +30,7 @@ use super::{AgentInner, SessionState};
 use crate::event::EventKind;
 use crate::gate::TurnOrigin;
 use crate::message::{Message, ToolCall};
-use crate::session::SessionId;
-use crate::store::{Store, StoreError, ToolCallRecord, now_millis};
+use crate::store::{StoreError, ToolCallRecord, now_millis};
 
 /// Why a second question in the same assistant message is refused.
 pub(crate) const ONE_AT_A_TIME: &str =
@@ -88,7 +89,8 @@ pub(super) async fn park(
         }
     };
     if let Some(store) = store {
-        let json = serde_json::to_value(&question).map_err(|e| StoreError::Backend(e.to_string()))?;
+        let mut json = serde_json::to_value(&question).map_err(|e| StoreError::Backend(e.to_string()))?;
+        parked_output::attach(&mut json, turn.state.parked_output());
         store.set_parked_run(turn.session, Some(&json)).await?;
         let mut record = ToolCallRecord::pending(turn.session.clone(), &call.id, &call.name, &call.arguments);
         record.started_at_ms = Some(question.asked_at_ms);
@@ -172,12 +174,10 @@ pub(super) async fn dismiss(agent: &AgentInner, state: &SessionState, id: &str) 
     Ok(())
 }
 
-/// The question a stored session's turn was parked on when the process stopped, if any.
-pub(super) async fn load_parked(store: &dyn Store, session: &SessionId) -> Result<Option<Clarification>, StoreError> {
-    Ok(match store.parked_run(session).await? {
-        Some(json) => serde_json::from_value::<Clarification>(json).ok(),
-        None => None,
-    })
+/// The question a stored session's turn was parked on when the process stopped, if its
+/// parked-run state is one.
+pub(super) fn from_parked(json: &serde_json::Value) -> Option<Clarification> {
+    Clarification::deserialize(json).ok()
 }
 
 /// Puts a question loaded from the store back in the reopened session's slot and keeps

@@ -173,13 +173,19 @@ impl Turn<'_> {
             TurnInput::User { output, .. } => output.as_deref().cloned(),
             TurnInput::Answer { .. } | TurnInput::Approval { .. } => parked,
         };
-        let mut outcome = self.drive_locked(&mut history, input, output.clone()).await;
-        if matches!(
+        // Kept while the turn runs, so that parking it stores the schema with it.
+        if output.is_some()
+            && let Ok(mut p) = self.state.parked_output.lock()
+        {
+            p.clone_from(&output);
+        }
+        let mut outcome = self.drive_locked(&mut history, input, output).await;
+        if !matches!(
             outcome.status,
             OutcomeStatus::AwaitingUser | OutcomeStatus::AwaitingApproval
         ) && let Ok(mut p) = self.state.parked_output.lock()
         {
-            *p = output;
+            *p = None;
         }
         self.tools_turn_ended().await;
         if !self.agent.hooks.is_empty()
