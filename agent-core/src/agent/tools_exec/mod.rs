@@ -253,9 +253,10 @@ impl ExecCtx<'_> {
             } else {
                 names.join(", ")
             };
+            // The name is the model's invention here: clipped to one short line.
             return Err(format!(
                 "unknown tool \"{}\"; available tools: {available}. The call did not run.",
-                call.name
+                crate::untrusted::one_line(&call.name, 64)
             ));
         };
         let args = call.parse_arguments().map_err(|e| {
