@@ -306,7 +306,9 @@ fn parking_agent(store: Arc<dyn agent_core::Store>, provider: Arc<ScriptedProvid
         .store_arc(store)
         .tool(pay)
         .clarification(true)
-        .gate(agent_core::gate_fn(|_| async { agent_core::GateDecision::ask("Pay this?") }))
+        .gate(agent_core::gate_fn(|_| async {
+            agent_core::GateDecision::ask("Pay this?")
+        }))
         .build()
         .unwrap()
 }
@@ -342,7 +344,10 @@ async fn a_typed_turn_parked_on_a_question_is_still_typed_after_a_restart() {
 async fn a_typed_turn_parked_on_an_approval_is_still_typed_after_a_restart_and_untyped_turns_stay_untyped() {
     let store: Arc<dyn agent_core::Store> = Arc::new(agent_core::MemoryStore::new());
     let pays = || ScriptedReply::tool_call("pay", json!({"amount": 3}));
-    let first = parking_agent(store.clone(), Arc::new(ScriptedProvider::new([pays().into(), pays().into()])));
+    let first = parking_agent(
+        store.clone(),
+        Arc::new(ScriptedProvider::new([pays().into(), pays().into()])),
+    );
     let typed = first.create_session().await.unwrap();
     let plain = first.create_session().await.unwrap();
     let typed_outcome = typed.send_typed::<City>("Pay, then name a capital.").await;
@@ -354,7 +359,8 @@ async fn a_typed_turn_parked_on_an_approval_is_still_typed_after_a_restart_and_u
     let approvals = [typed_outcome.approval.unwrap(), plain_outcome.approval.unwrap()];
     drop((typed, plain, first));
 
-    let provider = Arc::new(ScriptedProvider::new([oslo().into(), ScriptedReply::text("Paid.").into()]).record_requests());
+    let provider =
+        Arc::new(ScriptedProvider::new([oslo().into(), ScriptedReply::text("Paid.").into()]).record_requests());
     let second = parking_agent(store, provider.clone());
     let mut outcomes = Vec::new();
     for (id, approval) in ids.iter().zip(&approvals) {

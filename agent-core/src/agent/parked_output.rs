@@ -21,7 +21,5 @@ pub(crate) fn attach(parked: &mut Value, output: Option<OutputSchema>) {
 
 /// The schema stored with a parked turn, if any.
 pub(crate) fn read(parked: &Value) -> Option<OutputSchema> {
-    parked
-        .get(KEY)
-        .and_then(|value| OutputSchema::deserialize(value).ok())
+    parked.get(KEY).and_then(|value| OutputSchema::deserialize(value).ok())
 }

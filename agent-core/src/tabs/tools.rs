@@ -107,7 +107,10 @@ async fn send_to_tab(hub: Weak<HubInner>, tab: TabId, args: SendArgs) -> Result<
             "tab {handle} is this tab itself; send_to_tab delivers to other tabs"
         )));
     }
-    let delivery = match hub.deliver_from_tab(&target, Message::user(args.message), None, &tab).await {
+    let delivery = match hub
+        .deliver_from_tab(&target, Message::user(args.message), None, &tab)
+        .await
+    {
         Ok(d) => d,
         Err(TabError::QueueFull { limit, .. }) => {
             return Err(ToolError::model(format!(
