@@ -5,7 +5,8 @@
 //! - [`MockLlm`] (binary `mock-llm`): a small, fast OpenAI-compatible server for loopback. It
 //!   answers `POST …/chat/completions` with tool calls while fewer than `tool_steps × calls_per_step`
 //!   tool results follow the last user message, and with a final text otherwise, as SSE when
-//!   the request has `"stream": true` and as JSON otherwise.
+//!   the request has `"stream": true` and as JSON otherwise; `POST …/responses` does the same
+//!   in the OpenAI Responses wire format.
 //! - the `harness` binary: starts `mock-llm` as a separate process, measures its raw ceiling
 //!   with a bare HTTP client, then runs agent-core's loop against it through the
 //!   OpenAI-compatible adapter (sequential sessions, then many at once) and prints ms per
@@ -26,6 +27,8 @@ use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use serde::Deserialize;
 use tokio::net::TcpListener;
+
+mod responses;
 
 /// What the mock model does.
 #[derive(Debug, Clone)]
@@ -226,7 +229,8 @@ impl MockLlm {
         if request.method() == hyper::Method::GET && path.ends_with("/health") {
             return reply(StatusCode::OK, "text/plain", "ok".into());
         }
-        if request.method() != hyper::Method::POST || !path.ends_with("/chat/completions") {
+        let responses = path.ends_with("/responses");
+        if request.method() != hyper::Method::POST || !(responses || path.ends_with("/chat/completions")) {
             return reply(
                 StatusCode::NOT_FOUND,
                 "application/json",
@@ -237,7 +241,12 @@ impl MockLlm {
             Ok(body) => body.to_bytes(),
             Err(e) => return reply(StatusCode::BAD_REQUEST, "text/plain", e.to_string()),
         };
-        match self.answer(&body) {
+        let answered = if responses {
+            self.answer_responses(&body)
+        } else {
+            self.answer(&body)
+        };
+        match answered {
             Ok((content_type, text)) => reply(StatusCode::OK, content_type, text),
             Err(message) => reply(
                 StatusCode::BAD_REQUEST,

@@ -4,11 +4,14 @@
 //! `--sequential` sessions one after another, then `--concurrent` sessions at once (once with
 //! a cold connection pool, then `--rounds` more times). A last row streams the same requests
 //! through the adapter alone (no agent loop), `--concurrent` at a time, `--rounds` times, to
-//! tell the adapter's share of the CPU time from the loop's.
+//! tell the adapter's share of the CPU time from the loop's. Every row is measured for Chat
+//! Completions (`OpenAiCompatible`) and then for the Responses API (`OpenAiResponses`, against
+//! the mock's `/responses` endpoint); `--wire chat` or `--wire responses` runs one of them.
 //!
 //! ```text
 //! cargo run --release -p agent-bench --bin harness -- [--sequential 200] [--concurrent 100]
-//!     [--rounds 5] [--steps 10] [--json] [--client-threads 1] [--server-threads 1] [--server-bin PATH]
+//!     [--rounds 5] [--steps 10] [--json] [--wire both|chat|responses] [--client-threads 1]
+//!     [--server-threads 1] [--server-bin PATH]
 //! ```
 //!
 //! Figures: ms per model call (wall), CPU ms per model call (this process), calls/s, peak RSS
@@ -23,12 +26,57 @@ use agent_core::{
     Agent, CancellationToken, Message, ModelRequest, OutcomeStatus, Provider, StreamEvent, ToolCall, ToolContext,
     ToolError, ToolSchema, tool_fn,
 };
-use agent_providers::{OpenAiCompatible, ProviderConfig, ProviderKind};
+use agent_providers::{OpenAiCompatible, OpenAiResponses, ProviderConfig, ProviderKind};
 use bytes::Bytes;
 use futures::StreamExt;
 use http_body_util::{BodyExt, Full};
 
+/// The OpenAI wire format a row is measured with.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Wire {
+    Chat,
+    Responses,
+}
+
+impl Wire {
+    fn label(self) -> &'static str {
+        match self {
+            Wire::Chat => "chat",
+            Wire::Responses => "responses",
+        }
+    }
+
+    fn path(self) -> &'static str {
+        match self {
+            Wire::Chat => "/chat/completions",
+            Wire::Responses => "/responses",
+        }
+    }
+
+    /// The body of a session's first request, for the bare client.
+    fn step_body(self, stream: bool) -> Bytes {
+        let body = match self {
+            Wire::Chat => serde_json::json!({
+                "model": "mock",
+                "messages": [{"role": "system", "content": "You are a benchmark."}, {"role": "user", "content": "go"}],
+                "tools": [{"type": "function", "function": {"name": "step", "description": "One step.", "parameters": {"type": "object", "properties": {}}}}],
+                "stream": stream,
+            }),
+            Wire::Responses => serde_json::json!({
+                "model": "mock",
+                "instructions": "You are a benchmark.",
+                "input": [{"role": "user", "content": "go"}],
+                "tools": [{"type": "function", "name": "step", "description": "One step.", "parameters": {"type": "object", "properties": {}}}],
+                "store": false,
+                "stream": stream,
+            }),
+        };
+        Bytes::from(body.to_string())
+    }
+}
+
 struct Opts {
+    wires: Vec<Wire>,
     sequential: usize,
     concurrent: usize,
     rounds: usize,
@@ -41,6 +89,7 @@ struct Opts {
 
 fn parse() -> Result<Opts, String> {
     let mut o = Opts {
+        wires: vec![Wire::Chat, Wire::Responses],
         sequential: 200,
         concurrent: 100,
         rounds: 5,
@@ -60,6 +109,14 @@ fn parse() -> Result<Opts, String> {
             "--rounds" => o.rounds = num(value()?)?.max(1),
             "--steps" => o.steps = num(value()?)? as u64,
             "--json" => o.stream = false,
+            "--wire" => {
+                o.wires = match value()?.as_str() {
+                    "both" => vec![Wire::Chat, Wire::Responses],
+                    "chat" => vec![Wire::Chat],
+                    "responses" => vec![Wire::Responses],
+                    other => return Err(format!("--wire: both, chat or responses, not {other:?}")),
+                }
+            }
             "--client-threads" => o.client_threads = num(value()?)?.max(1),
             "--server-threads" => o.server_threads = num(value()?)?.max(1),
             "--server-bin" => o.server_bin = Some(value()?),
@@ -85,22 +142,10 @@ fn start_server(o: &Opts) -> Result<MockProcess, String> {
     MockProcess::start(command)
 }
 
-fn step_body(stream: bool) -> Bytes {
-    Bytes::from(
-        serde_json::json!({
-            "model": "mock",
-            "messages": [{"role": "system", "content": "You are a benchmark."}, {"role": "user", "content": "go"}],
-            "tools": [{"type": "function", "function": {"name": "step", "description": "One step.", "parameters": {"type": "object", "properties": {}}}}],
-            "stream": stream,
-        })
-        .to_string(),
-    )
-}
-
 /// `count` requests on one keep-alive connection with a bare hyper client.
-async fn raw_connection(url: &str, count: usize, body: Bytes) -> Result<(), String> {
+async fn raw_connection(url: &str, wire: Wire, count: usize, body: Bytes) -> Result<(), String> {
     let (mut sender, authority) = http1_connection(url).await?;
-    let uri = format!("{url}/chat/completions");
+    let uri = format!("{url}{}", wire.path());
     for _ in 0..count {
         sender.ready().await.map_err(|e| e.to_string())?;
         let request = hyper::Request::post(&uri)
@@ -132,7 +177,7 @@ impl Figures {
     fn line(&self, what: &str) -> String {
         let calls = self.calls as f64;
         format!(
-            "{what:<44} {:>8.4} ms/call  {:>8.4} CPU ms/call  {:>9.0} calls/s  ({} calls in {:.2} s)",
+            "{what:<58} {:>8.4} ms/call  {:>8.4} CPU ms/call  {:>9.0} calls/s  ({} calls in {:.2} s)",
             self.wall.as_secs_f64() * 1000.0 / calls,
             self.cpu.as_secs_f64() * 1000.0 / calls,
             calls / self.wall.as_secs_f64(),
@@ -192,11 +237,7 @@ fn session_requests(steps: u64) -> Vec<ModelRequest> {
 }
 
 /// The adapter alone: every request of `sessions` sessions, streamed to the end.
-async fn provider_calls(
-    provider: &OpenAiCompatible,
-    requests: &[ModelRequest],
-    sessions: usize,
-) -> Result<usize, String> {
+async fn provider_calls(provider: &impl Provider, requests: &[ModelRequest], sessions: usize) -> Result<usize, String> {
     for _ in 0..sessions {
         for request in requests {
             let mut events = provider
@@ -218,7 +259,6 @@ async fn provider_calls(
 async fn run(o: Opts) -> Result<(), String> {
     let server = start_server(&o)?;
     let url = server.url.clone();
-    let body = step_body(o.stream);
     println!(
         "whole-process harness: mock-llm (pid {}, {} thread(s)) at {url}; client {} thread(s); {} tool steps + final answer per session; {}",
         server.child.id(),
@@ -227,20 +267,51 @@ async fn run(o: Opts) -> Result<(), String> {
         o.steps,
         if o.stream { "SSE" } else { "JSON" }
     );
-    // Warm-up.
-    raw_connection(&url, 200, body.clone()).await?;
+    for wire in o.wires.clone() {
+        let config = |kind| {
+            ProviderConfig::new(kind, "mock", "")
+                .with_base_url(url.clone())
+                .with_streaming(o.stream)
+        };
+        match wire {
+            Wire::Chat => {
+                let provider =
+                    OpenAiCompatible::new(&config(ProviderKind::OpenAiCompatible)).map_err(|e| e.to_string())?;
+                wire_rows(&o, &url, wire, provider).await?;
+            }
+            Wire::Responses => {
+                let provider =
+                    OpenAiResponses::new(&config(ProviderKind::OpenAiResponses)).map_err(|e| e.to_string())?;
+                wire_rows(&o, &url, wire, provider).await?;
+            }
+        }
+    }
+    let mib = |kib: Option<u64>| kib.map_or("?".to_owned(), |k| format!("{:.1} MiB", k as f64 / 1024.0));
+    println!(
+        "peak RSS: client {}, server {}",
+        mib(peak_rss_kib("self")),
+        mib(peak_rss_kib(&server.child.id().to_string()))
+    );
+    Ok(())
+}
 
+/// The server's ceiling for one wire with a bare client, then the agent's rows and the
+/// adapter's alone through `provider`, each labelled with the wire.
+async fn wire_rows<P: Provider + Clone + 'static>(o: &Opts, url: &str, wire: Wire, provider: P) -> Result<(), String> {
+    let row = |figures: &Figures, what: String| println!("{}", figures.line(&format!("{}: {what}", wire.label())));
+    let body = wire.step_body(o.stream);
+    raw_connection(url, wire, 200, body.clone()).await?; // warm-up
     let raw_seq = measure(async {
-        raw_connection(&url, 5000, body.clone()).await?;
+        raw_connection(url, wire, 5000, body.clone()).await?;
         Ok(5000)
     })
     .await?;
-    println!("{}", raw_seq.line("server ceiling, bare hyper client, sequential"));
+    row(&raw_seq, "server ceiling, bare hyper client, sequential".into());
     let raw_par = measure(async {
         let tasks: Vec<_> = (0..o.concurrent)
             .map(|_| {
-                let (url, body) = (url.clone(), body.clone());
-                tokio::spawn(async move { raw_connection(&url, 100, body).await })
+                let (url, body) = (url.to_owned(), body.clone());
+                tokio::spawn(async move { raw_connection(&url, wire, 100, body).await })
             })
             .collect();
         for t in tasks {
@@ -249,15 +320,11 @@ async fn run(o: Opts) -> Result<(), String> {
         Ok(o.concurrent * 100)
     })
     .await?;
-    println!(
-        "{}",
-        raw_par.line(&format!("server ceiling, bare hyper client, {} conns", o.concurrent))
+    row(
+        &raw_par,
+        format!("server ceiling, bare hyper client, {} conns", o.concurrent),
     );
 
-    let config = ProviderConfig::new(ProviderKind::OpenAiCompatible, "mock", "")
-        .with_base_url(url.clone())
-        .with_streaming(o.stream);
-    let provider = OpenAiCompatible::new(&config).map_err(|e| e.to_string())?;
     let adapter = Arc::new(provider.clone());
     let step = tool_fn(
         "step",
@@ -290,10 +357,7 @@ async fn run(o: Opts) -> Result<(), String> {
         Ok(calls)
     })
     .await?;
-    println!(
-        "{}",
-        seq.line(&format!("agent, {} sessions one after another", o.sequential))
-    );
+    row(&seq, format!("agent, {} sessions one after another", o.sequential));
 
     let burst = || async {
         let tasks: Vec<_> = (0..o.concurrent)
@@ -310,10 +374,7 @@ async fn run(o: Opts) -> Result<(), String> {
         Ok::<usize, String>(calls)
     };
     let first = measure(burst()).await?;
-    println!(
-        "{}",
-        first.line(&format!("agent, {} sessions at once (cold pool)", o.concurrent))
-    );
+    row(&first, format!("agent, {} sessions at once (cold pool)", o.concurrent));
     let par = measure(async {
         let mut calls = 0;
         for _ in 0..o.rounds {
@@ -322,12 +383,9 @@ async fn run(o: Opts) -> Result<(), String> {
         Ok(calls)
     })
     .await?;
-    println!(
-        "{}",
-        par.line(&format!(
-            "agent, {} sessions at once, x{} rounds",
-            o.concurrent, o.rounds
-        ))
+    row(
+        &par,
+        format!("agent, {} sessions at once, x{} rounds", o.concurrent, o.rounds),
     );
     let requests = Arc::new(session_requests(o.steps));
     let alone = measure(async {
@@ -335,7 +393,7 @@ async fn run(o: Opts) -> Result<(), String> {
             .map(|_| {
                 let (adapter, requests) = (adapter.clone(), requests.clone());
                 let sessions = o.rounds;
-                tokio::spawn(async move { provider_calls(&adapter, &requests, sessions).await })
+                tokio::spawn(async move { provider_calls(adapter.as_ref(), &requests, sessions).await })
             })
             .collect();
         let mut calls = 0;
@@ -345,18 +403,9 @@ async fn run(o: Opts) -> Result<(), String> {
         Ok(calls)
     })
     .await?;
-    println!(
-        "{}",
-        alone.line(&format!(
-            "adapter alone, {} sessions at once, x{} rounds",
-            o.concurrent, o.rounds
-        ))
-    );
-    let mib = |kib: Option<u64>| kib.map_or("?".to_owned(), |k| format!("{:.1} MiB", k as f64 / 1024.0));
-    println!(
-        "peak RSS: client {}, server {}",
-        mib(peak_rss_kib("self")),
-        mib(peak_rss_kib(&server.child.id().to_string()))
+    row(
+        &alone,
+        format!("adapter alone, {} sessions at once, x{} rounds", o.concurrent, o.rounds),
     );
     Ok(())
 }

@@ -1,4 +1,4 @@
-//! A mock OpenAI-compatible chat-completions server for loopback benchmarks and demos.
+//! A mock OpenAI-compatible server (chat completions and Responses) for loopback benchmarks and demos.
 //!
 //! ```text
 //! mock-llm [--port 0] [--tool-steps 10] [--calls-per-step 1] [--tool NAME] [--args JSON]
