@@ -7,7 +7,8 @@
 //! | `model_call_started` / `model_call_completed` | `STEP_STARTED` / `STEP_FINISHED` (`model_call_<n>`) |
 //! | `content_token` | `TEXT_MESSAGE_START` (first token) / `TEXT_MESSAGE_CONTENT` / `TEXT_MESSAGE_END` |
 //! | `reasoning_token` | `REASONING_START` + `REASONING_MESSAGE_START` / `..._CONTENT` / `..._END` + `REASONING_END` |
-//! | `tool_call_started` | `TOOL_CALL_START` + `TOOL_CALL_ARGS` (the arguments' JSON) + `TOOL_CALL_END` |
+//! | `tool_call_arguments_delta` (with `stream_tool_arguments`) | `TOOL_CALL_START` (first piece) / `TOOL_CALL_ARGS` (each piece) / `TOOL_CALL_END` (when the model call ends) |
+//! | `tool_call_started` | `TOOL_CALL_START` + `TOOL_CALL_ARGS` (the arguments' JSON) + `TOOL_CALL_END`, unless already streamed |
 //! | `tool_call_succeeded` | `TOOL_CALL_RESULT` |
 //! | `tool_call_failed`, `tool_call_denied` | `TOOL_CALL_RESULT` (the error) and `CUSTOM` (the details) |
 //! | `clarification_pending` | the `ask_clarification` call's `TOOL_CALL_*`; the run ends `RUN_FINISHED` with an interrupt outcome |
@@ -47,6 +48,8 @@ pub struct EventMapper {
     /// The assistant message the tool calls of the last model call belong to.
     parent: Option<String>,
     started_calls: HashSet<String>,
+    /// Calls whose arguments are being streamed: started, not ended yet.
+    streaming_calls: Vec<String>,
     pending: Option<Clarification>,
     resuming: Option<Clarification>,
     finished: bool,
@@ -64,6 +67,7 @@ impl EventMapper {
             reasoning: None,
             parent: None,
             started_calls: HashSet::new(),
+            streaming_calls: Vec::new(),
             pending: None,
             resuming: None,
             finished: false,
@@ -106,6 +110,9 @@ impl EventMapper {
             EventKind::ModelCallCompleted { .. } => self.close_step(&mut out),
             EventKind::ContentToken { text } => self.content(&mut out, text),
             EventKind::ReasoningToken { text } => self.reasoning(&mut out, text),
+            EventKind::ToolCallArgumentsDelta { call_id, name, delta } => {
+                self.call_delta(&mut out, call_id, name, delta)
+            }
             EventKind::ToolCallStarted {
                 call_id,
                 name,
@@ -267,6 +274,40 @@ impl EventMapper {
         if !self.started_calls.insert(call_id.to_owned()) {
             return;
         }
+        self.push_call_start(out, call_id, name);
+        if let Some(arguments) = arguments {
+            out.push(AguiEvent::ToolCallArgs {
+                tool_call_id: call_id.to_owned(),
+                delta: arguments.to_string(),
+            });
+        }
+        out.push(AguiEvent::ToolCallEnd {
+            tool_call_id: call_id.to_owned(),
+        });
+    }
+
+    /// One piece of a call's arguments as the model streams them: the call starts with its
+    /// first piece and ends when the model call does ([`Self::close_step`]); the call's
+    /// `tool_call_started` then sends nothing more.
+    fn call_delta(&mut self, out: &mut Vec<AguiEvent>, call_id: &str, name: &str, delta: &str) {
+        if !self.streaming_calls.iter().any(|c| c == call_id) {
+            self.close_messages(out);
+            if !self.started_calls.insert(call_id.to_owned()) {
+                return;
+            }
+            self.push_call_start(out, call_id, name);
+            self.streaming_calls.push(call_id.to_owned());
+        }
+        if !delta.is_empty() {
+            out.push(AguiEvent::ToolCallArgs {
+                tool_call_id: call_id.to_owned(),
+                delta: delta.to_owned(),
+            });
+        }
+    }
+
+    /// `TOOL_CALL_START` under the assistant message of the current model call.
+    fn push_call_start(&mut self, out: &mut Vec<AguiEvent>, call_id: &str, name: &str) {
         let parent = match &self.parent {
             Some(id) => id.clone(),
             None => {
@@ -279,15 +320,6 @@ impl EventMapper {
             tool_call_id: call_id.to_owned(),
             tool_call_name: name.to_owned(),
             parent_message_id: Some(parent),
-        });
-        if let Some(arguments) = arguments {
-            out.push(AguiEvent::ToolCallArgs {
-                tool_call_id: call_id.to_owned(),
-                delta: arguments.to_string(),
-            });
-        }
-        out.push(AguiEvent::ToolCallEnd {
-            tool_call_id: call_id.to_owned(),
         });
     }
 
@@ -322,6 +354,9 @@ impl EventMapper {
 
     fn close_step(&mut self, out: &mut Vec<AguiEvent>) {
         self.close_messages(out);
+        for tool_call_id in self.streaming_calls.drain(..) {
+            out.push(AguiEvent::ToolCallEnd { tool_call_id });
+        }
         if let Some(step_name) = self.step.take() {
             out.push(AguiEvent::StepFinished { step_name });
         }

@@ -80,6 +80,54 @@ async fn text_reasoning_and_a_tool_call() {
 }
 
 #[tokio::test]
+async fn streamed_tool_arguments_become_tool_call_args_as_they_come() {
+    let echo = tool_fn("echo", "Echoes text.", |args: EchoArgs, _cx: ToolContext| async move {
+        Ok::<_, ToolError>(args.text)
+    });
+    let agent = Agent::builder()
+        .provider(ScriptedProvider::new([
+            ScriptedReply::tool_call("echo", json!({"text": "a longer text to stream"}))
+                .with_text("Calling echo.")
+                .into(),
+            ScriptedReply::text("Done.").into(),
+        ]))
+        .tool(echo)
+        .config(agent_core::AgentConfig {
+            stream_tool_arguments: true,
+            ..agent_core::AgentConfig::default()
+        })
+        .build()
+        .unwrap();
+    let session = agent.create_session().await.unwrap();
+    let run = session.send("Echo");
+    let events = mapped(&run, EventMapper::new("thread-1", "run-5")).await;
+    assert_eq!(run.outcome().await.status, OutcomeStatus::Done);
+    let json: Vec<Value> = events.iter().map(|e| serde_json::to_value(e).unwrap()).collect();
+    let kinds: Vec<&str> = json.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    let first_call = kinds.iter().position(|k| *k == "TOOL_CALL_START").unwrap();
+    let end = kinds.iter().position(|k| *k == "TOOL_CALL_END").unwrap();
+    let step_end = kinds.iter().position(|k| *k == "STEP_FINISHED").unwrap();
+    // Started once, its pieces in between, ended when the model call ended (before the tool
+    // ran and its result came), the text message closed before the call started.
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "TOOL_CALL_START").count(),
+        1,
+        "{kinds:?}"
+    );
+    assert_eq!(kinds.iter().filter(|k| **k == "TOOL_CALL_END").count(), 1, "{kinds:?}");
+    assert!(kinds[..first_call].contains(&"TEXT_MESSAGE_END"), "{kinds:?}");
+    assert!(end < step_end && step_end < kinds.iter().position(|k| *k == "TOOL_CALL_RESULT").unwrap());
+    let pieces: Vec<&str> = json[first_call..end]
+        .iter()
+        .filter(|e| e["type"] == "TOOL_CALL_ARGS")
+        .map(|e| e["delta"].as_str().unwrap())
+        .collect();
+    assert!(pieces.len() >= 2, "streamed in pieces: {pieces:?}");
+    assert_eq!(pieces.concat(), r#"{"text":"a longer text to stream"}"#);
+    assert_eq!(json[first_call]["toolCallName"], "echo");
+}
+
+#[tokio::test]
 async fn a_failed_tool_call_and_a_provider_error() {
     let error: ScriptStepSpec =
         serde_json::from_value(json!({"text": "Half an answer", "error": {"kind": "auth", "message": "bad key"}}))
