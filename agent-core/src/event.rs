@@ -57,6 +57,10 @@ pub enum EventKind {
         iteration: u32,
         /// Reported usage, when there was one.
         usage: Option<Usage>,
+        /// What the call cost in US dollars; `None` when the model's price is unknown or the
+        /// call reported no usage (see `docs/cost.md`).
+        #[serde(default)]
+        cost_usd: Option<f64>,
     },
     /// A piece of a tool call's arguments as the model writes them (JSON text, in order; only
     /// with [`AgentConfig::stream_tool_arguments`](crate::AgentConfig::stream_tool_arguments)),
@@ -196,7 +200,7 @@ pub enum EventKind {
         /// The outcome.
         outcome: Outcome,
     },
-    /// The turn hit the iteration or tool-call cap.
+    /// The turn hit a cap: iterations, tool calls, a repeated call, or a cost budget.
     RunCapped {
         /// The outcome.
         outcome: Outcome,

@@ -47,6 +47,7 @@ mod event;
 mod gate;
 mod message;
 pub mod options;
+mod pricing;
 mod provider;
 mod session;
 mod store;
@@ -57,15 +58,16 @@ pub mod untrusted;
 pub use agent::{
     Agent, AgentBuilder, AgentConfig, AgentError, AgentTool, AnswerError, ApprovalCall, ApprovalDecision,
     ApprovalError, ApprovalRule, CLARIFICATION_TOOL, Clarification, ClarificationError, ClarificationKind,
-    DEFAULT_MAX_AGENT_DEPTH, DEFAULT_MAX_IMAGES, DEFAULT_MAX_TOOL_CALLS, DenialPolicy, ErrorKind, EventObserver,
-    HookError, Hooks, Outcome, OutcomeStatus, PendingApproval, RememberScope, Run, RunEvents, RunState, RunStatus,
-    Session, SubAgentUsage, ToolCallDecision, ToolCallInfo, UnknownErrorKind, Vision, agent_tool,
+    DEFAULT_BUDGET_OUTPUT_TOKENS, DEFAULT_MAX_AGENT_DEPTH, DEFAULT_MAX_IMAGES, DEFAULT_MAX_TOOL_CALLS, DenialPolicy,
+    ErrorKind, EventObserver, HookError, Hooks, Outcome, OutcomeStatus, PendingApproval, RememberScope, Run, RunEvents,
+    RunState, RunStatus, Session, SubAgentUsage, ToolCallDecision, ToolCallInfo, UnknownErrorKind, Vision, agent_tool,
 };
 pub use compaction::{CompactionConfig, SUMMARY_PREFIX, TokenEstimator, TrimReport, summary_message, trim_to_fit};
 pub use compress::{CompressionConfig, compress_json, compress_json_in_place, compress_text, compress_value_text};
 pub use event::{AgentEvent, EventKind};
 pub use gate::{AllowAll, FnGate, Gate, GateDecision, GateRequest, TurnOrigin, gate_fn};
 pub use message::{ContentPart, ImageSource, Message, Reasoning, Role, ToolCall, Visibility};
+pub use pricing::{ModelPrice, PriceTable};
 pub use provider::{
     ANSWER_TOOL, EventStream, FinishReason, ModelRequest, ModelResponse, OutputSchema, Provider, ProviderError,
     ProviderErrorKind, ResponseAssembler, ScriptStep, ScriptStepSpec, ScriptStepSpecError, ScriptedCallSpec,

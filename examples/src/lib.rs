@@ -9,6 +9,10 @@
 pub struct ReadmeDoctests;
 
 #[cfg(doctest)]
+#[doc = include_str!("../../docs/cost.md")]
+pub struct DocsCostDoctests;
+
+#[cfg(doctest)]
 #[doc = include_str!("../../docs/mcp.md")]
 pub struct DocsMcpDoctests;
 

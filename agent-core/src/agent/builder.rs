@@ -28,6 +28,7 @@ pub struct AgentBuilder {
     runtime: Option<Handle>,
     clarification: bool,
     hooks: Vec<Arc<dyn Hooks>>,
+    prices: Option<crate::pricing::PriceTable>,
 }
 
 impl AgentBuilder {
@@ -99,6 +100,16 @@ impl AgentBuilder {
         self
     }
 
+    /// Prices that replace or add to the built-in table and [`AgentConfig::prices`] (see
+    /// `docs/cost.md`); calling it again adds to the earlier ones.
+    pub fn prices(mut self, prices: crate::pricing::PriceTable) -> Self {
+        match &mut self.prices {
+            Some(table) => table.extend(&prices),
+            None => self.prices = Some(prices),
+        }
+        self
+    }
+
     /// A callback that sees every event of every run, synchronously and in order. Keep it
     /// fast: the loop waits for it.
     pub fn on_event(mut self, observer: impl Fn(&AgentEvent) + Send + Sync + 'static) -> Self {
@@ -150,6 +161,10 @@ impl AgentBuilder {
             Vision::Off => false,
             Vision::Auto => provider.accepts_images().unwrap_or(false),
         };
+        let pricing = super::cost::Pricing::new(&self.config, self.prices.as_ref(), provider.model());
+        if let Some(model) = super::cost::unpriced_budget(&self.config, &pricing) {
+            return Err(AgentError::Unpriced(model));
+        }
         let mut tools = self.tools;
         if !takes_images {
             super::images::drop_image_tools(&mut tools);
@@ -165,6 +180,7 @@ impl AgentBuilder {
                 gate: self.gate,
                 system_prompt: self.system_prompt,
                 config: self.config,
+                pricing,
                 observers: self.observers.into(),
                 runtime,
                 approval_rules: Default::default(),

@@ -9,6 +9,10 @@ use crate::compress::CompressionConfig;
 /// commonly cap a turn, so a model stuck retrying a page stops within a few steps.
 pub const DEFAULT_MAX_TOOL_CALLS: u32 = 12;
 
+/// Output tokens a budget check assumes the next model call may generate when
+/// [`AgentConfig::max_output_tokens`] is not set (see `docs/cost.md`).
+pub const DEFAULT_BUDGET_OUTPUT_TOKENS: u32 = 4096;
+
 /// Default of [`AgentConfig::max_images`].
 pub const DEFAULT_MAX_IMAGES: u32 = 3;
 
@@ -112,6 +116,18 @@ pub struct AgentConfig {
     /// tool arguments and results on `execute_tool` spans (default `false`: conversations often
     /// hold personal data, and a trace backend is rarely the place for it).
     pub trace_content: bool,
+    /// US dollars a turn may spend (its model calls and its sub-agents'); before a model call
+    /// that could pass it, the turn ends `capped` with its own message (default none). See
+    /// `docs/cost.md` for the estimate.
+    pub max_run_cost_usd: Option<f64>,
+    /// US dollars a session may spend over its turns in this process, checked the same way
+    /// (default none).
+    pub max_session_cost_usd: Option<f64>,
+    /// Prices by model name that replace or add to the built-in table (`PriceTable::builtin`,
+    /// listed in `docs/cost.md`), as `{"model": {"input": .., "cached_input": ..,
+    /// "cache_write": .., "output": .., "reasoning": ..}}` in US dollars per million tokens
+    /// (default none: the built-in table alone).
+    pub prices: crate::pricing::PriceTable,
 }
 
 impl Default for AgentConfig {
@@ -137,6 +153,9 @@ impl Default for AgentConfig {
             stream_tool_arguments: false,
             agent_name: None,
             trace_content: false,
+            max_run_cost_usd: None,
+            max_session_cost_usd: None,
+            prices: crate::pricing::PriceTable::default(),
         }
     }
 }

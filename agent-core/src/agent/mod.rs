@@ -6,6 +6,7 @@ mod builder;
 mod clarification;
 mod config;
 mod context;
+mod cost;
 mod emit;
 mod error_kind;
 mod event_log;
@@ -37,7 +38,9 @@ use tokio_util::sync::CancellationToken;
 pub use approval::{ApprovalCall, ApprovalDecision, ApprovalError, ApprovalRule, PendingApproval, RememberScope};
 pub use builder::AgentBuilder;
 pub use clarification::{CLARIFICATION_TOOL, Clarification, ClarificationError, ClarificationKind};
-pub use config::{AgentConfig, DEFAULT_MAX_IMAGES, DEFAULT_MAX_TOOL_CALLS, DenialPolicy, Vision};
+pub use config::{
+    AgentConfig, DEFAULT_BUDGET_OUTPUT_TOKENS, DEFAULT_MAX_IMAGES, DEFAULT_MAX_TOOL_CALLS, DenialPolicy, Vision,
+};
 pub use emit::EventObserver;
 pub use error_kind::{ErrorKind, UnknownErrorKind};
 pub use hooks::{HookError, Hooks, ToolCallDecision, ToolCallInfo};
@@ -70,6 +73,11 @@ pub enum AgentError {
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// A cost budget is set but the price of the provider's model is unknown.
+    #[error(
+        "a cost budget is set (max_run_cost_usd or max_session_cost_usd) but the price of model {0:?} is unknown: give it a price (AgentConfig::prices or AgentBuilder::prices)"
+    )]
+    Unpriced(String),
 }
 
 pub(crate) struct AgentInner {
@@ -81,6 +89,8 @@ pub(crate) struct AgentInner {
     pub gate: Option<Arc<dyn Gate>>,
     pub system_prompt: Option<String>,
     pub config: AgentConfig,
+    /// The prices the agent's calls are costed at.
+    pub pricing: cost::Pricing,
     /// Whether the model is sent images: [`AgentConfig::vision`] resolved against the provider.
     pub takes_images: bool,
     /// The host's hooks, in order (empty: the loop skips every hook point).
@@ -114,6 +124,8 @@ pub(crate) struct SessionState {
     /// for the turn that continues it; stored with the parked turn, so restored with it after
     /// a restart.
     pub parked_output: Mutex<Option<crate::provider::OutputSchema>>,
+    /// What the session's finished turns spent in this process.
+    pub spend: Mutex<crate::pricing::Spend>,
 }
 
 impl SessionState {
@@ -129,6 +141,7 @@ impl SessionState {
             clarification: clarification::Slot::default(),
             approval: approval::Slot::default(),
             parked_output: Mutex::new(None),
+            spend: Mutex::new(crate::pricing::Spend::default()),
         }
     }
 }
@@ -201,6 +214,13 @@ impl Agent {
     /// offered and images in the history are replaced by a note in every request.
     pub fn takes_images(&self) -> bool {
         self.inner.takes_images
+    }
+
+    /// The prices the agent's model calls are costed at: the built-in table
+    /// ([`PriceTable::builtin`](crate::PriceTable::builtin)) with
+    /// [`AgentConfig::prices`] and [`AgentBuilder::prices`] on top.
+    pub fn prices(&self) -> &crate::PriceTable {
+        self.inner.pricing.table()
     }
 
     /// The agent's store, if it has one.
@@ -309,6 +329,13 @@ impl Session {
     /// The agent the session belongs to.
     pub fn agent(&self) -> &Agent {
         &self.agent
+    }
+
+    /// What the session's finished turns cost in US dollars, in this process (sub-agents
+    /// included); `None` when a call's price was unknown. Not stored: a session opened
+    /// again after a restart starts from 0, and so does its budget.
+    pub fn cost_usd(&self) -> Option<f64> {
+        self.state.spend.lock().ok().and_then(|spend| spend.total_usd())
     }
 
     /// Starts a turn with a user text message. Returns at once; the turn runs in the

@@ -26,7 +26,7 @@ pub enum OutcomeStatus {
     Done,
     /// The gate denied a tool call.
     Denied,
-    /// The iteration or tool-call cap was reached.
+    /// A cap was reached: iterations, tool calls, a repeated call, or a cost budget.
     Capped,
     /// The run was cancelled.
     Cancelled,
@@ -72,6 +72,18 @@ pub struct Outcome {
     pub tool_calls: u32,
     /// Usage summed over the turn's model calls.
     pub usage: Usage,
+    /// What the turn's model calls cost in US dollars, sub-agents included (see
+    /// `docs/cost.md`); `None` when a call's price was unknown (a model missing from the price
+    /// table, or a call that reported no usage).
+    #[serde(default)]
+    pub cost_usd: Option<f64>,
+    /// What the session's turns cost in this process, this one included; `None` when a call's
+    /// price was unknown.
+    #[serde(default)]
+    pub session_cost_usd: Option<f64>,
+    /// The turn's spending as the budgets count it: priced calls and unpriced ones apart.
+    #[serde(skip)]
+    pub(crate) spend: crate::pricing::Spend,
     /// What went wrong, for `error` (and the denial, for `denied`).
     pub error: Option<String>,
     /// A stable name for the error's kind; it serializes as `provider.timeout`, `tool.fatal`,
@@ -103,6 +115,10 @@ pub struct SubAgentUsage {
     pub iterations: u32,
     /// The tokens those model calls used.
     pub usage: Usage,
+    /// What those calls cost in US dollars, as priced by the sub-agent; `None` when a price
+    /// was unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
 }
 
 impl Outcome {
@@ -114,6 +130,10 @@ impl Outcome {
             iterations: 0,
             tool_calls: 0,
             usage: Usage::default(),
+            // Nothing spent yet; the turn's count replaces it when it ends.
+            cost_usd: Some(0.0),
+            session_cost_usd: None,
+            spend: crate::pricing::Spend::default(),
             error: None,
             error_kind: None,
             error_source: None,
@@ -316,10 +336,12 @@ async fn wait_for_outcome(mut receiver: watch::Receiver<Option<Outcome>>) -> Out
 }
 
 fn lost_outcome() -> Outcome {
-    Outcome::failed(
+    let mut lost = Outcome::failed(
         ErrorKind::Internal,
         "the run's task ended without an outcome (it panicked or its runtime shut down)",
-    )
+    );
+    lost.cost_usd = None;
+    lost
 }
 
 pub(crate) fn is_final(kind: &EventKind) -> bool {

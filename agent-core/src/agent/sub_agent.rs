@@ -96,7 +96,8 @@ impl Tool for AgentTool {
         let outcome = session
             .send_nested(Message::user(args.task), origin, cx.cancel.child_token(), depth)
             .await;
-        cx.spent.report(name, &outcome.usage, outcome.iterations);
+        cx.spent
+            .report(name, &outcome.usage, outcome.iterations, outcome.cost_usd);
         let answer = outcome.final_text.clone().unwrap_or_default();
         match outcome.status {
             OutcomeStatus::Done if !answer.trim().is_empty() => Ok(ToolOutput::text(answer)),

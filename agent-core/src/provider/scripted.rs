@@ -72,6 +72,12 @@ impl ScriptedReply {
         self
     }
 
+    /// Sets the usage the reply reports (what a cost is computed from).
+    pub fn with_usage(mut self, usage: Usage) -> Self {
+        self.usage = Some(usage);
+        self
+    }
+
     /// Sets reasoning text.
     pub fn with_reasoning(mut self, reasoning: impl Into<String>) -> Self {
         self.reasoning = Some(reasoning.into());

@@ -288,20 +288,23 @@ pub struct ToolContext {
 pub struct UsageMeter(std::sync::Arc<std::sync::Mutex<Vec<crate::SubAgentUsage>>>);
 
 impl UsageMeter {
-    /// Reports one call of `tool` that spent `usage` over `iterations` model calls.
-    pub fn report(&self, tool: &str, usage: &crate::Usage, iterations: u32) {
+    /// Reports one call of `tool` that spent `usage` over `iterations` model calls, costing
+    /// `cost_usd` (`None` when a price was unknown).
+    pub fn report(&self, tool: &str, usage: &crate::Usage, iterations: u32, cost_usd: Option<f64>) {
         let mut all = self.0.lock().unwrap_or_else(|p| p.into_inner());
         match all.iter_mut().find(|s| s.tool == tool) {
             Some(entry) => {
                 entry.calls += 1;
                 entry.iterations = entry.iterations.saturating_add(iterations);
                 entry.usage.add(usage);
+                entry.cost_usd = entry.cost_usd.zip(cost_usd).map(|(a, b)| a + b);
             }
             None => all.push(crate::SubAgentUsage {
                 tool: tool.to_owned(),
                 calls: 1,
                 iterations,
                 usage: *usage,
+                cost_usd,
             }),
         }
     }
@@ -315,11 +318,13 @@ impl UsageMeter {
     pub(crate) fn add_to(&self, outcome: &mut crate::Outcome) {
         for spent in self.reported() {
             outcome.usage.add(&spent.usage);
+            outcome.spend.add_call(spent.cost_usd);
             match outcome.sub_agents.iter_mut().find(|s| s.tool == spent.tool) {
                 Some(entry) => {
                     entry.calls += spent.calls;
                     entry.iterations = entry.iterations.saturating_add(spent.iterations);
                     entry.usage.add(&spent.usage);
+                    entry.cost_usd = entry.cost_usd.zip(spent.cost_usd).map(|(a, b)| a + b);
                 }
                 None => outcome.sub_agents.push(spent),
             }

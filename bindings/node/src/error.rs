@@ -12,7 +12,7 @@ pub fn coded(code: &str, message: impl std::fmt::Display) -> Error {
 /// Maps an [`AgentError`] to a coded error.
 pub fn agent_error(e: AgentError) -> Error {
     let code = match &e {
-        AgentError::NoProvider => "config",
+        AgentError::NoProvider | AgentError::Unpriced(_) => "config",
         AgentError::NoRuntime => "runtime",
         AgentError::Tool(ToolSetError::Duplicate(_)) => "tool_duplicate",
         AgentError::Tool(ToolSetError::InvalidSchema { .. }) => "tool_invalid_schema",

@@ -40,7 +40,9 @@ pub fn store_error(e: &StoreError) -> PyErr {
 /// Maps an agent error.
 pub fn agent_error(e: AgentError) -> PyErr {
     match &e {
-        AgentError::NoProvider | AgentError::NoRuntime | AgentError::Tool(_) => config_error(e.to_string()),
+        AgentError::NoProvider | AgentError::NoRuntime | AgentError::Tool(_) | AgentError::Unpriced(_) => {
+            config_error(e.to_string())
+        }
         AgentError::SessionNotFound(_) => new_error("SessionNotFoundError", e.to_string(), Some("store.not_found")),
         AgentError::Store(s) => store_error(s),
     }

@@ -19,6 +19,7 @@ use tracing::Instrument;
 use super::approval::{self, ApprovalError};
 use super::clarification::{self, ClarificationError};
 use super::context;
+use super::cost;
 use super::emit::Emitter;
 use super::error_kind::ErrorKind;
 use super::genai_spans;
@@ -180,6 +181,7 @@ impl Turn<'_> {
             p.clone_from(&output);
         }
         let mut outcome = self.drive_locked(&mut history, input, output).await;
+        self.count_spend(&mut outcome);
         if !matches!(
             outcome.status,
             OutcomeStatus::AwaitingUser | OutcomeStatus::AwaitingApproval
@@ -199,6 +201,20 @@ impl Turn<'_> {
         history.forget_model_view();
         // Still holding the session: the next turn starts from a durable history.
         self.settle_store(&mut history, outcome).await
+    }
+
+    /// Adds what the turn spent to the session's count, and puts both in the outcome.
+    fn count_spend(&self, outcome: &mut Outcome) {
+        outcome.cost_usd = outcome.spend.total_usd();
+        if let Ok(mut session) = self.state.spend.lock() {
+            session.add(&outcome.spend);
+            outcome.session_cost_usd = session.total_usd();
+        }
+    }
+
+    /// What the session's earlier turns spent, priced calls only (what a budget counts).
+    fn session_spent_usd(&self) -> f64 {
+        self.state.spend.lock().map_or(0.0, |spend| spend.priced_usd)
     }
 
     /// Tells every tool the turn ended ([`Tool::turn_ended`](crate::Tool::turn_ended)), all at once, waiting at most
@@ -248,6 +264,7 @@ impl Turn<'_> {
             Err(failed) => return *failed,
         };
         let mut outcome = Outcome::new(OutcomeStatus::Done);
+        let session_before_usd = self.session_spent_usd();
         let mut repeats = repeat_guard::RepeatGuard::new(self.agent.config.max_repeated_calls);
         // A turn resumed from an approval first runs the calls that waited, as decided.
         if let Some((calls, decisions)) = resumed {
@@ -276,9 +293,19 @@ impl Turn<'_> {
             // One snapshot per iteration: the schemas offered and the dispatch agree.
             let tools = self.agent.tool_snapshot();
             let output = answer.as_ref().map(AnswerCheck::schema);
-            let response = match self.call_model(history, &tools, output).await {
+            let spent = cost::Spent {
+                run_usd: outcome.spend.priced_usd,
+                session_before_usd,
+            };
+            let response = match self.call_model(history, &tools, output, spent).await {
                 Ok(r) => r,
                 Err(CallFailed::Cancelled) => return with_status(outcome, OutcomeStatus::Cancelled),
+                Err(CallFailed::OverBudget(message)) => {
+                    // No call was made: the turn ends on the budget's message, after a user
+                    // message or tool results (no call is left without its result).
+                    outcome.iterations -= 1;
+                    return self.capped(history, outcome, Vec::new(), message).await;
+                }
                 Err(CallFailed::Provider(e)) => {
                     return failed_with(outcome, ErrorKind::Provider(e.error_kind()), e.to_string());
                 }
@@ -287,11 +314,15 @@ impl Turn<'_> {
             if let Some(usage) = &response.usage {
                 outcome.usage.add(usage);
             }
+            let served = response.served_by.as_ref().map(|(_, model)| model.as_str());
+            let cost_usd = self.agent.pricing.call_cost(served, response.usage.as_ref());
+            outcome.spend.add_call(cost_usd);
             // Calibrates the token estimate against what the provider counted.
             context::observe_usage(history, response.usage.as_ref());
             self.emitter.emit(EventKind::ModelCallCompleted {
                 iteration,
                 usage: response.usage,
+                cost_usd,
             });
 
             let mut message = response.message;

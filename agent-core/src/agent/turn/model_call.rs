@@ -5,6 +5,7 @@ use futures::StreamExt;
 
 use super::Turn;
 use crate::agent::context;
+use crate::agent::cost;
 use crate::agent::error_kind::ErrorKind;
 use crate::agent::genai_spans;
 use crate::agent::history::History;
@@ -19,6 +20,8 @@ pub(super) enum CallFailed {
     Provider(ProviderError),
     /// A host hook failed (its message).
     Hook(String),
+    /// The call could pass a cost budget: not made (the message the turn ends with).
+    OverBudget(String),
 }
 
 impl Turn<'_> {
@@ -29,12 +32,13 @@ impl Turn<'_> {
         history: &mut History,
         tools: &ToolSet,
         output: Option<&OutputSchema>,
+        spent: cost::Spent,
     ) -> Result<ModelResponse, CallFailed> {
-        match self.call_model_once(history, tools, output).await {
+        match self.call_model_once(history, tools, output, spent).await {
             Err(CallFailed::Provider(ProviderError::ContextOverflow(message))) => {
                 // The provider says the request does not fit: shrink it once and retry.
                 if context::after_overflow(self.agent, self.session, history, self.emitter).await {
-                    self.call_model_once(history, tools, output).await
+                    self.call_model_once(history, tools, output, spent).await
                 } else {
                     Err(CallFailed::Provider(ProviderError::ContextOverflow(message)))
                 }
@@ -48,6 +52,7 @@ impl Turn<'_> {
         history: &mut History,
         tools: &ToolSet,
         output: Option<&OutputSchema>,
+        spent: cost::Spent,
     ) -> Result<ModelResponse, CallFailed> {
         let config = &self.agent.config;
         let mut request = ModelRequest {
@@ -70,6 +75,18 @@ impl Turn<'_> {
             _ = self.cancel.cancelled() => return Err(CallFailed::Cancelled),
             fitted = context::fit_request(self.agent, self.session, history, &mut request, self.emitter) => fitted,
         };
+        if config.max_run_cost_usd.is_some() || config.max_session_cost_usd.is_some() {
+            // The request as fitted, estimated the way compaction counts it.
+            let input_tokens = history
+                .last_raw_estimate
+                .map_or(0, |raw| history.estimator.calibrated(raw));
+            if let Some(message) = cost::over_budget(config, &self.agent.pricing, input_tokens, spent) {
+                if fitted == context::Fitted::AsIs {
+                    history.keep_model_view(request.messages);
+                }
+                return Err(CallFailed::OverBudget(message));
+            }
+        }
         let hooks = &self.agent.hooks;
         if hooks.is_empty() {
             let result = self.send_request(&request).await;
@@ -156,7 +173,7 @@ impl Turn<'_> {
             Err(CallFailed::Provider(e)) => {
                 genai_spans::record_error(&span, ErrorKind::Provider(e.error_kind()).as_str())
             }
-            Err(CallFailed::Cancelled | CallFailed::Hook(_)) => {}
+            Err(CallFailed::Cancelled | CallFailed::Hook(_) | CallFailed::OverBudget(_)) => {}
         }
         result
     }

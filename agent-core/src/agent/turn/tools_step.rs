@@ -207,7 +207,7 @@ impl Turn<'_> {
     }
 
     /// Appends the results of the last calls and the cap's message; ends `capped`.
-    async fn capped(
+    pub(super) async fn capped(
         &self,
         history: &mut History,
         mut outcome: Outcome,

@@ -1,0 +1,95 @@
+//! What the agent's model calls cost, and the budgets that stop a turn before a call that
+//! could pass them (`docs/cost.md`).
+
+use super::config::{AgentConfig, DEFAULT_BUDGET_OUTPUT_TOKENS};
+use crate::pricing::{ModelPrice, PriceTable};
+use crate::provider::Usage;
+
+/// The agent's prices: the built-in table with the host's on top, and the price of the
+/// provider's configured model looked up once (most calls are priced without a lookup).
+pub(crate) struct Pricing {
+    table: PriceTable,
+    model: String,
+    configured: Option<ModelPrice>,
+}
+
+impl Pricing {
+    /// The built-in table, then `config.prices`, then `extra` (the builder's), for `model`.
+    pub fn new(config: &AgentConfig, extra: Option<&PriceTable>, model: &str) -> Self {
+        let mut table = PriceTable::builtin();
+        table.extend(&config.prices);
+        if let Some(extra) = extra {
+            table.extend(extra);
+        }
+        let configured = table.price(model).copied();
+        Pricing {
+            table,
+            model: model.to_owned(),
+            configured,
+        }
+    }
+
+    pub fn table(&self) -> &PriceTable {
+        &self.table
+    }
+
+    /// The configured model's price, when known.
+    pub fn configured(&self) -> Option<&ModelPrice> {
+        self.configured.as_ref()
+    }
+
+    /// What one call cost: priced as the model a router says served it, else as the
+    /// provider's configured model. `None` when that price is unknown or the call reported
+    /// no usage.
+    pub fn call_cost(&self, served_model: Option<&str>, usage: Option<&Usage>) -> Option<f64> {
+        let usage = usage?;
+        match served_model {
+            Some(model) if model != self.model => self.table.cost(model, usage),
+            _ => self.configured.map(|price| price.cost(usage)),
+        }
+    }
+}
+
+/// Why an agent with a budget cannot price its calls: the message of
+/// [`AgentError::Unpriced`](super::AgentError::Unpriced), or `None` when it can (or has no
+/// budget).
+pub(crate) fn unpriced_budget(config: &AgentConfig, pricing: &Pricing) -> Option<String> {
+    let budget = config.max_run_cost_usd.is_some() || config.max_session_cost_usd.is_some();
+    (budget && pricing.configured.is_none()).then(|| pricing.model.clone())
+}
+
+/// What was spent before the next model call: in the turn so far, and in the session's
+/// earlier turns.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Spent {
+    pub run_usd: f64,
+    pub session_before_usd: f64,
+}
+
+/// The message a turn ends with when the next model call, with `input_tokens` of input, could
+/// pass a budget; `None` when it cannot (or no budget is set).
+pub(crate) fn over_budget(config: &AgentConfig, pricing: &Pricing, input_tokens: u64, spent: Spent) -> Option<String> {
+    if config.max_run_cost_usd.is_none() && config.max_session_cost_usd.is_none() {
+        return None;
+    }
+    let price = pricing.configured()?;
+    let output_tokens = config.max_output_tokens.unwrap_or(DEFAULT_BUDGET_OUTPUT_TOKENS);
+    let estimate = price.worst_case(input_tokens, u64::from(output_tokens));
+    if let Some(budget) = config.max_run_cost_usd
+        && spent.run_usd + estimate > budget
+    {
+        return Some(format!(
+            "Stopped: the next model call (estimated ${estimate:.4}) would pass the run's budget of ${budget} (${:.4} spent)",
+            spent.run_usd
+        ));
+    }
+    let session_usd = spent.session_before_usd + spent.run_usd;
+    if let Some(budget) = config.max_session_cost_usd
+        && session_usd + estimate > budget
+    {
+        return Some(format!(
+            "Stopped: the next model call (estimated ${estimate:.4}) would pass the session's budget of ${budget} (${session_usd:.4} spent)"
+        ));
+    }
+    None
+}
