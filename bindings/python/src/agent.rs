@@ -312,6 +312,12 @@ impl NativeSession {
         Ok(NativeRun { run: Arc::new(run) })
     }
 
+    /// What the session's finished turns cost in US dollars in this process, or None when a
+    /// call's price was unknown.
+    fn cost_usd(&self) -> Option<f64> {
+        self.session.cost_usd()
+    }
+
     /// The question a turn of this session is parked on (a dict), or None.
     fn pending_clarification<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         json_to_py(py, &to_json(&self.session.pending_clarification()))

@@ -68,6 +68,7 @@ SURFACES: Dict[str, Callable[[], Set[str]]] = {
     "AgentConfig": lambda: fields(ac.AgentConfig),
     "CompressionConfig": lambda: fields(ac.CompressionConfig),
     "CompactionConfig": lambda: fields(ac.CompactionConfig),
+    "ModelPrice": lambda: fields(ac.ModelPrice),
     # `kind` is implied by the class (OpenAICompatible, Anthropic, Gemini).
     "ProviderConfig": lambda: params(ac.OpenAICompatible.__init__) | {"kind"},
     "HttpConfig": lambda: fields(ac.HttpConfig),
@@ -150,6 +151,10 @@ def changed_agent_config() -> Dict[str, Any]:
         "stream_tool_arguments": True,
         "agent_name": "helper",
         "trace_content": True,
+        "max_run_cost_usd": 0.5,
+        "max_session_cost_usd": 2.0,
+        # The budgets need the scripted provider's model priced.
+        "prices": {"scripted": {"input": 1.0, "cached_input": 0.25, "cache_write": 1.25, "output": 2.0, "reasoning": 4.0}},
     }
 
 

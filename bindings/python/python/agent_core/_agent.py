@@ -121,6 +121,23 @@ class CompactionConfig(TypedDict, total=False):
     """Output tokens requested for the summary [1024]."""
 
 
+class ModelPrice(TypedDict, total=False):
+    """One model's prices in US dollars per million tokens (``AgentConfig.prices``).
+    ``input`` and ``output`` are required; the others default to them."""
+
+    input: float
+    """Input tokens neither read from nor written to the cache."""
+    cached_input: float
+    """Input tokens read from the provider's cache [the input price]."""
+    cache_write: float
+    """Input tokens written to the provider's cache, as Anthropic bills them [the input price]."""
+    output: float
+    """Generated tokens."""
+    reasoning: float
+    """Reasoning tokens, for a provider that bills them apart from other output; they are
+    counted within the output tokens and billed at this price instead [the output price]."""
+
+
 @dataclass
 class AgentConfig:
     """The loop's limits and defaults: the keys of the Rust ``AgentConfig``. ``None`` keeps the
@@ -179,6 +196,16 @@ class AgentConfig:
     trace_content: Optional[bool] = None
     """Whether traces carry what was said: messages and system prompt on ``chat`` spans, tool
     arguments and results on ``execute_tool`` spans [False]."""
+    max_run_cost_usd: Optional[float] = None
+    """US dollars a turn may spend (its model calls and its sub-agents'); before a model call
+    that could pass it, the turn ends ``capped`` with its own message [none]. See
+    ``docs/cost.md``."""
+    max_session_cost_usd: Optional[float] = None
+    """US dollars a session may spend over its turns in this process, checked the same way
+    [none]."""
+    prices: Optional[Dict[str, ModelPrice]] = None
+    """Prices by model name (:class:`ModelPrice`) that replace or add to the built-in table
+    [none: the built-in table alone]."""
 
     def _to_dict(self) -> Dict[str, Any]:
         return _config_dict(self)
@@ -205,6 +232,9 @@ class SubAgentUsage:
     calls: int = 0
     iterations: int = 0
     usage: Usage = field(default_factory=Usage)
+    cost_usd: Optional[float] = None
+    """What those calls cost in US dollars, as priced by the sub-agent; None when a price was
+    unknown."""
 
 
 @dataclass
@@ -225,6 +255,12 @@ class Outcome:
     iterations: int = 0
     tool_calls: int = 0
     usage: Usage = field(default_factory=Usage)
+    cost_usd: Optional[float] = None
+    """What the turn's model calls cost in US dollars, sub-agents included; None when a
+    call's price was unknown (see ``docs/cost.md``)."""
+    session_cost_usd: Optional[float] = None
+    """What the session's turns cost in this process, this one included; None when a call's
+    price was unknown."""
     error: Optional[str] = None
     error_kind: Optional[str] = None
     error_source: Optional[BaseException] = None
@@ -242,6 +278,8 @@ class Outcome:
             iterations=d.get("iterations", 0),
             tool_calls=d.get("tool_calls", 0),
             usage=Usage(**(d.get("usage") or {})),
+            cost_usd=d.get("cost_usd"),
+            session_cost_usd=d.get("session_cost_usd"),
             error=d.get("error"),
             error_kind=d.get("error_kind"),
             error_source=d.get("error_source"),
@@ -251,6 +289,7 @@ class Outcome:
                     calls=a.get("calls", 0),
                     iterations=a.get("iterations", 0),
                     usage=Usage(**(a.get("usage") or {})),
+                    cost_usd=a.get("cost_usd"),
                 )
                 for a in d.get("sub_agents") or []
             ],
@@ -722,6 +761,12 @@ class Session:
     async def model_history(self) -> List[Dict[str, Any]]:
         """The messages the model would see on the next turn."""
         return await self._native.model_history()
+
+    def cost_usd(self) -> Optional[float]:
+        """What the session's finished turns cost in US dollars in this process (sub-agents
+        included), or None when a call's price was unknown. Not stored: a session opened again
+        after a restart counts from 0. See ``docs/cost.md``."""
+        return self._native.cost_usd()
 
     def __repr__(self) -> str:
         return f"Session({self.id!r})"
