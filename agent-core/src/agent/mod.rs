@@ -443,10 +443,12 @@ impl Session {
         let agent = inner.clone();
         let state = self.state.clone();
         let slot = turn::TurnSlot::queue(&self.state.history);
-        let turn = async move {
+        // Boxed: the turn's future is several kilobytes, and the task would copy it whole when
+        // spawned and again when it finishes; one allocation per turn costs less.
+        let turn = Box::pin(async move {
             let outcome = turn::run_turn(agent, state, slot, input, run_id, cancel, depth, emitter).await;
             let _ = outcome_tx.send(Some(outcome));
-        };
+        });
         // The turn's span is a child of the caller's (a sub-agent's, of the calling tool's).
         let caller = tracing::Span::current();
         if caller.is_disabled() {
