@@ -250,6 +250,11 @@ export declare class NativeSession {
   messages(): Promise<any[]>
   /** The messages the model would see on the next turn. */
   modelHistory(): Promise<any[]>
+  /**
+   * What the session's finished turns cost in US dollars in this process; null when a
+   * call's price was unknown.
+   */
+  costUsd(): number | null
   /** The approval a turn of this session is parked on, if any (also after a restart). */
   pendingApproval(): any
   /**

@@ -79,6 +79,36 @@ export interface AgentConfig {
    * arguments and results on `execute_tool` spans (default false).
    */
   traceContent?: boolean
+  /**
+   * US dollars a turn may spend (its model calls and its sub-agents'); before a model call
+   * that could pass it, the turn ends `capped` with its own message (default none). See
+   * docs/cost.md.
+   */
+  maxRunCostUsd?: number | null
+  /** US dollars a session may spend over its turns in this process, checked the same way (default none). */
+  maxSessionCostUsd?: number | null
+  /**
+   * Prices by model name that replace or add to the built-in table (default none: the
+   * built-in table alone). Model names are kept as written.
+   */
+  prices?: Record<string, ModelPrice>
+}
+
+/** One model's prices in US dollars per million tokens (`AgentConfig.prices`). */
+export interface ModelPrice {
+  /** Input tokens neither read from nor written to the cache. */
+  input: number
+  /** Input tokens read from the provider's cache (default: the input price). */
+  cachedInput?: number | null
+  /** Input tokens written to the provider's cache, as Anthropic bills them (default: the input price). */
+  cacheWrite?: number | null
+  /** Generated tokens. */
+  output: number
+  /**
+   * Reasoning tokens, for a provider that bills them apart from other output; they are
+   * counted within the output tokens and billed at this price instead (default: the output price).
+   */
+  reasoning?: number | null
 }
 
 /** When and how older turns are compacted (`AgentConfig.compaction`). */

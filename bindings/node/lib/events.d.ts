@@ -40,6 +40,13 @@ export interface Outcome<T = Json> {
   /** Tool calls requested by the model (run or not). */
   toolCalls: number
   usage: Usage
+  /**
+   * What the turn's model calls cost in US dollars, sub-agents included; `null` when a call's
+   * price was unknown (see docs/cost.md).
+   */
+  costUsd: number | null
+  /** What the session's turns cost in this process, this one included; `null` when a price was unknown. */
+  sessionCostUsd: number | null
   /** What went wrong, for `error` (and the denial, for `denied`). */
   error: string | null
   /** A stable name of the error's kind: `provider.timeout`, `tool.fatal`, `store`, ... */
@@ -65,6 +72,8 @@ export interface SubAgentUsage {
   iterations: number
   /** The tokens those model calls used. */
   usage: Usage
+  /** What those calls cost in US dollars, as priced by the sub-agent; absent when a price was unknown. */
+  costUsd?: number
 }
 
 interface EventBase<T extends string> {
@@ -91,6 +100,8 @@ export interface ReasoningTokenEvent extends EventBase<'reasoning_token'> { text
 export interface ModelCallCompletedEvent extends EventBase<'model_call_completed'> {
   iteration: number
   usage: Usage | null
+  /** What the call cost in US dollars; `null` when the model's price is unknown (docs/cost.md). */
+  costUsd: number | null
 }
 /** A piece of a tool call's arguments (JSON text) as the model streams them; only with `streamToolArguments`. */
 export interface ToolCallArgumentsDeltaEvent extends EventBase<'tool_call_arguments_delta'> {

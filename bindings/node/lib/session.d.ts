@@ -100,4 +100,10 @@ export declare class Session {
   messages(): Promise<StoredMessage[]>
   /** The messages the model would see on the next turn. */
   modelHistory(): Promise<Message[]>
+  /**
+   * What the session's finished turns cost in US dollars in this process (sub-agents
+   * included); `null` when a call's price was unknown. Not stored: a session opened again
+   * after a restart counts from 0. See docs/cost.md.
+   */
+  costUsd(): number | null
 }

@@ -170,6 +170,15 @@ class Session {
   async modelHistory() {
     return wrap(() => this.#native.modelHistory())
   }
+
+  /**
+   * What the session's finished turns cost in US dollars in this process (sub-agents
+   * included); null when a call's price was unknown. See docs/cost.md.
+   * @returns {number | null}
+   */
+  costUsd() {
+    return this.#native.costUsd() ?? null
+  }
 }
 
 module.exports = { Session, typedSchema }

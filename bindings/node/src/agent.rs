@@ -506,4 +506,11 @@ impl NativeSession {
     pub async fn model_history(&self) -> Result<Json> {
         Ok(js(&self.inner.model_history().await))
     }
+
+    /// What the session's finished turns cost in US dollars in this process; null when a
+    /// call's price was unknown.
+    #[napi]
+    pub fn cost_usd(&self) -> Option<f64> {
+        self.inner.cost_usd()
+    }
 }

@@ -33,6 +33,10 @@ use crate::error::coded;
 /// `arguments` (of scripted steps).
 pub const FREE_FORM: &[&str] = &["headers", "env", "set", "arguments"];
 
+/// Keys whose values are maps from the user's names to options: the names are kept, the
+/// options inside are renamed (`prices: {"my_model": {cachedInput: 0.1}}`).
+pub const KEYED_BY_NAME: &[&str] = &["prices"];
+
 /// Top-level keys of an options type whose `null` is a value of its own rather than "the
 /// default": the type takes `null` and its default is something else. Kept as `null` for serde;
 /// every other `null` is dropped. A test checks this list against the options table.
@@ -70,6 +74,8 @@ fn snake_options_noting(
                 }
                 let v = if FREE_FORM.contains(&key.as_str()) {
                     v
+                } else if KEYED_BY_NAME.contains(&key.as_str()) {
+                    keyed_by_name(v, renamed, duplicates)
                 } else {
                     snake_options_noting(v, &[], renamed, duplicates)
                 };
@@ -92,6 +98,19 @@ fn snake_options_noting(
                 .collect(),
         ),
         other => other,
+    }
+}
+
+/// A map of [`KEYED_BY_NAME`]: its names kept, the options under them renamed.
+fn keyed_by_name(value: Value, renamed: &mut HashMap<String, String>, duplicates: &mut Vec<String>) -> Value {
+    match value {
+        Value::Object(named) => Value::Object(
+            named
+                .into_iter()
+                .map(|(name, options)| (name, snake_options_noting(options, &[], renamed, duplicates)))
+                .collect(),
+        ),
+        other => snake_options_noting(other, &[], renamed, duplicates),
     }
 }
 
@@ -215,6 +234,16 @@ mod tests {
 
     use super::*;
 
+    /// Model names in `prices` are the user's; the price fields under them are options.
+    #[test]
+    fn prices_keep_their_model_names() {
+        let config = json!({"maxRunCostUsd": 1, "prices": {"my_Model": {"input": 1, "cachedInput": 0.5, "output": 2}}});
+        let config: agent_core::AgentConfig = parse("config", config).unwrap();
+        let price = config.prices.price("my_Model").unwrap();
+        assert_eq!(price.cached_input, Some(0.5));
+        assert_eq!(config.max_run_cost_usd, Some(1.0));
+    }
+
     #[test]
     fn a_key_given_in_both_casings_is_refused() {
         #[derive(serde::Deserialize, Debug)]
@@ -336,8 +365,8 @@ mod tests {
         assert_eq!(found, listed);
     }
 
-    /// The free-form keys are exactly the table's object-typed keys without nested options
-    /// (name/value maps), plus tool-call `arguments`.
+    /// The free-form and keyed-by-name keys are exactly the table's object-typed keys without
+    /// nested options (name/value maps, prices by model), plus tool-call `arguments`.
     #[test]
     fn free_form_keys_are_the_tables_maps_plus_arguments() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../api/options.json");
@@ -351,8 +380,9 @@ mod tests {
                 }
             }
         }
-        assert_eq!(maps, BTreeSet::from(["env", "headers", "set"]));
+        assert_eq!(maps, BTreeSet::from(["env", "headers", "prices", "set"]));
         maps.insert("arguments");
-        assert_eq!(maps, FREE_FORM.iter().copied().collect::<BTreeSet<_>>());
+        let listed = FREE_FORM.iter().chain(KEYED_BY_NAME).copied().collect::<BTreeSet<_>>();
+        assert_eq!(maps, listed);
     }
 }

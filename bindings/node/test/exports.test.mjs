@@ -38,7 +38,7 @@ const CLASSES = {
   Run: { extends: null, members: ["cancel", "events", "finished", "outcome", "result", "status"], statics: [] },
   RunError: { extends: "AgentCoreError", members: [], statics: [] },
   ScriptedProvider: { extends: null, members: ["callCount", "id", "requests"], statics: ["fromFn"] },
-  Session: { extends: null, members: ["answerClarification", "dismissApproval", "dismissClarification", "messages", "modelHistory", "pendingApproval", "pendingClarification", "resolveApproval", "send", "sendTyped"], statics: [] },
+  Session: { extends: null, members: ["answerClarification", "costUsd", "dismissApproval", "dismissClarification", "messages", "modelHistory", "pendingApproval", "pendingClarification", "resolveApproval", "send", "sendTyped"], statics: [] },
   SessionExistsError: { extends: "AgentCoreError", members: [], statics: [] },
   SessionNotFoundError: { extends: "AgentCoreError", members: [], statics: [] },
   SqliteStore: { extends: null, members: ["sessionIds"], statics: ["open"] },

@@ -41,6 +41,7 @@ const TS_NAME = {
   AgentConfig: 'AgentConfig',
   CompactionConfig: 'CompactionConfig',
   CompressionConfig: 'CompressionConfig',
+  ModelPrice: 'ModelPrice',
   ScriptStepSpec: 'ScriptStepSpec',
   ScriptedCallSpec: 'ScriptedCallSpec',
   ScriptedErrorSpec: 'ScriptedErrorSpec',
@@ -72,7 +73,10 @@ const NESTED = {
   OutputCaps: ['McpServerEntry', ['caps']],
   ScrapePolicy: ['PageToolsConfig', ['scrape']],
   ShellEnv: ['FsPolicy', ['shellEnv']],
+  ModelPrice: ['AgentConfig', ['prices', 'scripted']],
 }
+/** Keys whose values map the user's names (kept as written) to an options type. */
+const MAP_OF = { 'AgentConfig.prices': 'ModelPrice' }
 /**
  * Types whose Rust deserializer accepts unknown keys, with the reason: reported, not mended
  * here (the Rust types are not this binding's to change).
@@ -114,7 +118,7 @@ const declared = new Map(
 )
 
 /** Why a declared property's type does not fit the table's entry, or null when it fits. */
-function mismatch(/** @type {ts.Type} */ type, /** @type {any} */ spec) {
+function mismatch(/** @type {ts.Type} */ type, /** @type {any} */ spec, /** @type {string} */ at) {
   const parts = (type.isUnion() ? type.types : [type]).filter((t) => !(t.flags & ts.TypeFlags.Undefined))
   const nullable = spec.type.split('|').includes('null')
   const base = spec.type.split('|').filter((t) => t !== 'null')
@@ -145,6 +149,12 @@ function mismatch(/** @type {ts.Type} */ type, /** @type {any} */ spec) {
         const want = TS_NAME[spec.options]
         return all((t) => t.symbol?.name === want) ? null : `expected the interface ${want}`
       }
+      if (MAP_OF[at]) {
+        const want = TS_NAME[MAP_OF[at]]
+        return all((t) => checker.getIndexInfosOfType(t).some((i) => i.keyType.flags & ts.TypeFlags.String && i.type.symbol?.name === want))
+          ? null
+          : `expected Record<string, ${want}>`
+      }
       return all((t) => checker.getIndexInfosOfType(t).some((i) => i.keyType.flags & ts.TypeFlags.String && i.type.flags & ts.TypeFlags.String))
         ? null
         : 'expected Record<string, string>'
@@ -167,7 +177,7 @@ test('each options interface names exactly the camelCase keys of its type, with 
       assert.ok(p, `${tsName} lacks ${camel(key)} (${type}.${key})`)
       const optional = Boolean(p.flags & ts.SymbolFlags.Optional)
       assert.equal(optional, !spec.required, `${tsName}.${camel(key)}: ${spec.required ? 'required' : 'optional'} in the table`)
-      const why = mismatch(checker.getTypeOfSymbol(p), spec)
+      const why = mismatch(checker.getTypeOfSymbol(p), spec, `${type}.${key}`)
       assert.equal(why, null, `${tsName}.${camel(key)}: ${why} (table: ${spec.type})`)
     }
   }
@@ -194,7 +204,16 @@ after(() => server.shutdown())
 
 /** Values for the keys whose default is null (or that are required), by type. */
 const samples = () => ({
-  AgentConfig: { maxToolCalls: 50, maxOutputTokens: 256, temperature: 0.2, agentName: 'helper' },
+  AgentConfig: {
+    maxToolCalls: 50,
+    maxOutputTokens: 256,
+    temperature: 0.2,
+    agentName: 'helper',
+    maxRunCostUsd: 5,
+    maxSessionCostUsd: 10,
+    // The budgets need the scripted provider's model priced.
+    prices: { scripted: { input: 1, cachedInput: 0.5, cacheWrite: 1.25, output: 2, reasoning: 3 } },
+  },
   CompactionConfig: { maxInputTokens: 100_000 },
   ScriptedCallSpec: { name: 'echo', arguments: { text: 'hi' } },
   ScriptedErrorSpec: { kind: 'rate_limited', message: 'slow down', status: 429, retryAfterMs: 5 },
@@ -311,7 +330,7 @@ const MAKE = {
 }
 /** Valid options of each top-level type with every nested object present (and empty). */
 const BASE = () => ({
-  AgentConfig: { compaction: {}, compression: {} },
+  AgentConfig: { compaction: {}, compression: {}, prices: { scripted: { input: 1, output: 1 } } },
   ScriptStepSpec: { text: 'x', toolCalls: [{ name: 'echo' }], usage: { inputTokens: 1, outputTokens: 1 }, error: {} },
   ProviderConfig: { model: 'm', http: {} },
   SqliteOptions: {},
