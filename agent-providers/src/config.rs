@@ -8,6 +8,7 @@ use agent_core::{Provider, ProviderError};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::anthropic::CacheMode;
+use crate::openai_responses::ReasoningSummary;
 use crate::{Anthropic, Gemini, HttpConfig, OpenAiCompatible, OpenAiResponses};
 
 /// Which wire format a provider speaks. As data it is its name (`"openai-compatible"`,
@@ -156,6 +157,12 @@ pub struct ProviderConfig {
     /// ignore it.
     #[serde(default)]
     pub prompt_cache: CacheMode,
+    /// OpenAI Responses: the reasoning summaries asked of reasoning models: `auto` (default),
+    /// `concise`, `detailed`, or `off` (OpenAI sends summaries only to verified
+    /// organizations and refuses the request of one it has not verified). The other
+    /// providers ignore it.
+    #[serde(default)]
+    pub reasoning_summary: ReasoningSummary,
 }
 
 fn streaming_default() -> bool {
@@ -175,6 +182,7 @@ impl ProviderConfig {
             max_input_tokens: None,
             headers: Vec::new(),
             prompt_cache: CacheMode::Auto,
+            reasoning_summary: ReasoningSummary::Auto,
         }
     }
 
@@ -193,6 +201,13 @@ impl ProviderConfig {
     /// Turns SSE streaming on or off.
     pub fn with_streaming(mut self, streaming: bool) -> Self {
         self.streaming = streaming;
+        self
+    }
+
+    /// Sets the reasoning summaries an OpenAI Responses request asks for (default
+    /// [`ReasoningSummary::Auto`]).
+    pub fn with_reasoning_summary(mut self, summary: ReasoningSummary) -> Self {
+        self.reasoning_summary = summary;
         self
     }
 

@@ -132,6 +132,12 @@ export interface ProviderOptions {
    * The other providers ignore it.
    */
   promptCache?: 'auto' | 'static' | 'off'
+  /**
+   * OpenAI Responses: the reasoning summaries asked of reasoning models (default `auto`);
+   * `off` for an organization OpenAI has not verified, which it refuses summaries to. The
+   * other providers ignore it.
+   */
+  reasoningSummary?: 'auto' | 'concise' | 'detailed' | 'off'
 }
 
 /** Timeouts, retries and caps of a provider's HTTP calls (`ProviderOptions.http`). */

@@ -117,3 +117,16 @@ async def test_openai_responses_against_a_local_server():
         assert "function_call" in kinds and "function_call_output" in kinds, kinds
         output = next(i for i in second["body"]["input"] if i.get("type") == "function_call_output")
         assert "Rain in New York City" in output["output"]
+
+
+async def test_openai_responses_reasoning_summaries_can_be_turned_off():
+    # A reasoning model asks for summaries by default; an organization OpenAI has not
+    # verified turns them off and still gets the encrypted reasoning.
+    for summary, expected in ((None, {"summary": "auto"}), ("detailed", {"summary": "detailed"}), ("off", None)):
+        with MockResponses("stream-text.sse") as server:
+            provider = ac.OpenAIResponses("gpt-5", base_url=server.base_url, reasoning_summary=summary)
+            outcome = await (await ac.Agent(provider).create_session()).send("hi")
+            assert outcome.status == "done", outcome
+            body = server.requests[0]["body"]
+            assert body.get("reasoning") == expected, body
+            assert body["include"] == ["reasoning.encrypted_content"]

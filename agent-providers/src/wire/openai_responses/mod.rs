@@ -32,6 +32,41 @@ pub use stream::ResponsesDecoder;
 /// The default base URL (OpenAI itself).
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
+/// Which reasoning summaries a Responses request asks reasoning models for. As data it is
+/// `"auto"`, `"concise"`, `"detailed"` or `"off"`; a [`ProviderConfig`] sets it with
+/// `reasoning_summary`.
+///
+/// OpenAI sends summaries only to organizations it has verified, and refuses a request that
+/// asks for them from one it has not: `off` asks for none. The encrypted reasoning is kept and
+/// replayed either way, so multi-turn reasoning works without summaries.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasoningSummary {
+    /// The most detailed summary the model offers (`"auto"`).
+    #[default]
+    Auto,
+    /// A short summary.
+    Concise,
+    /// A detailed summary.
+    Detailed,
+    /// No summary is asked for (no `reasoning` parameter is sent).
+    Off,
+}
+
+impl ReasoningSummary {
+    /// The `reasoning.summary` value, or `None` to send no `reasoning` parameter.
+    pub(crate) fn wire_value(self) -> Option<&'static str> {
+        match self {
+            ReasoningSummary::Auto => Some("auto"),
+            ReasoningSummary::Concise => Some("concise"),
+            ReasoningSummary::Detailed => Some("detailed"),
+            ReasoningSummary::Off => None,
+        }
+    }
+}
+
 mod api {
     use super::*;
 
@@ -39,6 +74,7 @@ mod api {
     #[derive(Debug, Clone)]
     pub struct Responses {
         url: String,
+        summary: ReasoningSummary,
     }
 
     impl Wire for Responses {
@@ -52,7 +88,10 @@ mod api {
             } else {
                 format!("{base}/responses")
             };
-            Responses { url }
+            Responses {
+                url,
+                summary: config.reasoning_summary,
+            }
         }
 
         fn accepts_images(&self, model: &str) -> Option<bool> {
@@ -73,7 +112,7 @@ mod api {
         }
 
         fn encode_request(&self, model: &str, request: &ModelRequest, stream: bool) -> Result<Vec<u8>, ProviderError> {
-            request_bytes(model, request, stream)
+            request::request_bytes_with(model, request, stream, self.summary)
         }
 
         fn stream_decoder(&self, limits: Limits) -> ResponsesDecoder {

@@ -7,6 +7,7 @@ use agent_core::{ContentPart, ImageSource, Message, ModelRequest, ProviderError,
 use serde::Serialize;
 use serde_json::Value;
 
+use super::ReasoningSummary;
 use super::models::is_reasoning_model;
 use super::replay::{Entry, entry};
 
@@ -21,13 +22,28 @@ use super::replay::{Entry, entry};
 /// assert_eq!(body["input"][0]["content"], "hi");
 /// ```
 pub fn request_body(model: &str, request: &ModelRequest, stream: bool) -> Value {
-    serde_json::to_value(WireRequest::new(model, request, stream)).unwrap_or(Value::Null)
+    request_body_with(model, request, stream, ReasoningSummary::Auto)
+}
+
+/// [`request_body`] asking reasoning models for `summary`.
+pub(crate) fn request_body_with(model: &str, request: &ModelRequest, stream: bool, summary: ReasoningSummary) -> Value {
+    serde_json::to_value(WireRequest::new(model, request, stream, summary)).unwrap_or(Value::Null)
 }
 
 /// Builds the Responses request body as bytes (what the adapter sends; no intermediate JSON
 /// tree): [`request_body`]'s structure, fields in wire order.
 pub fn request_bytes(model: &str, request: &ModelRequest, stream: bool) -> Result<Vec<u8>, ProviderError> {
-    let wire = WireRequest::new(model, request, stream);
+    request_bytes_with(model, request, stream, ReasoningSummary::Auto)
+}
+
+/// [`request_bytes`] asking reasoning models for `summary` (what the adapter sends).
+pub(crate) fn request_bytes_with(
+    model: &str,
+    request: &ModelRequest,
+    stream: bool,
+    summary: ReasoningSummary,
+) -> Result<Vec<u8>, ProviderError> {
+    let wire = WireRequest::new(model, request, stream, summary);
     crate::wire::to_bytes(&wire, 1024 + 192 * wire.input.len() + 512 * wire.tools.len())
 }
 
@@ -148,7 +164,7 @@ struct WireTool<'a> {
 }
 
 impl<'a> WireRequest<'a> {
-    fn new(model: &'a str, request: &'a ModelRequest, stream: bool) -> Self {
+    fn new(model: &'a str, request: &'a ModelRequest, stream: bool, summary: ReasoningSummary) -> Self {
         let reasons = is_reasoning_model(model);
         let mut input = Vec::with_capacity(request.messages.len() + 1);
         for m in &request.messages {
@@ -181,7 +197,10 @@ impl<'a> WireRequest<'a> {
             max_output_tokens: request.max_output_tokens,
             // Reasoning models refuse a temperature.
             temperature: request.temperature.filter(|_| !reasons).map(crate::util::json_f32),
-            reasoning: reasons.then_some(ReasoningParams { summary: "auto" }),
+            reasoning: summary
+                .wire_value()
+                .filter(|_| reasons)
+                .map(|summary| ReasoningParams { summary }),
             text: request.output_schema.as_ref().map(|o| TextParams {
                 format: TextFormat {
                     kind: "json_schema",

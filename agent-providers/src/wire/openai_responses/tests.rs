@@ -169,3 +169,44 @@ fn a_failed_or_empty_whole_body_is_an_error() {
     );
     assert_eq!(parse_response(b"<html>").unwrap_err().kind(), "malformed");
 }
+
+#[test]
+fn the_reasoning_summary_asked_of_reasoning_models_follows_the_config() {
+    use agent_core::{Message, ModelRequest};
+
+    use crate::config::{ProviderConfig, ProviderKind};
+    use crate::wire::Wire;
+
+    let request = ModelRequest {
+        messages: vec![Message::user("hi")],
+        ..ModelRequest::default()
+    };
+    let body = |summary: ReasoningSummary, model: &str| {
+        let config = ProviderConfig::new(ProviderKind::OpenAiResponses, model, "").with_reasoning_summary(summary);
+        let bytes = Responses::from_config(&config)
+            .encode_request(model, &request, true)
+            .unwrap();
+        serde_json::from_slice::<serde_json::Value>(&bytes).unwrap()
+    };
+    assert_eq!(body(ReasoningSummary::Auto, "gpt-5")["reasoning"]["summary"], "auto");
+    assert_eq!(
+        body(ReasoningSummary::Detailed, "gpt-5")["reasoning"]["summary"],
+        "detailed"
+    );
+    assert_eq!(
+        body(ReasoningSummary::Concise, "o4-mini")["reasoning"]["summary"],
+        "concise"
+    );
+    // Off: no reasoning parameter, and the encrypted reasoning is still asked for and replayed.
+    let off = body(ReasoningSummary::Off, "gpt-5");
+    assert!(off.get("reasoning").is_none(), "{off}");
+    assert_eq!(off["include"][0], "reasoning.encrypted_content");
+    // A model that does not reason gets no reasoning parameter whatever the setting.
+    assert!(body(ReasoningSummary::Detailed, "gpt-4.1").get("reasoning").is_none());
+    // As data, the way hosts and the bindings give it.
+    let config: ProviderConfig = serde_json::from_value(
+        serde_json::json!({"kind": "openai-responses", "model": "gpt-5", "reasoning_summary": "off"}),
+    )
+    .unwrap();
+    assert_eq!(config.reasoning_summary, ReasoningSummary::Off);
+}

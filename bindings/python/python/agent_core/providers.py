@@ -274,6 +274,7 @@ class _Configured(Provider):
         max_input_tokens: Optional[int] = None,
         headers: Optional[Mapping[str, str]] = None,
         prompt_cache: Optional[Literal["auto", "static", "off"]] = None,
+        reasoning_summary: Optional[Literal["auto", "concise", "detailed", "off"]] = None,
     ) -> None:
         """A provider (ProviderConfig in ``api/options.json``; ``kind`` is the class).
 
@@ -289,6 +290,10 @@ class _Configured(Provider):
             prompt_cache: Anthropic prompt caching: ``"auto"`` (default; breakpoints on the
                 last tool, the system prompt and the newest messages), ``"static"`` (tools
                 and system prompt only) or ``"off"``. The other providers ignore it.
+            reasoning_summary: OpenAI Responses: the reasoning summaries asked of reasoning
+                models, ``"auto"`` (default), ``"concise"``, ``"detailed"`` or ``"off"``
+                (OpenAI sends them only to verified organizations and refuses the request of
+                one it has not verified). The other providers ignore it.
         """
         super().__init__(
             _native.provider_configured(
@@ -302,6 +307,7 @@ class _Configured(Provider):
                     max_input_tokens=max_input_tokens,
                     headers=headers,
                     prompt_cache=prompt_cache,
+                    reasoning_summary=reasoning_summary,
                 )
             )
         )
