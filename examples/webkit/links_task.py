@@ -5,6 +5,7 @@ agent wiring (page tools over the WebKit host, fs tools confined to an output di
 from __future__ import annotations
 
 import json
+import re
 import threading
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -48,6 +49,13 @@ def quoted_name(line: str) -> str:
         return json.JSONDecoder().raw_decode(line[start:])[0]
     except ValueError:
         return ""
+
+
+def mentions_ref(text: str, ref: str) -> bool:
+    """Whether a tool result names ``ref`` as a word of its own: a plain substring test would
+    also find ``e8`` inside a wrapper's random hex nonce (``...18e869...``) and skip a click
+    never made."""
+    return re.search(rf"(?<![A-Za-z0-9_]){re.escape(ref)}(?![A-Za-z0-9_])", text) is not None
 
 
 def full_url(short: str, page_url: str) -> Optional[str]:
@@ -110,7 +118,7 @@ def plan(request: Dict[str, Any], out_name: str = "links.txt") -> ac.Step:
             continue
         if in_dialog and " button " in line:
             ref = line.split()[0]
-            if not any(f"{ref} " in t or f"{ref} (" in t for t in tried):
+            if not any(mentions_ref(t, ref) for t in tried):
                 return ac.Reply("A cookie banner is open; I'll dismiss it.", tool_calls=[("page_click", {"ref": ref})])
             break
         if line.startswith(("[", "#")):
@@ -119,7 +127,7 @@ def plan(request: Dict[str, Any], out_name: str = "links.txt") -> ac.Step:
         label = quoted_name(line).lower()
         if " button " in line and "collapsed" in line and ("show" in label or "more" in label):
             ref = line.split()[0]
-            if not any(ref in t for t in tried):
+            if not any(mentions_ref(t, ref) for t in tried):
                 return ac.Reply(f"Some links are hidden; expanding {quoted_name(line)!r}.",
                                 tool_calls=[("page_click", {"ref": ref})])
     links, _ = snapshot_links(snapshot)

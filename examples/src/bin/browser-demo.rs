@@ -215,10 +215,7 @@ fn plan(req: &ModelRequest, out_name: &str) -> ScriptStep {
         }
         if in_dialog && l.contains(" button ") {
             let r = l.split_whitespace().next().unwrap_or("");
-            if !tried
-                .iter()
-                .any(|t| t.contains(&format!("{r} ")) || t.contains(&format!("{r} (")))
-            {
+            if !tried.iter().any(|t| mentions_ref(t, r)) {
                 return ScriptedReply::tool_call("page_click", json!({"ref": r}))
                     .with_text("A cookie banner is open; I'll dismiss it.")
                     .into();
@@ -235,7 +232,7 @@ fn plan(req: &ModelRequest, out_name: &str) -> ScriptStep {
         l.contains(" button ") && l.contains("collapsed") && (n.contains("show") || n.contains("more"))
     }) {
         let r = l.split_whitespace().next().unwrap_or("");
-        if !tried.iter().any(|t| t.contains(r)) {
+        if !tried.iter().any(|t| mentions_ref(t, r)) {
             return ScriptedReply::tool_call("page_click", json!({"ref": r}))
                 .with_text(format!(
                     "Some links are hidden behind {:?}; expanding it.",
@@ -462,4 +459,29 @@ async fn run() -> Result<bool, Box<dyn std::error::Error>> {
     }
     host.close().await?;
     Ok(ok)
+}
+
+/// Whether a tool result names the ref `r` as a word of its own: a plain substring test would
+/// also find `e8` inside a wrapper's random hex nonce (`…18e869…`) and skip a click never made.
+fn mentions_ref(text: &str, r: &str) -> bool {
+    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    text.match_indices(r).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + r.len()..].chars().next();
+        !before.is_some_and(is_word) && !after.is_some_and(is_word)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mentions_ref;
+
+    #[test]
+    fn a_ref_inside_a_nonce_or_a_longer_ref_is_not_a_mention() {
+        let refused = "<untrusted-content nonce=\"768c18e869374cf8\">\ne1 (button \"Confirm\") reads like a commit";
+        assert!(mentions_ref(refused, "e1"));
+        assert!(!mentions_ref(refused, "e8"), "e8 only occurs inside the nonce");
+        assert!(!mentions_ref("clicked e12 (button)", "e1"));
+        assert!(mentions_ref("clicked e12 (button)", "e12"));
+    }
 }

@@ -35,3 +35,12 @@ def test_links_task_in_webkit(tmp_path):
     assert names["https://pyo3.rs/"] == "PyO3 user guide"
     assert "data:" not in "\n".join(lines)  # withheld by the page tools
     assert "Saved 9 links" in outcome.final_text
+
+
+def test_a_ref_inside_a_nonce_is_not_taken_for_a_click_already_made():
+    from links_task import mentions_ref
+
+    refused = '<untrusted-content nonce="768c18e869374cf8">\ne1 (button "Confirm") reads like a commit'
+    assert mentions_ref(refused, "e1")
+    assert not mentions_ref(refused, "e8")  # only inside the nonce
+    assert not mentions_ref("clicked e12 (button)", "e1")
