@@ -140,6 +140,15 @@ pub fn neutralize_markers(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// The most characters of a model-written tool name repeated in a message ([`tool_name`]).
+const MAX_TOOL_NAME_CHARS: usize = 64;
+
+/// A tool name the model wrote, for a message the model or the person reads: one line of at
+/// most 64 characters, markers neutralised (a model may invent a name of any length).
+pub(crate) fn tool_name(name: &str) -> String {
+    one_line(name, MAX_TOOL_NAME_CHARS)
+}
+
 /// Untrusted text for use inside a line (a page title, an element name): control characters and
 /// line breaks become spaces, marker text is neutralised, and at most `max_chars` characters are
 /// kept (with "…" when cut).

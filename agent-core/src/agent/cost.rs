@@ -50,12 +50,16 @@ impl Pricing {
     }
 }
 
+/// Whether a run or session budget is set (the loop prices nothing ahead otherwise).
+pub(crate) fn has_budget(config: &AgentConfig) -> bool {
+    config.max_run_cost_usd.is_some() || config.max_session_cost_usd.is_some()
+}
+
 /// Why an agent with a budget cannot price its calls: the message of
 /// [`AgentError::Unpriced`](super::AgentError::Unpriced), or `None` when it can (or has no
 /// budget).
 pub(crate) fn unpriced_budget(config: &AgentConfig, pricing: &Pricing) -> Option<String> {
-    let budget = config.max_run_cost_usd.is_some() || config.max_session_cost_usd.is_some();
-    (budget && pricing.configured.is_none()).then(|| pricing.model.clone())
+    (has_budget(config) && pricing.configured.is_none()).then(|| pricing.model.clone())
 }
 
 /// What was spent before the next model call: in the turn so far, and in the session's
@@ -69,7 +73,7 @@ pub(crate) struct Spent {
 /// The message a turn ends with when the next model call, with `input_tokens` of input, could
 /// pass a budget; `None` when it cannot (or no budget is set).
 pub(crate) fn over_budget(config: &AgentConfig, pricing: &Pricing, input_tokens: u64, spent: Spent) -> Option<String> {
-    if config.max_run_cost_usd.is_none() && config.max_session_cost_usd.is_none() {
+    if !has_budget(config) {
         return None;
     }
     let price = pricing.configured()?;

@@ -292,21 +292,14 @@ impl UsageMeter {
     /// `cost_usd` (`None` when a price was unknown).
     pub fn report(&self, tool: &str, usage: &crate::Usage, iterations: u32, cost_usd: Option<f64>) {
         let mut all = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        match all.iter_mut().find(|s| s.tool == tool) {
-            Some(entry) => {
-                entry.calls += 1;
-                entry.iterations = entry.iterations.saturating_add(iterations);
-                entry.usage.add(usage);
-                entry.cost_usd = entry.cost_usd.zip(cost_usd).map(|(a, b)| a + b);
-            }
-            None => all.push(crate::SubAgentUsage {
-                tool: tool.to_owned(),
-                calls: 1,
-                iterations,
-                usage: *usage,
-                cost_usd,
-            }),
-        }
+        let one = crate::SubAgentUsage {
+            tool: tool.to_owned(),
+            calls: 1,
+            iterations,
+            usage: *usage,
+            cost_usd,
+        };
+        merge_by_tool(&mut all, one);
     }
 
     /// What was reported so far.
@@ -319,16 +312,22 @@ impl UsageMeter {
         for spent in self.reported() {
             outcome.usage.add(&spent.usage);
             outcome.spend.add_call(spent.cost_usd);
-            match outcome.sub_agents.iter_mut().find(|s| s.tool == spent.tool) {
-                Some(entry) => {
-                    entry.calls += spent.calls;
-                    entry.iterations = entry.iterations.saturating_add(spent.iterations);
-                    entry.usage.add(&spent.usage);
-                    entry.cost_usd = entry.cost_usd.zip(spent.cost_usd).map(|(a, b)| a + b);
-                }
-                None => outcome.sub_agents.push(spent),
-            }
+            merge_by_tool(&mut outcome.sub_agents, spent);
         }
+    }
+}
+
+/// Adds `spent` to the entry of its tool in `all`, or adds it as the tool's entry. A cost
+/// stays known only while every part of it is.
+fn merge_by_tool(all: &mut Vec<crate::SubAgentUsage>, spent: crate::SubAgentUsage) {
+    match all.iter_mut().find(|s| s.tool == spent.tool) {
+        Some(entry) => {
+            entry.calls += spent.calls;
+            entry.iterations = entry.iterations.saturating_add(spent.iterations);
+            entry.usage.add(&spent.usage);
+            entry.cost_usd = entry.cost_usd.zip(spent.cost_usd).map(|(a, b)| a + b);
+        }
+        None => all.push(spent),
     }
 }
 

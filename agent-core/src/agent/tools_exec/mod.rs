@@ -256,7 +256,7 @@ impl ExecCtx<'_> {
             // The name is the model's invention here: clipped to one short line.
             return Err(format!(
                 "unknown tool \"{}\"; available tools: {available}. The call did not run.",
-                crate::untrusted::one_line(&call.name, 64)
+                crate::untrusted::tool_name(&call.name)
             ));
         };
         let args = call.parse_arguments().map_err(|e| {

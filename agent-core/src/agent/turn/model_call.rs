@@ -75,7 +75,7 @@ impl Turn<'_> {
             _ = self.cancel.cancelled() => return Err(CallFailed::Cancelled),
             fitted = context::fit_request(self.agent, self.session, history, &mut request, self.emitter) => fitted,
         };
-        if config.max_run_cost_usd.is_some() || config.max_session_cost_usd.is_some() {
+        if cost::has_budget(config) {
             // The request as fitted, estimated the way compaction counts it.
             let input_tokens = history
                 .last_raw_estimate

@@ -7,9 +7,6 @@ use std::hash::{Hash, Hasher};
 
 use crate::message::{ContentPart, ImageSource, Message, ToolCall};
 
-/// The most characters of a tool's name the note and the stop message repeat.
-const MAX_NAME_CHARS: usize = 64;
-
 /// What the guard makes of one more call.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) enum Verdict {
@@ -54,7 +51,7 @@ impl RepeatGuard {
             "got the same result each time"
         };
         // The name is the model's text, which a looping model may have invented at any length.
-        let name = || crate::untrusted::one_line(&call.name, MAX_NAME_CHARS);
+        let name = || crate::untrusted::tool_name(&call.name);
         if self.streak == self.limit {
             append_note(
                 result,
