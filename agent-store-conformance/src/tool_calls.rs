@@ -1,0 +1,115 @@
+//! Tool-call records and their state machine.
+
+use agent_core::{StoreError, ToolCallRecord, ToolCallState};
+
+use crate::fixture::Fixture;
+use crate::kinds::{session, upsert_durably};
+
+/// pending → running → a final state (or pending → a final state), repeating a write allowed,
+/// anything else refused with `InvalidTransition` and not written; records listed oldest
+/// first; the same call id in another session is another call.
+pub async fn tool_call_state_machine_is_enforced(f: Fixture) {
+    let store = f.store().as_ref();
+    let id = session(store).await;
+    let mut record = ToolCallRecord::pending(id.clone(), "call_1", "fs_read", r#"{"path":"a"}"#);
+    upsert_durably(store, &record).await.unwrap();
+    assert_eq!(store.tool_calls(&id).await.unwrap(), vec![record.clone()]);
+
+    record.state = ToolCallState::Running;
+    record.started_at_ms = Some(10);
+    upsert_durably(store, &record).await.unwrap();
+    // Repeating a write is allowed.
+    upsert_durably(store, &record).await.unwrap();
+
+    record.state = ToolCallState::Succeeded;
+    record.raw_result = Some("raw ".repeat(100));
+    record.compressed_result = Some("raw...".into());
+    record.finished_at_ms = Some(20);
+    upsert_durably(store, &record).await.unwrap();
+
+    let mut back = record.clone();
+    back.state = ToolCallState::Running;
+    back.raw_result = None;
+    assert_eq!(
+        upsert_durably(store, &back).await.unwrap_err(),
+        StoreError::InvalidTransition {
+            call_id: "call_1".into(),
+            from: "succeeded",
+            to: "running"
+        }
+    );
+    let mut denied = ToolCallRecord::pending(id.clone(), "call_2", "fs_delete", "{}");
+    upsert_durably(store, &denied).await.unwrap();
+    denied.state = ToolCallState::Denied;
+    denied.error = Some("the person said no".into());
+    upsert_durably(store, &denied).await.unwrap();
+    let mut resurrect = denied.clone();
+    resurrect.state = ToolCallState::Pending;
+    assert!(matches!(
+        upsert_durably(store, &resurrect).await,
+        Err(StoreError::InvalidTransition {
+            from: "denied",
+            to: "pending",
+            ..
+        })
+    ));
+    let mut other_final = denied.clone();
+    other_final.state = ToolCallState::Failed;
+    assert!(matches!(
+        upsert_durably(store, &other_final).await,
+        Err(StoreError::InvalidTransition {
+            from: "denied",
+            to: "failed",
+            ..
+        })
+    ));
+
+    // Every path the machine allows.
+    for (n, path) in [
+        vec![ToolCallState::Running, ToolCallState::Failed],
+        vec![ToolCallState::Running, ToolCallState::Cancelled],
+        vec![ToolCallState::Running, ToolCallState::Denied],
+        vec![ToolCallState::Cancelled],
+        vec![ToolCallState::Failed],
+        vec![ToolCallState::Succeeded],
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut r = ToolCallRecord::pending(id.clone(), format!("path_{n}"), "t", "{}");
+        upsert_durably(store, &r).await.unwrap();
+        for state in path {
+            r.state = state;
+            upsert_durably(store, &r).await.unwrap();
+        }
+        let mut stuck = r.clone();
+        stuck.state = ToolCallState::Running;
+        assert!(
+            upsert_durably(store, &stuck).await.is_err(),
+            "{n}: a final state is final"
+        );
+    }
+
+    // The same call id in another session is a different call.
+    let other = session(store).await;
+    upsert_durably(
+        store,
+        &ToolCallRecord::pending(other.clone(), "call_1", "fs_read", "{}"),
+    )
+    .await
+    .unwrap();
+
+    let records = store.tool_calls(&id).await.unwrap();
+    assert_eq!(records.len(), 8);
+    assert_eq!(records[0], record, "refused writes changed nothing");
+    assert_eq!(records[1], denied);
+    let order: Vec<&str> = records.iter().map(|r| r.call_id.as_str()).collect();
+    assert_eq!(
+        order,
+        [
+            "call_1", "call_2", "path_0", "path_1", "path_2", "path_3", "path_4", "path_5"
+        ],
+        "oldest first"
+    );
+    assert_eq!(store.tool_calls(&other).await.unwrap().len(), 1);
+}
