@@ -90,7 +90,7 @@ async fn ask_parks_the_turn_and_an_approval_runs_the_call_once_in_a_new_run() {
     let events = collect_events(&run).await;
     let outcome = run.outcome().await;
     assert_eq!(outcome.status, OutcomeStatus::AwaitingApproval);
-    assert_eq!(run.status().state, RunState::AwaitingUser);
+    assert_eq!(run.status().state, RunState::AwaitingApproval);
     assert!(names(&events).contains(&"approval_pending"));
     let approval = outcome.approval.clone().unwrap();
     assert_eq!(approval.calls.len(), 1);

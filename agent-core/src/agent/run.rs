@@ -199,6 +199,8 @@ pub enum RunState {
     Cancelled,
     /// Parked on a question to the person.
     AwaitingUser,
+    /// Parked until the person approves or rejects a gated call.
+    AwaitingApproval,
 }
 
 /// A cheap snapshot of a run's progress.

@@ -1,8 +1,19 @@
 /** Runs: one turn each, in the background. */
 import type { AgentEvent, Json, Outcome } from './events.js'
 
-/** What a run is doing (`awaiting_user` also for a turn parked for approval). */
-export type RunState = 'idle' | 'thinking' | 'tool_call' | 'complete' | 'error' | 'cancelled' | 'awaiting_user'
+/**
+ * What a run is doing. `awaiting_user`: parked on a question; `awaiting_approval`: parked until
+ * the person approves or rejects a gated call.
+ */
+export type RunState =
+  | 'idle'
+  | 'thinking'
+  | 'tool_call'
+  | 'complete'
+  | 'error'
+  | 'cancelled'
+  | 'awaiting_user'
+  | 'awaiting_approval'
 
 /** A cheap snapshot of a run's progress. */
 export interface RunStatus {

@@ -52,7 +52,7 @@ test("a gate's 'ask' parks the turn; approving runs the call once in a new run",
   const events = await collect(run)
   const o = await run.outcome
   assert.equal(o.status, 'awaiting_approval')
-  assert.equal(run.status().state, 'awaiting_user')
+  assert.equal(run.status().state, 'awaiting_approval')
   assert.deepEqual(paid, [], 'nothing runs before the person answers')
   const a = o.approval
   assert.equal(a.calls.length, 1)

@@ -50,8 +50,10 @@ async def test_ask_parks_and_an_approval_runs_the_call_once():
     paid = []
     agent = ac.Agent(script(), tools=[payer(paid)], gate=ask)
     session = await agent.create_session()
-    outcome, events = await run_and_collect(session.send("pay 500"))
+    run = session.send("pay 500")
+    outcome, events = await run_and_collect(run)
     assert outcome.status == "awaiting_approval", outcome
+    assert run.status().state == "awaiting_approval"
     assert "approval_pending" in types(events)
     approval = outcome.approval
     assert isinstance(approval, ac.PendingApproval) and approval == session.pending_approval()

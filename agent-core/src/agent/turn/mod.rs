@@ -133,7 +133,8 @@ fn finish(emitter: &Emitter, outcome: Outcome) -> Outcome {
         OutcomeStatus::Done | OutcomeStatus::Denied | OutcomeStatus::Capped => RunState::Complete,
         OutcomeStatus::Error => RunState::Error,
         OutcomeStatus::Cancelled => RunState::Cancelled,
-        OutcomeStatus::AwaitingUser | OutcomeStatus::AwaitingApproval => RunState::AwaitingUser,
+        OutcomeStatus::AwaitingUser => RunState::AwaitingUser,
+        OutcomeStatus::AwaitingApproval => RunState::AwaitingApproval,
     };
     emitter.update(|s| {
         s.state = state;

@@ -329,7 +329,8 @@ class RunStatus:
     """A cheap snapshot of a run, for hosts that poll.
 
     ``state`` is one of ``idle``, ``thinking``, ``tool_call``, ``complete``, ``error``,
-    ``cancelled``, ``awaiting_user``. ``last_message`` is the latest assistant text; while the
+    ``cancelled``, ``awaiting_user`` (parked on a question), ``awaiting_approval`` (parked until
+    the person answers a gated call). ``last_message`` is the latest assistant text; while the
     model streams an answer it is the text so far, growing with every streamed piece, so a
     host that polls can show progress.
     """
