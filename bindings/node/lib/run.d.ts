@@ -33,9 +33,10 @@ export interface RunStatus {
 
 /**
  * One turn, running in the background. `T` is the type of a typed turn's answer
- * (`session.sendTyped`), in `outcome.structured`.
+ * (`session.sendTyped`), in `outcome.structured`; `R` is what `result()` resolves with: the
+ * final text, or the answer for a typed turn ({@link TypedRun}).
  */
-export declare class Run<T = Json> {
+export declare class Run<T = Json, R = string> {
   private constructor()
   readonly id: string
   readonly sessionId: string
@@ -48,10 +49,17 @@ export declare class Run<T = Json> {
   /** The outcome, once the run ends. Never rejects: look at `status`. */
   readonly outcome: Promise<Outcome<T>>
   /**
-   * The final text; rejects unless the run ended `done`: with the original error when a JS tool
-   * threw a fatal one, else with a `RunError`.
+   * The final text, or for a typed turn the parsed, checked answer (`outcome.structured`; the
+   * raw text stays in `outcome.finalText`). Rejects unless the run ended `done`: with the
+   * original error when a JS tool threw a fatal one, else with a `RunError`.
    */
-  result(): Promise<string>
+  result(): Promise<R>
   /** The run's events; the first call sees every event. Ends after the final event. */
   events(): AsyncGenerator<AgentEvent, void, undefined>
 }
+
+/**
+ * The run of a typed turn (`session.sendTyped`, `hub.deliver` with a `schema`): `result()`
+ * resolves with the parsed, checked answer of type `T`, as `outcome.structured` holds it.
+ */
+export type TypedRun<T = Json> = Run<T, T>

@@ -28,13 +28,16 @@ function cancelOnAbort(signal, nativeRun, run) {
 class Run {
   #native
   #agent
+  /** Whether the turn is typed (`sendTyped`, a typed delivery): `result()` gives the answer. */
+  #typed
   /** @type {Promise<any> | undefined} */
   #outcome
 
   /** @internal */
-  constructor(/** @type {any} */ nativeRun, /** @type {Agent} */ agent) {
+  constructor(/** @type {any} */ nativeRun, /** @type {Agent} */ agent, typed = false) {
     this.#native = nativeRun
     this.#agent = agent
+    this.#typed = typed
     /** The run's id. */
     this.id = nativeRun.id
     /** The session's id. */
@@ -63,12 +66,14 @@ class Run {
   }
 
   /**
-   * The final answer text; throws unless the run ended `done`: the original error when a JS
-   * tool threw a fatal error, a `RunError` otherwise.
+   * The final answer: its text, or for a typed turn (`sendTyped`, a typed delivery) the parsed,
+   * checked answer (`outcome.structured`; the raw text stays in `outcome.finalText`), as
+   * Python's typed outcome gives it. Throws unless the run ended `done`: the original error
+   * when a JS tool threw a fatal error, a `RunError` otherwise.
    */
   async result() {
     const o = await this.outcome
-    if (o.status === 'done') return o.finalText ?? ''
+    if (o.status === 'done') return this.#typed ? o.structured : (o.finalText ?? '')
     if (o.cause !== undefined) throw o.cause
     const code = o.errorKind ?? o.status
     throw new RunError(o.error ?? `the run ended ${o.status}`, code, o)

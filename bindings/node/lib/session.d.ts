@@ -2,7 +2,7 @@
 import type { ApprovalDecisions, PendingApproval } from './approvals.js'
 import type { ContentPart, Json, JsonSchema, Message, StoredMessage } from './events.js'
 import type { TurnOrigin } from './gate.js'
-import type { Run } from './run.js'
+import type { Run, TypedRun } from './run.js'
 
 /** A question the model asked the person (`ask_clarification`). */
 export interface Clarification {
@@ -50,15 +50,16 @@ export declare class Session {
    * Starts a typed turn: the final answer must match `schema`; `outcome.structured` holds it,
    * parsed and checked (with one correction). A second bad answer ends the turn `error` with
    * `errorKind` `output.invalid`; a schema that is not valid JSON Schema, `output.schema`.
-   * `T` is the answer's type (not checked at run time beyond the schema).
+   * `T` is the answer's type (not checked at run time beyond the schema); `run.result()`
+   * resolves with the answer.
    */
-  sendTyped<T = Json>(text: string, schema: TypedSchema, options?: TypedSendOptions): Run<T>
+  sendTyped<T = Json>(text: string, schema: TypedSchema, options?: TypedSendOptions): TypedRun<T>
   /** A typed turn with a whole user message. */
   sendTyped<T = Json>(
     message: { role?: 'user'; content: ContentPart[] },
     schema: TypedSchema,
     options?: TypedSendOptions,
-  ): Run<T>
+  ): TypedRun<T>
   /** The question a turn of this session is parked on (`awaiting_user`), or `null`. */
   pendingClarification(): Clarification | null
   /** Answers the pending question; the parked turn goes on in a new run. */

@@ -87,7 +87,7 @@ class Session {
     const aborted = signal ? signal.aborted : false
     const message = typeof input === 'string' ? input : toJsonValue({ role: 'user', ...input })
     const n = wrap(() => this.#native.sendWithSchema(message, name, toJsonValue(json), aborted))
-    const run = new Run(n, this.#agent)
+    const run = new Run(n, this.#agent, true)
     if (!aborted) cancelOnAbort(signal, n, run)
     return run
   }

@@ -4,7 +4,7 @@ import type { ApprovalDecisions } from './approvals.js'
 import type { AgentEvent } from './events.js'
 import type { BrowserHost } from './hosts.js'
 import type { HostTab, OpenedTab, OpenedTabOwner, TabHubPageTools } from './tab_wiring.js'
-import type { Run } from './run.js'
+import type { Run, TypedRun } from './run.js'
 import type { Session, TypedSchema } from './session.js'
 
 /** Which tab tools a tab's agent gets (both off by default). */
@@ -27,14 +27,17 @@ export interface TabHubTab {
   permissions: { sendToTab: boolean; readTab: boolean }
 }
 
-/** What a delivery did. */
-export interface Delivery {
+/** What a delivery did; `R` is the type of the run that started (a {@link TypedRun} for a typed delivery). */
+export interface Delivery<R = Run> {
   status: 'started' | 'queued' | 'held'
   queueLen: number
   autoWakeBudget: number
   awaitingUser: boolean
-  /** The turn that started, for `started`. */
-  run: Run | null
+  /**
+   * The turn that started, for `started`. A typed delivery's run (`schema`) is a
+   * {@link TypedRun}: `run.result()` resolves with the parsed answer.
+   */
+  run: R | null
 }
 
 /** An event of the hub: `tab_opened`, `tab_closed`, `state_changed`, `agent` (with `event`) or `notice`. */
@@ -128,7 +131,13 @@ export declare class TabHub {
   deliver(
     tab: string,
     text: string,
-    options?: { origin?: 'human' | 'agent'; signal?: AbortSignal; schema?: TypedSchema; name?: string },
+    options: { origin?: 'human' | 'agent'; signal?: AbortSignal; schema: TypedSchema; name?: string },
+  ): Promise<Delivery<TypedRun>>
+  /** An untyped delivery (see above). */
+  deliver(
+    tab: string,
+    text: string,
+    options?: { origin?: 'human' | 'agent'; signal?: AbortSignal; schema?: undefined; name?: string },
   ): Promise<Delivery>
   /** Resolves a handle or id prefix. */
   resolve(input: string):

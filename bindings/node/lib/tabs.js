@@ -141,7 +141,7 @@ class TabHub {
         : this.#native.deliver(tab, text, options.origin)
     )
     const n = d.run()
-    const run = n ? new Run(n, this.#agent) : null
+    const run = n ? new Run(n, this.#agent, typed !== null) : null
     if (run) cancelOnAbort(signal, n, run)
     return {
       status: d.status,

@@ -14,15 +14,17 @@ const CITY = {
 }
 const OSLO = { name: 'Oslo', population: 709000 }
 
-test('a valid JSON answer is in outcome.structured and the schema is sent', async () => {
-  const { agent, provider } = scripted([{ text: JSON.stringify(OSLO) }])
+test('a valid JSON answer is in outcome.structured and run.result(), and the schema is sent', async () => {
+  const { agent, provider } = scripted([{ text: JSON.stringify(OSLO) }, { text: 'untyped answer' }])
   const session = await agent.createSession()
   const run = session.sendTyped('The capital of Norway?', CITY)
   const outcome = await run.outcome
   assert.equal(outcome.status, 'done')
   assert.deepEqual(outcome.structured, OSLO)
   assert.equal(outcome.finalText, JSON.stringify(OSLO))
-  assert.equal(await run.result(), JSON.stringify(OSLO))
+  // result() gives the parsed answer, as Python's typed outcome does; the text stays in finalText.
+  assert.deepEqual(await run.result(), OSLO)
+  assert.equal(await session.send('untyped').result(), 'untyped answer')
   const [request] = provider.requests()
   assert.equal(request.outputSchema.name, 'City')
   assert.deepEqual(request.outputSchema.schema.required, ['name', 'population'])
@@ -108,6 +110,10 @@ test('a typed delivery through the tab hub: a typed turn at once, and a turn of 
   const outcome = await d.run.outcome
   assert.equal(outcome.status, 'done')
   assert.deepEqual(outcome.structured, { name: 'Oslo', population: 4 })
+  assert.deepEqual(await d.run.result(), { name: 'Oslo', population: 4 })
+  await hub.waitIdle(tab)
+  const plain = await hub.deliver(tab, 'plain')
+  assert.equal(await plain.run.result(), 'echo: plain')
   await hub.waitIdle(tab)
 
   const first = await hub.deliver(tab, 'block')
@@ -124,6 +130,7 @@ test('a typed delivery through the tab hub: a typed turn at once, and a turn of 
     .map((r) => [text(r), r.outputSchema?.name ?? null])
   assert.deepEqual(turns, [
     ['Oslo', 'City'],
+    ['plain', null],
     ['block', null],
     ['a', null],
     ['Bergen', 'town'],

@@ -33,6 +33,8 @@ import {
   type HostTab,
   type OpenedTab,
   type Run,
+  type TypedRun,
+  type Json,
   type ScreenshotArea,
   type DialogInfo,
   agentTool,
@@ -80,6 +82,10 @@ async function tabs(): Promise<void> {
   const hub = await TabHub.create({ provider: new ScriptedProvider([]), autoWakeBudget: 2, sendToTab: true })
   const id = await hub.openTab({ readTab: true })
   const d = await hub.deliver(id, 'hi', { origin: 'human' })
+  const typedDelivery = await hub.deliver(id, 'Capital?', { schema: { type: 'object' } })
+  const delivered: Json | undefined = await typedDelivery.run?.result()
+  const untyped: string | undefined = await d.run?.result()
+  console.log(delivered, untyped)
   if (d.status === 'started' && d.run) console.log((await d.run.outcome).status)
   const r = hub.resolve('abc')
   if (r.status === 'ok') console.log(r.handle)
@@ -288,9 +294,14 @@ async function main(): Promise<void> {
     population: number
   }
   const citySchema = { type: 'object', properties: { name: { type: 'string' }, population: { type: 'integer' } } }
-  const typed: Run<City> = session.sendTyped<City>('Capital?', citySchema, { name: 'City' })
+  const typed: TypedRun<City> = session.sendTyped<City>('Capital?', citySchema, { name: 'City' })
   const city: City | undefined = (await typed.outcome).structured
   console.log(city?.population.toFixed(0))
+  const answer: City = await typed.result()
+  console.log(answer.name)
+  const text: string = await session.send('plain').result()
+  console.log(text)
+
   const loose: Outcome = await session.sendTyped({ content: [{ type: 'text', text: 'x' }] }, { toJSONSchema: () => citySchema }).outcome
   console.log(loose.structured)
   session.sendTyped('x', { jsonSchema: citySchema }, { signal: AbortSignal.timeout(1000) })
