@@ -192,3 +192,28 @@ async fn bad_urls_and_options_are_refused_before_connecting() {
     .to_string();
     assert!(err.contains("not a plain schema name"), "{err}");
 }
+
+#[tokio::test]
+#[ignore = "needs PostgreSQL: set AGENT_CORE_TEST_POSTGRES_URL (scripts/test starts one)"]
+async fn without_a_schema_the_tables_go_to_the_search_path() {
+    // The only test that uses the database's default schema (public), so it cannot collide.
+    let store = PostgresStore::connect(&url()).await.unwrap();
+    assert_eq!(store.schema(), None);
+    assert_eq!(
+        store.schema_version().await.unwrap(),
+        PostgresStore::latest_schema_version()
+    );
+    let id = SessionId::new_random();
+    store.create_session(&SessionInfo::new(id.clone())).await.unwrap();
+    store.append_messages(&id, 1, &[Message::user("hi")]).await.unwrap();
+    let (client, connection) = tokio_postgres::connect(&url(), NoTls).await.unwrap();
+    tokio::spawn(connection);
+    let n: i64 = client
+        .query_one("SELECT count(*) FROM public.sessions WHERE id = $1", &[&id.as_str()])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 1);
+    store.delete_session(&id).await.unwrap();
+    assert!(format!("{store:?}").contains("PostgresStore"));
+}
