@@ -77,6 +77,7 @@ pub use provider::{
 pub use session::{InvalidSessionId, SessionId};
 pub use store::{
     Compaction, MemoryStore, SessionInfo, Store, StoreError, StoredMessage, ToolCallRecord, ToolCallState,
+    session_key_prefix,
 };
 pub use tool::{
     ArgumentError, BoxError, SAFE_ENV_VARS, TURN_END_TIMEOUT, Tool, ToolContext, ToolError, ToolOutput, ToolSet,

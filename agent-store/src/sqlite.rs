@@ -291,6 +291,10 @@ impl SqliteStore {
     /// parked run). Deleting a missing session is [`StoreError::SessionNotFound`].
     pub async fn delete_session(&self, id: &SessionId) -> Result<(), StoreError> {
         let target = id.clone();
+        // The session's key-value entries: every key from its prefix (which ends in '/') up to
+        // the same prefix ending in '0', the next character, so the primary key's index serves.
+        let first_key = agent_core::session_key_prefix(id);
+        let past_key = format!("{}0", first_key.trim_end_matches('/'));
         self.write(move |conn| {
             let n = conn
                 .execute("DELETE FROM sessions WHERE id = ?1", [target.as_str()])
@@ -298,6 +302,11 @@ impl SqliteStore {
             if n == 0 {
                 return Err(StoreError::SessionNotFound(target));
             }
+            conn.execute(
+                "DELETE FROM key_value WHERE key >= ?1 AND key < ?2",
+                [first_key.as_str(), past_key.as_str()],
+            )
+            .map_err(backend)?;
             Ok(())
         })
         .await?;

@@ -265,7 +265,16 @@ async fn sessions_are_listed_renamed_and_deleted() {
         .await
         .unwrap();
     store.set_parked_run(&first, Some(&json!({"q": 1}))).await.unwrap();
+    // The session's own key-value entries go with it; another session's and shared ones stay.
+    let own_key = format!("{}spend", agent_core::session_key_prefix(&first));
+    let other_key = format!("{}spend", agent_core::session_key_prefix(&SessionId::new_random()));
+    for key in [own_key.as_str(), other_key.as_str(), "shared"] {
+        store.kv_set(key, "1").await.unwrap();
+    }
     Store::delete_session(&store, &first).await.unwrap();
+    assert_eq!(store.kv_get(&own_key).await.unwrap(), None);
+    assert!(store.kv_get(&other_key).await.unwrap().is_some());
+    assert!(store.kv_get("shared").await.unwrap().is_some());
     assert!(store.session(&first).await.unwrap().is_none());
     assert_eq!(
         store.load_messages(&first, 0).await.unwrap_err(),

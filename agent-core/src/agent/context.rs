@@ -6,6 +6,7 @@
 use tokio_util::sync::CancellationToken;
 
 use super::AgentInner;
+use super::cost::{self, Meter};
 use super::emit::Emitter;
 use super::history::History;
 use crate::compaction::{choose_cut, render_transcript, summary_request, trim_to_fit};
@@ -41,6 +42,7 @@ pub(crate) async fn fit_request(
     history: &mut History,
     request: &mut ModelRequest,
     emitter: &Emitter,
+    meter: &mut Meter<'_>,
 ) -> Fitted {
     let config = &agent.config.compaction;
     history.estimator.set_chars_per_token(config.chars_per_token);
@@ -61,7 +63,7 @@ pub(crate) async fn fit_request(
         budget_tokens: budget,
     });
     let mut method = "trim";
-    if summarise(agent, session, history, request, budget, limit).await {
+    if summarise(agent, session, history, request, budget, limit, meter).await {
         request.messages = history.model_view();
         method = "summary";
     }
@@ -92,7 +94,9 @@ pub(crate) enum Fitted {
 }
 
 /// Summarises older messages with the model, at most `max_attempts` times. Returns whether a
-/// summary was recorded (in the store, when there is one, and in `history`).
+/// summary was recorded (in the store, when there is one, and in `history`). Each summary
+/// call counts in the turn's usage and spend, and one that could pass a cost budget is not
+/// made (the request is trimmed instead).
 async fn summarise(
     agent: &AgentInner,
     session: &SessionId,
@@ -100,6 +104,7 @@ async fn summarise(
     request: &ModelRequest,
     budget: u64,
     limit: u64,
+    meter: &mut Meter<'_>,
 ) -> bool {
     let config = &agent.config.compaction;
     if history.summary_failed_turn == Some(history.turn_start) {
@@ -135,12 +140,25 @@ async fn summarise(
     }
     let mut summary = None;
     for attempt in 1..=config.max_attempts.max(1) {
+        if let Some(reason) = cost::over_budget_for(
+            "summarising older turns",
+            &agent.config,
+            &agent.pricing,
+            history.estimator.calibrated(raw),
+            u64::from(config.summary_max_tokens),
+            meter.spent(),
+        ) {
+            tracing::info!(%reason, "not summarising for compaction; trimming instead");
+            break;
+        }
         let call = agent.provider.complete(&summary_req, CancellationToken::new());
         match tokio::time::timeout(agent.config.model_timeout, call).await {
             Ok(Ok(response)) => {
                 if let Some(usage) = &response.usage {
                     history.estimator.observe(raw, usage.input_tokens);
                 }
+                let served = response.served_by.as_ref().map(|(_, model)| model.as_str());
+                meter.count(&agent.pricing, served, response.usage.as_ref());
                 let text = response.message.text();
                 if !text.trim().is_empty() {
                     summary = Some(text.trim().to_owned());

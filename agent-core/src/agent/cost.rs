@@ -2,7 +2,7 @@
 //! could pass them (`docs/cost.md`).
 
 use super::config::{AgentConfig, DEFAULT_BUDGET_OUTPUT_TOKENS};
-use crate::pricing::{ModelPrice, PriceTable};
+use crate::pricing::{ModelPrice, PriceTable, Spend};
 use crate::provider::Usage;
 
 /// The agent's prices: the built-in table with the host's on top, and the price of the
@@ -70,20 +70,69 @@ pub(crate) struct Spent {
     pub session_before_usd: f64,
 }
 
+/// The turn's running count, which every model call it makes adds to: its own calls and the
+/// summaries compaction asks for.
+pub(crate) struct Meter<'a> {
+    pub usage: &'a mut Usage,
+    pub spend: &'a mut Spend,
+    /// What the session's earlier turns spent (priced calls).
+    pub session_before_usd: f64,
+}
+
+impl Meter<'_> {
+    /// What was spent so far, as the budgets count it.
+    pub fn spent(&self) -> Spent {
+        Spent {
+            run_usd: self.spend.priced_usd,
+            session_before_usd: self.session_before_usd,
+        }
+    }
+
+    /// Counts one model call that answered; returns its cost (`None` when unknown).
+    pub fn count(&mut self, pricing: &Pricing, served_model: Option<&str>, usage: Option<&Usage>) -> Option<f64> {
+        if let Some(usage) = usage {
+            self.usage.add(usage);
+        }
+        let cost = pricing.call_cost(served_model, usage);
+        self.spend.add_call(cost);
+        cost
+    }
+}
+
 /// The message a turn ends with when the next model call, with `input_tokens` of input, could
 /// pass a budget; `None` when it cannot (or no budget is set).
 pub(crate) fn over_budget(config: &AgentConfig, pricing: &Pricing, input_tokens: u64, spent: Spent) -> Option<String> {
+    let output_tokens = config.max_output_tokens.unwrap_or(DEFAULT_BUDGET_OUTPUT_TOKENS);
+    over_budget_for(
+        "the next model call",
+        config,
+        pricing,
+        input_tokens,
+        u64::from(output_tokens),
+        spent,
+    )
+}
+
+/// Like [`over_budget`] for a call of `what` (named in the message) that answers with at most
+/// `output_tokens`.
+pub(crate) fn over_budget_for(
+    what: &str,
+    config: &AgentConfig,
+    pricing: &Pricing,
+    input_tokens: u64,
+    output_tokens: u64,
+    spent: Spent,
+) -> Option<String> {
     if !has_budget(config) {
         return None;
     }
     let price = pricing.configured()?;
-    let output_tokens = config.max_output_tokens.unwrap_or(DEFAULT_BUDGET_OUTPUT_TOKENS);
-    let estimate = price.worst_case(input_tokens, u64::from(output_tokens));
+    let estimate = price.worst_case(input_tokens, output_tokens);
     if let Some(budget) = config.max_run_cost_usd
         && spent.run_usd + estimate > budget
     {
         return Some(format!(
-            "Stopped: the next model call (estimated ${estimate:.4}) would pass the run's budget of ${budget} (${:.4} spent)",
+            "Stopped: {what} (estimated ${estimate:.4}) would pass the run's budget of ${budget} (${:.4} spent)",
             spent.run_usd
         ));
     }
@@ -92,7 +141,7 @@ pub(crate) fn over_budget(config: &AgentConfig, pricing: &Pricing, input_tokens:
         && session_usd + estimate > budget
     {
         return Some(format!(
-            "Stopped: the next model call (estimated ${estimate:.4}) would pass the session's budget of ${budget} (${session_usd:.4} spent)"
+            "Stopped: {what} (estimated ${estimate:.4}) would pass the session's budget of ${budget} (${session_usd:.4} spent)"
         ));
     }
     None

@@ -21,6 +21,7 @@ mod parked_watch;
 mod pending_approval;
 mod question;
 mod run;
+mod session_spend;
 mod sub_agent;
 mod tools_exec;
 mod turn;
@@ -264,6 +265,7 @@ impl Agent {
             return Err(AgentError::SessionNotFound(id.clone()));
         }
         let mut history = History::load(store.as_ref(), id).await?;
+        let spend = session_spend::load(store.as_ref(), id, &history).await?;
         let parked_run = store.parked_run(id).await?;
         let parked = parked_run.as_ref().and_then(clarification::from_parked);
         let approval = parked_run.as_ref().and_then(approval::from_parked);
@@ -274,6 +276,9 @@ impl Agent {
         waiting.extend(approval.iter().flat_map(approval::waiting_ids));
         history.repair_interrupted(Some(store), id, &waiting).await?;
         let session = self.attach(id.clone(), history);
+        if let Ok(mut kept) = session.state.spend.lock() {
+            *kept = spend;
+        }
         if (parked.is_some() || approval.is_some())
             && let Ok(mut kept) = session.state.parked_output.lock()
         {
@@ -331,9 +336,10 @@ impl Session {
         &self.agent
     }
 
-    /// What the session's finished turns cost in US dollars, in this process (sub-agents
-    /// included); `None` when a call's price was unknown. Not stored: a session opened
-    /// again after a restart starts from 0, and so does its budget.
+    /// What the session's finished turns cost in US dollars (sub-agents and compaction's
+    /// summaries included); `None` when a call's price was unknown. With a store it is kept
+    /// there, so a session opened again after a restart goes on from what it had spent, and
+    /// so does its budget.
     pub fn cost_usd(&self) -> Option<f64> {
         self.state.spend.lock().ok().and_then(|spend| spend.total_usd())
     }

@@ -93,6 +93,8 @@ impl Store for MemoryStore {
         let mut inner = self.lock()?;
         existing(&mut inner, id)?;
         inner.sessions.remove(id);
+        let prefix = super::session_key_prefix(id);
+        inner.kv.retain(|key, _| !key.starts_with(&prefix));
         Ok(())
     }
 
@@ -214,8 +216,13 @@ mod tests {
         let id = SessionId::new_random();
         store.create_session(&SessionInfo::new(id.clone())).await.unwrap();
         store.append_messages(&id, 1, &[Message::user("x")]).await.unwrap();
+        let own_key = format!("{}spend", super::super::session_key_prefix(&id));
+        store.kv_set(&own_key, "1").await.unwrap();
+        store.kv_set("shared", "2").await.unwrap();
         store.delete_session(&id).await.unwrap();
         assert!(store.session(&id).await.unwrap().is_none());
+        assert_eq!(store.kv_get(&own_key).await.unwrap(), None);
+        assert_eq!(store.kv_get("shared").await.unwrap().as_deref(), Some("2"));
         assert_eq!(
             store.delete_session(&id).await.unwrap_err(),
             StoreError::SessionNotFound(id.clone())

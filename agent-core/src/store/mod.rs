@@ -18,6 +18,12 @@ pub use memory::MemoryStore;
 pub(crate) use types::now_millis;
 pub use types::{Compaction, SessionInfo, StoreError, StoredMessage, ToolCallRecord, ToolCallState};
 
+/// The start of every key-value key the agent keeps for one session (its spend, say):
+/// [`Store::delete_session`] deletes those entries with the session.
+pub fn session_key_prefix(session: &SessionId) -> String {
+    format!("agent_core.session/{session}/")
+}
+
 /// Where sessions, messages, tool-call records, compactions, parked runs and key-value pairs
 /// live. Implementations must be safe to share between tasks and must never block the async
 /// executor's threads.
@@ -44,7 +50,8 @@ pub trait Store: Send + Sync {
     async fn set_title(&self, id: &SessionId, title: &str) -> Result<(), StoreError>;
 
     /// Deletes a session and everything stored for it (messages, tool-call records,
-    /// compactions, parked run). A missing session is [`StoreError::SessionNotFound`]. The
+    /// compactions, parked run, and the key-value entries whose keys start with
+    /// [`session_key_prefix`]). A missing session is [`StoreError::SessionNotFound`]. The
     /// default refuses, for stores that keep everything forever.
     async fn delete_session(&self, id: &SessionId) -> Result<(), StoreError> {
         Err(StoreError::Backend(format!(

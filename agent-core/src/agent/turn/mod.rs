@@ -25,6 +25,7 @@ use super::error_kind::ErrorKind;
 use super::genai_spans;
 use super::history::History;
 use super::run::{Outcome, OutcomeStatus, RunState};
+use super::session_spend;
 use super::turn_context::Turn;
 use super::typed_answer::{AnswerCheck, Verdict};
 use super::{AgentInner, SessionState};
@@ -182,7 +183,7 @@ impl Turn<'_> {
             p.clone_from(&output);
         }
         let mut outcome = self.drive_locked(&mut history, input, output).await;
-        self.count_spend(&mut outcome);
+        self.count_spend(&mut outcome).await;
         if !matches!(
             outcome.status,
             OutcomeStatus::AwaitingUser | OutcomeStatus::AwaitingApproval
@@ -204,12 +205,24 @@ impl Turn<'_> {
         self.settle_store(&mut history, outcome).await
     }
 
-    /// Adds what the turn spent to the session's count, and puts both in the outcome.
-    fn count_spend(&self, outcome: &mut Outcome) {
+    /// Adds what the turn spent to the session's count, and puts both in the outcome; records
+    /// the session's count in the store when it changed (see `session_spend`).
+    async fn count_spend(&self, outcome: &mut Outcome) {
         outcome.cost_usd = outcome.spend.total_usd();
-        if let Ok(mut session) = self.state.spend.lock() {
+        let Some((before, after)) = self.state.spend.lock().ok().map(|mut session| {
+            let before = *session;
             session.add(&outcome.spend);
-            outcome.session_cost_usd = session.total_usd();
+            (before, *session)
+        }) else {
+            return;
+        };
+        outcome.session_cost_usd = after.total_usd();
+        if let Some(store) = &self.agent.store
+            && session_spend::worth_saving(&before, &outcome.spend)
+            && let Err(e) = session_spend::save(store.as_ref(), self.session, &after).await
+        {
+            // The turn's own figures stand; a restart would count the session from less.
+            tracing::warn!(session = %self.session, error = %e, "could not record what the session spent");
         }
     }
 
@@ -294,11 +307,12 @@ impl Turn<'_> {
             // One snapshot per iteration: the schemas offered and the dispatch agree.
             let tools = self.agent.tool_snapshot();
             let output = answer.as_ref().map(AnswerCheck::schema);
-            let spent = cost::Spent {
-                run_usd: outcome.spend.priced_usd,
+            let mut meter = cost::Meter {
+                usage: &mut outcome.usage,
+                spend: &mut outcome.spend,
                 session_before_usd,
             };
-            let response = match self.call_model(history, &tools, output, spent).await {
+            let response = match self.call_model(history, &tools, output, &mut meter).await {
                 Ok(r) => r,
                 Err(CallFailed::Cancelled) => return with_status(outcome, OutcomeStatus::Cancelled),
                 Err(CallFailed::OverBudget(message)) => {
@@ -312,12 +326,13 @@ impl Turn<'_> {
                 }
                 Err(CallFailed::Hook(message)) => return failed_with(outcome, ErrorKind::Hook, message),
             };
-            if let Some(usage) = &response.usage {
-                outcome.usage.add(usage);
-            }
             let served = response.served_by.as_ref().map(|(_, model)| model.as_str());
-            let cost_usd = self.agent.pricing.call_cost(served, response.usage.as_ref());
-            outcome.spend.add_call(cost_usd);
+            let cost_usd = cost::Meter {
+                usage: &mut outcome.usage,
+                spend: &mut outcome.spend,
+                session_before_usd,
+            }
+            .count(&self.agent.pricing, served, response.usage.as_ref());
             // Calibrates the token estimate against what the provider counted.
             context::observe_usage(history, response.usage.as_ref());
             self.emitter.emit(EventKind::ModelCallCompleted {

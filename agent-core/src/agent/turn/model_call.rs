@@ -32,13 +32,13 @@ impl Turn<'_> {
         history: &mut History,
         tools: &ToolSet,
         output: Option<&OutputSchema>,
-        spent: cost::Spent,
+        meter: &mut cost::Meter<'_>,
     ) -> Result<ModelResponse, CallFailed> {
-        match self.call_model_once(history, tools, output, spent).await {
+        match self.call_model_once(history, tools, output, meter).await {
             Err(CallFailed::Provider(ProviderError::ContextOverflow(message))) => {
                 // The provider says the request does not fit: shrink it once and retry.
                 if context::after_overflow(self.agent, self.session, history, self.emitter).await {
-                    self.call_model_once(history, tools, output, spent).await
+                    self.call_model_once(history, tools, output, meter).await
                 } else {
                     Err(CallFailed::Provider(ProviderError::ContextOverflow(message)))
                 }
@@ -52,7 +52,7 @@ impl Turn<'_> {
         history: &mut History,
         tools: &ToolSet,
         output: Option<&OutputSchema>,
-        spent: cost::Spent,
+        meter: &mut cost::Meter<'_>,
     ) -> Result<ModelResponse, CallFailed> {
         let config = &self.agent.config;
         let mut request = ModelRequest {
@@ -73,14 +73,14 @@ impl Turn<'_> {
         let fitted = tokio::select! {
             biased;
             _ = self.cancel.cancelled() => return Err(CallFailed::Cancelled),
-            fitted = context::fit_request(self.agent, self.session, history, &mut request, self.emitter) => fitted,
+            fitted = context::fit_request(self.agent, self.session, history, &mut request, self.emitter, meter) => fitted,
         };
         if cost::has_budget(config) {
             // The request as fitted, estimated the way compaction counts it.
             let input_tokens = history
                 .last_raw_estimate
                 .map_or(0, |raw| history.estimator.calibrated(raw));
-            if let Some(message) = cost::over_budget(config, &self.agent.pricing, input_tokens, spent) {
+            if let Some(message) = cost::over_budget(config, &self.agent.pricing, input_tokens, meter.spent()) {
                 if fitted == context::Fitted::AsIs {
                     history.keep_model_view(request.messages);
                 }
