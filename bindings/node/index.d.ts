@@ -654,6 +654,13 @@ export interface OpenedTabInfo {
 }
 
 /**
+ * Connects to the PostgreSQL database at `url` and migrates its schema. `options` is a
+ * `PostgresOptions` options object (camelCase keys of the options format; absent: the
+ * defaults). The pool's connections live on the binding's runtime, where this runs.
+ */
+export declare function openPostgresStore(url: string, options?: object | undefined | null): Promise<NativeStore>
+
+/**
  * Opens (or creates) a SQLite session store at `path`. `options` is a `SqliteOptions` options
  * object (camelCase keys of the options format; absent: the defaults).
  */

@@ -859,5 +859,6 @@ module.exports.enableTracing = nativeBinding.enableTracing
 module.exports.fsTools = nativeBinding.fsTools
 module.exports.mcpConnect = nativeBinding.mcpConnect
 module.exports.newBearerToken = nativeBinding.newBearerToken
+module.exports.openPostgresStore = nativeBinding.openPostgresStore
 module.exports.openSqliteStore = nativeBinding.openSqliteStore
 module.exports.pageTools = nativeBinding.pageTools

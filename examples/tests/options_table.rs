@@ -24,6 +24,7 @@ fn top_level_schemas() -> Vec<(&'static str, Value)> {
         ("ScriptStepSpec", schema::<agent_core::ScriptStepSpec>()),
         ("ProviderConfig", schema::<agent_providers::ProviderConfig>()),
         ("SqliteOptions", schema::<agent_store::SqliteOptions>()),
+        ("PostgresOptions", schema::<agent_store_postgres::PostgresOptions>()),
         ("McpServerEntry", schema::<agent_mcp::McpServerEntry>()),
         ("PageToolsConfig", schema::<agent_tools::PageToolsConfig>()),
         ("FsPolicy", schema::<agent_tools::FsPolicy>()),
@@ -188,6 +189,12 @@ const ENTRY_POINTS: &[(&str, &str, &str, &str)] = &[
         "`SqliteStore::open_with`",
         "`SqliteStore(path, ...)`",
         "`SqliteStore.open(path, {...})`",
+    ),
+    (
+        "PostgresOptions",
+        "`PostgresStore::connect_with`",
+        "`PostgresStore(url, ...)`",
+        "`PostgresStore.connect(url, {...})`",
     ),
     (
         "McpServerEntry",

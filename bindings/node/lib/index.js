@@ -13,7 +13,7 @@ const { Agent, agentTool } = require('./agent.js')
 const { Session } = require('./session.js')
 const { Run } = require('./run.js')
 const { ScriptedProvider, OpenAICompatible, OpenAIResponses, Anthropic, Gemini, FallbackRouter, providerFromEnv } = require('./providers.js')
-const { MemoryStore, SqliteStore, KeyStore } = require('./stores.js')
+const { MemoryStore, SqliteStore, PostgresStore, KeyStore } = require('./stores.js')
 const { TabHub } = require('./tabs.js')
 const { ToolSet, tool, fsTools } = require('./tools.js')
 const { pageTools, browserPrompt } = require('./hosts.js')
@@ -53,6 +53,7 @@ module.exports = {
   providerFromEnv,
   MemoryStore,
   SqliteStore,
+  PostgresStore,
   KeyStore,
   TabHub,
   ToolSet,

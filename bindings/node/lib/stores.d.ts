@@ -36,6 +36,34 @@ export declare class SqliteStore implements Store {
   sessionIds(): Promise<string[]>
 }
 
+/**
+ * How a PostgresStore connects: the `PostgresOptions` of the options format, in camelCase. Every
+ * key has a default; an unknown key is refused with a `ConfigError`.
+ */
+export interface PostgresStoreOptions {
+  /** Connections the pool keeps at most (default 8). */
+  maxConnections?: number
+  /** The schema the tables live in, created if missing (default: the server's search_path, usually `public`); lowercase letters, digits and `_`. */
+  schema?: string | null
+  /** How long opening one connection may take, in ms (default 10000). */
+  connectTimeoutMs?: number
+}
+
+/**
+ * A store keeping sessions in a PostgreSQL database, for sessions several machines reach (schema
+ * migrated on connect; two writers to one session never interleave). Connections are made
+ * without TLS: keep the server on the same host or a private network.
+ */
+export declare class PostgresStore implements Store {
+  private constructor()
+  /** Connects to `postgres://user:password@host:port/database` and migrates its schema. */
+  static connect(url: string, options?: PostgresStoreOptions): Promise<PostgresStore>
+  /** The schema the tables live in, when one was given. */
+  readonly schema: string | null
+  /** The ids of the stored sessions. */
+  sessionIds(): Promise<string[]>
+}
+
 /** A store keeping sessions in this process's memory. */
 export declare class MemoryStore implements Store {
   constructor()

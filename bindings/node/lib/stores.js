@@ -1,6 +1,6 @@
 'use strict'
 /**
- * Where sessions are kept (memory, SQLite) and the encrypted key store beside them.
+ * Where sessions are kept (memory, SQLite, PostgreSQL) and the encrypted key store beside them.
  * @module agent-core/stores
  */
 const native = require('../index.js')
@@ -36,6 +36,36 @@ class SqliteStore {
    */
   static async open(path, options) {
     return new SqliteStore(await wrap(() => native.openSqliteStore(String(path), options)), String(path))
+  }
+  /** The ids of the stored sessions. */
+  sessionIds() {
+    return wrap(() => this.native.sessionIds())
+  }
+}
+
+/**
+ * A store keeping sessions in a PostgreSQL database, for sessions several machines reach. The
+ * schema is migrated on connect (safely when several processes connect at once); two writers to
+ * one session never interleave. Connections are made without TLS: keep the server on the same
+ * host or a private network.
+ */
+class PostgresStore {
+  /** @internal @param {any} n @param {string | null} schema */
+  constructor(n, schema) {
+    /** @internal */
+    this.native = n
+    /** The schema the tables live in, when one was given. */
+    this.schema = schema
+  }
+  /**
+   * Connects to the database at `url` (`postgres://user:password@host:port/database`) and
+   * migrates its schema. `options` are the `PostgresOptions` of the options format. A server
+   * that cannot be reached rejects with a `StoreError` saying where it tried.
+   * @param {string} url
+   * @param {import('./stores').PostgresStoreOptions} [options]
+   */
+  static async connect(url, options) {
+    return new PostgresStore(await wrap(() => native.openPostgresStore(String(url), options)), options?.schema ?? null)
   }
   /** The ids of the stored sessions. */
   sessionIds() {
@@ -100,4 +130,4 @@ class KeyStore {
   }
 }
 
-module.exports = { MemoryStore, SqliteStore, KeyStore }
+module.exports = { MemoryStore, SqliteStore, PostgresStore, KeyStore }

@@ -25,6 +25,7 @@ pub mod keys;
 pub mod mcp;
 pub mod options;
 pub mod otel;
+pub mod postgres;
 pub mod prompt;
 pub mod provider;
 pub mod run;

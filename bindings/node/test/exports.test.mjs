@@ -11,7 +11,7 @@ const api = require('../lib/index.js')
 const EXPORTS = [
   'Agent', 'AgentCoreError', 'Anthropic', 'ApprovalError', 'ClarificationError', 'ClosedError', 'ConfigError',
   'FallbackRouter', 'FatalToolError', 'Gemini', 'HostError', 'KeyStore', 'McpClient', 'McpServer',
-  'MemoryStore', 'OpenAICompatible', 'OpenAIResponses', 'Run', 'RunError', 'ScriptedProvider', 'Session',
+  'MemoryStore', 'OpenAICompatible', 'OpenAIResponses', 'PostgresStore', 'Run', 'RunError', 'ScriptedProvider', 'Session',
   'SessionExistsError', 'SessionNotFoundError', 'SqliteStore', 'StoreError', 'TabHub',
   'TabQueueFullError', 'ToolDefinitionError', 'ToolError', 'ToolSet', 'agentTool', 'browserPrompt', 'enableTracing', 'fsTools', 'newBearerToken',
   'pageTools', 'providerFromEnv', 'serveMcp', 'tool',
@@ -35,6 +35,7 @@ const CLASSES = {
   MemoryStore: { extends: null, members: ["sessionIds"], statics: [] },
   OpenAICompatible: { extends: "NativeProvider", members: ["id", "model"], statics: [] },
   OpenAIResponses: { extends: "NativeProvider", members: ["id", "model"], statics: [] },
+  PostgresStore: { extends: null, members: ["sessionIds"], statics: ["connect"] },
   Run: { extends: null, members: ["cancel", "events", "finished", "outcome", "result", "status"], statics: [] },
   RunError: { extends: "AgentCoreError", members: [], statics: [] },
   ScriptedProvider: { extends: null, members: ["callCount", "id", "requests"], statics: ["fromFn"] },
@@ -59,7 +60,7 @@ const CODES = {
   clarification_not_pending: 'ClarificationError', clarification_invalid_answer: 'ClarificationError',
   clarification_expired: 'ClarificationError', tab_queue_full: 'TabQueueFullError',
   approval_not_pending: 'ApprovalError', approval_expired: 'ApprovalError', approval_missing_decision: 'ApprovalError',
-  approval_unknown_call: 'ApprovalError', approval_invalid_arguments: 'ApprovalError',
+  approval_unknown_call: 'ApprovalError', approval_invalid_arguments: 'ApprovalError', approval_invalid_remember: 'ApprovalError',
   cancelled: 'AgentCoreError', mcp: 'AgentCoreError',
 }
 

@@ -24,6 +24,7 @@ import {
   OpenAICompatible,
   ScriptedProvider,
   SqliteStore,
+  PostgresStore,
   fsTools,
   pageTools,
   serveMcp,
@@ -49,6 +50,7 @@ const TS_NAME = {
   ProviderConfig: 'ProviderOptions',
   HttpConfig: 'HttpConfig',
   SqliteOptions: 'SqliteStoreOptions',
+  PostgresOptions: 'PostgresStoreOptions',
   McpServerEntry: 'McpServerEntry',
   OutputCaps: 'OutputCaps',
   PageToolsConfig: 'PageToolsOptions',
@@ -222,6 +224,7 @@ const samples = () => ({
   HttpConfig: { proxy: 'http://127.0.0.1:9' },
   // Past 2^32: napi hands it over as a double; the binding makes it an integer again.
   SqliteOptions: { maxSizeBytes: 1e10 },
+  PostgresOptions: { schema: `node_options_${process.pid}` },
   McpServerEntry: {
     type: 'stdio',
     command: process.execPath,
@@ -297,6 +300,11 @@ test('SqliteOptions: every key is accepted', async () => {
   assert.deepEqual(await store.sessionIds(), [])
 })
 
+test('PostgresOptions: every key is accepted', { skip: !process.env.AGENT_CORE_TEST_POSTGRES_URL && 'needs PostgreSQL: set AGENT_CORE_TEST_POSTGRES_URL (scripts/test-node starts one)' }, async () => {
+  const store = await PostgresStore.connect(String(process.env.AGENT_CORE_TEST_POSTGRES_URL), build('PostgresOptions'))
+  assert.deepEqual(await store.sessionIds(), [])
+})
+
 test('McpServerEntry and OutputCaps: every key is accepted, over stdio and over HTTP', async () => {
   const all = build('McpServerEntry')
   const stdio = omit(all, ['url', 'headers'])
@@ -324,6 +332,8 @@ const MAKE = {
   ScriptStepSpec: (/** @type {any} */ o) => new ScriptedProvider([o]),
   ProviderConfig: (/** @type {any} */ o) => new OpenAICompatible(o),
   SqliteOptions: (/** @type {any} */ o) => SqliteStore.open(dbFile(), o),
+  // Options are read before connecting: no server is needed to refuse them.
+  PostgresOptions: (/** @type {any} */ o) => PostgresStore.connect('postgres://agent@127.0.0.1:1/none', o),
   McpServerEntry: (/** @type {any} */ o) => McpClient.connect({ alias: 'refused', ...o }),
   PageToolsConfig: (/** @type {any} */ o) => pageTools(host, o),
   FsPolicy: (/** @type {any} */ o) => fsTools(o),
@@ -334,6 +344,7 @@ const BASE = () => ({
   ScriptStepSpec: { text: 'x', toolCalls: [{ name: 'echo' }], usage: { inputTokens: 1, outputTokens: 1 }, error: {} },
   ProviderConfig: { model: 'm', http: {} },
   SqliteOptions: {},
+  PostgresOptions: {},
   McpServerEntry: { command: '/nonexistent/agent-core-mcp-server', caps: {} },
   PageToolsConfig: { scrape: {} },
   FsPolicy: { root: dir, shellEnv: {} },

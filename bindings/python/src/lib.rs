@@ -17,6 +17,7 @@ mod interpreter;
 mod loop_bridge;
 mod mcp;
 mod otel;
+mod postgres;
 mod prompt;
 mod provider;
 mod pyloop;
@@ -42,6 +43,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<provider::NativeTool>()?;
     m.add_class::<store::NativeSqlite>()?;
     m.add_class::<store::NativeKeyStore>()?;
+    m.add_class::<postgres::NativePostgres>()?;
     m.add_class::<tabs::NativeTabHub>()?;
     m.add_class::<tabs::NativeTabEvents>()?;
     m.add_class::<cdp::NativeCdpHost>()?;

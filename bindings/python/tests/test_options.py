@@ -73,6 +73,7 @@ SURFACES: Dict[str, Callable[[], Set[str]]] = {
     "ProviderConfig": lambda: params(ac.OpenAICompatible.__init__) | {"kind"},
     "HttpConfig": lambda: fields(ac.HttpConfig),
     "SqliteOptions": lambda: params(ac.SqliteStore.__init__, "path"),
+    "PostgresOptions": lambda: params(ac.PostgresStore.__init__, "url"),
     "McpServerEntry": lambda: params(ac.McpClient.connect, "alias"),
     "OutputCaps": lambda: fields(ac.OutputCaps),
     # `tab` is which browser tab the tools act on, not a setting of the tools.

@@ -39,7 +39,7 @@ from ._agent import (
     Usage,
     agent_tool,
 )
-from ._approvals import ApprovalCall, ApprovalRule, Approve, Ask, Reject, RememberScope
+from ._approvals import ApprovalCall, ApprovalRule, Approve, Ask, Reject, RememberHost, RememberScope
 from ._prompt import browser_prompt
 from ._schema import SchemaError
 from ._tracing import Tracing, enable_tracing
@@ -82,7 +82,7 @@ from .providers import (
 )
 from .hosts import BrowserHost, CdpHost, DialogInfo, PageToolsConfig, ScrapePolicy, TabInfo, page_tools
 from .mcp import McpClient, McpHttpServer, McpServerInfo, OutputCaps, new_bearer_token, serve_mcp_http
-from .stores import Crypt, KeyStore, MemoryStore, SqliteStore, Store
+from .stores import Crypt, KeyStore, MemoryStore, PostgresStore, SqliteStore, Store
 from .tabs import Delivery, HostTab, OpenedTab, OpenedTabPolicy, TabHub, TabPermissions
 from .tools import NativeTools, ShellEnv, Tool, ToolContext, fs_tools, tool
 
@@ -124,6 +124,7 @@ __all__ = [
     "Ask",
     "PendingApproval",
     "Reject",
+    "RememberHost",
     "RememberScope",
     "fs_tools",
     "ShellEnv",
@@ -141,6 +142,7 @@ __all__ = [
     "HostTab",
     "OpenedTab",
     "OpenedTabPolicy",
+    "PostgresStore",
     "SqliteStore",
     "KeyStore",
     "Delivery",

@@ -1,5 +1,5 @@
 """Options as data. Every options type (the tables of ``api/options.json``: AgentConfig,
-ProviderConfig, SqliteOptions, McpServerEntry, PageToolsConfig, FsPolicy, CdpConfig and the
+ProviderConfig, SqliteOptions, PostgresOptions, McpServerEntry, PageToolsConfig, FsPolicy, CdpConfig and the
 scripted steps) is defined once in Rust; an entry point of this package names that type's keys
 as its keyword arguments (or dataclass / TypedDict fields), unchanged, and hands them to the
 native module as one dict built here. The native module drops the keys whose value is None,

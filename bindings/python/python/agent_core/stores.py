@@ -13,7 +13,7 @@ try:
 except ImportError:  # pragma: no cover - Python < 3.8
     from typing_extensions import Protocol, runtime_checkable  # type: ignore[assignment]
 
-__all__ = ["Store", "MemoryStore", "SqliteStore", "Crypt", "KeyStore"]
+__all__ = ["Store", "MemoryStore", "SqliteStore", "PostgresStore", "Crypt", "KeyStore"]
 
 
 class Store:
@@ -99,6 +99,72 @@ class SqliteStore(Store):
 
     def __repr__(self) -> str:
         return f"SqliteStore({self.path!r})"
+
+
+class PostgresStore(Store):
+    """A PostgreSQL database holding what :class:`SqliteStore` holds (sessions, messages,
+    tool-call records, compactions, parked runs, key-value pairs), for sessions that several
+    machines reach. Its schema is migrated on connect (safely when several processes connect at
+    once); two writers to one session never interleave: the loser gets a conflict error.
+
+    Connections are made **without TLS**: keep the server on the same host or a private network.
+    Connecting blocks until the server answers (at most ``connect_timeout_ms``); a server that
+    cannot be reached raises :class:`StoreError` saying where it tried. API keys are not kept
+    here (:class:`KeyStore` needs a :class:`SqliteStore`).
+
+    The options are the keys of PostgresOptions (``api/options.json``); None keeps the default:
+
+    Args:
+        url: ``postgres://user:password@host:port/database`` (or the ``key=value`` form).
+        max_connections: Connections the pool keeps at most (default 8).
+        schema: The schema the tables live in, created if missing (default: the server's
+            ``search_path``, usually ``public``). Lowercase letters, digits and ``_``.
+        connect_timeout_ms: How long opening one connection may take, in milliseconds
+            (default 10000).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        max_connections: Optional[int] = None,
+        schema: Optional[str] = None,
+        connect_timeout_ms: Optional[float] = None,
+    ) -> None:
+        self._postgres = _native.PostgresStore(
+            url,
+            options(max_connections=max_connections, schema=schema, connect_timeout_ms=connect_timeout_ms),
+        )
+        super().__init__(self._postgres.as_store())
+
+    @property
+    def schema(self) -> Optional[str]:
+        """The schema the tables live in, if one was given."""
+        return self._postgres.schema
+
+    async def schema_version(self) -> int:
+        """The database's schema version."""
+        return await self._postgres.schema_version()
+
+    async def list_sessions(self) -> List[Dict[str, Any]]:
+        """Every session, most recently updated first."""
+        return await self._postgres.list_sessions()
+
+    async def delete_session(self, id: str) -> None:
+        """Deletes a session and everything in it."""
+        await self._postgres.delete_session(id)
+
+    async def tool_calls(self, session_id: str) -> List[Dict[str, Any]]:
+        """The session's tool-call records, oldest first."""
+        return await self._postgres.tool_calls(session_id)
+
+    def close(self) -> None:
+        """Closes the connection pool: later calls fail."""
+        self._postgres.close()
+
+    def __repr__(self) -> str:
+        # Never the URL: it may hold a password.
+        return f"PostgresStore(schema={self.schema!r})"
 
 
 @runtime_checkable

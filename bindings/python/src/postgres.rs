@@ -1,0 +1,87 @@
+//! The PostgreSQL store.
+
+use std::sync::Arc;
+
+use agent_core::{SessionId, Store};
+use agent_store_postgres::{PostgresOptions, PostgresStore};
+use pyo3::prelude::*;
+
+use crate::convert::{Json, to_json};
+use crate::errors::{invalid_id, store_error};
+use crate::provider::NativeStore;
+
+/// A PostgreSQL-backed store handle with the extra operations of `PostgresStore`.
+#[pyclass(module = "agent_core._native", name = "PostgresStore", frozen)]
+pub struct NativePostgres {
+    inner: PostgresStore,
+}
+
+#[pymethods]
+impl NativePostgres {
+    /// Connects to the database at `url` and migrates its schema, with a PostgresOptions dict
+    /// (`max_connections`, `schema`, `connect_timeout_ms`). Blocks (without the GIL) until
+    /// connected: the pool's connections live on the binding's runtime, where it runs.
+    #[new]
+    #[pyo3(signature = (url, options=None))]
+    fn new(py: Python<'_>, url: String, options: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let options = crate::convert::options::<PostgresOptions>("PostgresOptions", options)?;
+        let runtime = pyo3_async_runtimes::tokio::get_runtime();
+        let inner = py
+            .detach(|| runtime.block_on(PostgresStore::connect_with(&url, options)))
+            .map_err(|e| store_error(&e))?;
+        Ok(NativePostgres { inner })
+    }
+
+    /// The store as a generic store handle for agents.
+    fn as_store(&self) -> NativeStore {
+        NativeStore::new(Arc::new(self.inner.clone()))
+    }
+
+    /// The schema the tables live in, if one was given.
+    #[getter]
+    fn schema(&self) -> Option<String> {
+        self.inner.schema().map(str::to_owned)
+    }
+
+    /// The database's schema version. Awaitable.
+    fn schema_version<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let store = self.inner.clone();
+        crate::runtime::spawn_py(
+            py,
+            async move { store.schema_version().await.map_err(|e| store_error(&e)) },
+        )
+    }
+
+    /// Every session (dicts), most recently updated first. Awaitable.
+    fn list_sessions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let store = self.inner.clone();
+        crate::runtime::spawn_py(py, async move {
+            let sessions = store.list_sessions().await.map_err(|e| store_error(&e))?;
+            Ok(Json(to_json(&sessions)))
+        })
+    }
+
+    /// Deletes a session and everything in it. Awaitable.
+    fn delete_session<'py>(&self, py: Python<'py>, id: String) -> PyResult<Bound<'py, PyAny>> {
+        let id = SessionId::parse(&id).map_err(invalid_id)?;
+        let store = self.inner.clone();
+        crate::runtime::spawn_py(py, async move {
+            store.delete_session(&id).await.map_err(|e| store_error(&e))
+        })
+    }
+
+    /// The session's tool-call records (dicts). Awaitable.
+    fn tool_calls<'py>(&self, py: Python<'py>, id: String) -> PyResult<Bound<'py, PyAny>> {
+        let id = SessionId::parse(&id).map_err(invalid_id)?;
+        let store = self.inner.clone();
+        crate::runtime::spawn_py(py, async move {
+            let calls = store.tool_calls(&id).await.map_err(|e| store_error(&e))?;
+            Ok(Json(to_json(&calls)))
+        })
+    }
+
+    /// Closes the pool: later calls fail.
+    fn close(&self) {
+        self.inner.close();
+    }
+}
