@@ -33,8 +33,9 @@ pub use messages::{
 pub use repair::an_interrupted_turn_is_repaired_when_its_session_is_opened;
 pub use session_state::{compactions_parked_runs_and_key_values, text_with_nul_and_unicode_round_trips_exactly};
 pub use sessions::{
-    an_append_counts_as_a_change_of_its_session, generated_sessions_behave_like_created_ones,
-    missing_sessions_are_reported, sessions_are_listed_renamed_and_deleted,
+    an_append_counts_as_a_change_of_its_session, deleting_a_session_deletes_its_key_values,
+    generated_sessions_behave_like_created_ones, missing_sessions_are_reported,
+    sessions_are_listed_renamed_and_deleted,
 };
 pub use tabs::{
     a_hub_restarts_from_the_store, tab_records_round_trip_and_update_in_place, tabs_are_listed_oldest_first,
@@ -56,6 +57,7 @@ macro_rules! store_conformance_tests {
             concurrent_writers_never_interleave,
             parallel_sessions_stay_apart,
             sessions_are_listed_renamed_and_deleted,
+            deleting_a_session_deletes_its_key_values,
             missing_sessions_are_reported,
             an_append_counts_as_a_change_of_its_session,
             generated_sessions_behave_like_created_ones,

@@ -1,7 +1,7 @@
 //! Sessions: creation, listing order, renaming, deletion with everything it holds, and what a
 //! missing session answers.
 
-use agent_core::{Compaction, Message, SessionId, SessionInfo, StoreError, ToolCallRecord};
+use agent_core::{Compaction, Message, SessionId, SessionInfo, StoreError, ToolCallRecord, session_key_prefix};
 use serde_json::json;
 
 use crate::fixture::Fixture;
@@ -174,4 +174,42 @@ pub async fn generated_sessions_behave_like_created_ones(f: Fixture) {
     assert!(store.session(&id).await.unwrap().is_some());
     let again = f.reopen().await;
     assert_eq!(again.store.last_seq(&id).await.unwrap(), 2);
+}
+
+/// Deleting a session deletes its key-value entries (the keys under `session_key_prefix`, where
+/// the agent keeps per-session state such as its spend), and no other entry: not another
+/// session's, not a key that merely looks alike.
+pub async fn deleting_a_session_deletes_its_key_values(f: Fixture) {
+    let store = f.store().as_ref();
+    let (gone, kept) = (SessionId::new_random(), SessionId::new_random());
+    store.create_session(&SessionInfo::new(gone.clone())).await.unwrap();
+    store.create_session(&SessionInfo::new(kept.clone())).await.unwrap();
+    let own = session_key_prefix(&gone);
+    let other = session_key_prefix(&kept);
+    let bare = own.trim_end_matches('/').to_owned();
+    for key in [format!("{own}spend"), format!("{own}a/b"), own.clone()] {
+        store.kv_set(&key, "1").await.unwrap();
+    }
+    // Alike but outside the prefix: the prefix without its '/', and with a byte after it.
+    let survivors = [
+        format!("{other}spend"),
+        bare.clone(),
+        format!("{bare}0"),
+        format!("{bare}.x"),
+        "shared".to_owned(),
+    ];
+    for key in &survivors {
+        store.kv_set(key, "2").await.unwrap();
+    }
+    store.delete_session(&gone).await.unwrap();
+    for key in [format!("{own}spend"), format!("{own}a/b"), own.clone()] {
+        assert_eq!(store.kv_get(&key).await.unwrap(), None, "{key} outlived its session");
+    }
+    for key in &survivors {
+        assert_eq!(
+            store.kv_get(key).await.unwrap().as_deref(),
+            Some("2"),
+            "{key} was deleted"
+        );
+    }
 }

@@ -85,17 +85,30 @@ impl PostgresStore {
     }
 
     /// Deletes the session; its messages, tool calls, compactions and parked run go with it
-    /// (`ON DELETE CASCADE`).
+    /// (`ON DELETE CASCADE`), and its key-value entries (keys under
+    /// [`agent_core::session_key_prefix`]) in the same transaction.
     pub(crate) async fn remove_session(&self, id: &SessionId) -> Result<(), StoreError> {
-        let client = self.client().await?;
-        let stmt = client
+        // Every key from the prefix (which ends in '/') up to the same prefix ending in '0', the
+        // next byte: a range of the primary key's index.
+        let first_key = agent_core::session_key_prefix(id);
+        let past_key = format!("{}0", first_key.trim_end_matches('/'));
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(backend)?;
+        let stmt = tx
             .prepare_cached("DELETE FROM sessions WHERE id = $1")
             .await
             .map_err(backend)?;
-        let n = client.execute(&stmt, &[&id.as_str()]).await.map_err(backend)?;
+        let n = tx.execute(&stmt, &[&id.as_str()]).await.map_err(backend)?;
         if n == 0 {
             return Err(StoreError::SessionNotFound(id.clone()));
         }
-        Ok(())
+        let stmt = tx
+            .prepare_cached("DELETE FROM key_value WHERE key >= $1 AND key < $2")
+            .await
+            .map_err(backend)?;
+        tx.execute(&stmt, &[&first_key.as_bytes(), &past_key.as_bytes()])
+            .await
+            .map_err(backend)?;
+        tx.commit().await.map_err(backend)
     }
 }
