@@ -1,12 +1,18 @@
-//! AG-UI's `RunAgentInput`: what a client posts to start (or resume) a run. Fields this
-//! adapter does not use (`state`, `tools`, `context`, `forwardedProps`) are accepted and
-//! ignored; unknown fields too, so newer clients still work.
+//! AG-UI's `RunAgentInput`: what a client posts to start (or resume) a run. `context` and
+//! `state` go to the model with the new user message, as data; fields this adapter does not
+//! use (`tools`, `forwardedProps`) are accepted and ignored; unknown fields too, so newer
+//! clients still work.
 
+use agent_core::untrusted::{Provenance, wrap_untrusted};
 use serde::Deserialize;
 use serde_json::Value;
 
 /// The longest `threadId` or `runId` accepted, in bytes.
 pub const MAX_ID_LEN: usize = 256;
+
+/// The most `context` and `state` may add to the user message together, in bytes of text:
+/// each run sends them again, so a client cannot fill the model's window with them.
+pub const MAX_CONTEXT_BYTES: usize = 32 * 1024;
 
 /// The body of a run request.
 #[derive(Debug, Clone, Deserialize)]
@@ -25,6 +31,23 @@ pub struct RunAgentInput {
     /// The protocol version the client speaks.
     #[serde(default)]
     pub protocol_version: Option<String>,
+    /// What the client application says the agent should know (the page the person is on,
+    /// their settings): sent to the model with the new user message, marked as data.
+    #[serde(default)]
+    pub context: Vec<ContextEntry>,
+    /// The client's shared state: sent to the model with the new user message (as JSON,
+    /// marked as data) unless it is `null` or `{}`.
+    #[serde(default)]
+    pub state: Option<Value>,
+}
+
+/// One entry of the client's `context`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ContextEntry {
+    /// What the value is.
+    pub description: String,
+    /// The value.
+    pub value: String,
 }
 
 /// One message of the client's history.
@@ -99,6 +122,47 @@ impl RunAgentInput {
             return Err(BadInput("the user message is empty".into()));
         }
         Ok(text)
+    }
+
+    /// The new turn's message: the user's text, then the client's `context` and `state`, if
+    /// any, in one block of untrusted data (the client relays them; they may carry page text).
+    pub fn turn_text(&self) -> Result<String, BadInput> {
+        let mut text = self.new_user_text()?;
+        if let Some(data) = self.client_data()? {
+            let source = Provenance::new("the client application (AG-UI context and state)");
+            text.push_str("\n\n");
+            text.push_str(&wrap_untrusted(&source, &data));
+        }
+        Ok(text)
+    }
+
+    /// `context` and `state` rendered for the model, or `None` when there is neither.
+    fn client_data(&self) -> Result<Option<String>, BadInput> {
+        let mut data = String::new();
+        for entry in &self.context {
+            data.push_str("Context: ");
+            data.push_str(entry.description.trim());
+            data.push('\n');
+            data.push_str(entry.value.trim());
+            data.push_str("\n\n");
+        }
+        let state = self
+            .state
+            .as_ref()
+            .filter(|s| !s.is_null() && s.as_object().is_none_or(|o| !o.is_empty()));
+        if let Some(state) = state {
+            let json = serde_json::to_string_pretty(state).map_err(|e| BadInput(format!("invalid state: {e}")))?;
+            data.push_str("State:\n");
+            data.push_str(&json);
+        }
+        let data = data.trim_end();
+        if data.len() > MAX_CONTEXT_BYTES {
+            return Err(BadInput(format!(
+                "context and state come to {} bytes; at most {MAX_CONTEXT_BYTES} are sent to the model with each run: send less, or keep large data in a tool the agent can call",
+                data.len()
+            )));
+        }
+        Ok((!data.is_empty()).then(|| data.to_owned()))
     }
 }
 

@@ -39,7 +39,9 @@ mod thread;
 
 pub use approval::{APPROVAL_REASON, approval_interrupts};
 pub use events::{AguiEvent, Interrupt, RunOutcome, TokenUsage};
-pub use input::{BadInput, InputMessage, MAX_ID_LEN, ResumeEntry, ResumeStatus, RunAgentInput};
+pub use input::{
+    BadInput, ContextEntry, InputMessage, MAX_CONTEXT_BYTES, MAX_ID_LEN, ResumeEntry, ResumeStatus, RunAgentInput,
+};
 pub use mapping::{CLARIFICATION_REASON, EventMapper, PROTOCOL_VERSION, interrupt};
 pub use router::{AguiEndpoint, DEFAULT_MAX_BODY_BYTES, router};
 pub use thread::{open_thread, session_id_for_thread};

@@ -26,7 +26,7 @@ pub(crate) async fn start(agent: &Agent, input: &RunAgentInput) -> Result<Starte
     }
     match input.resume.as_deref() {
         Some([]) | None => {
-            let text = input.new_user_text()?;
+            let text = input.turn_text()?;
             Ok(Started::Run(Box::new(Running {
                 run: session.send(text),
                 mapper,
