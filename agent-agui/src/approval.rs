@@ -1,8 +1,8 @@
 //! Pending approvals as AG-UI interrupts, one per call waiting for the person (the resume
 //! entries that answer them are read in `resume_approval`).
 
-use agent_core::PendingApproval;
-use serde_json::json;
+use agent_core::{ApprovalCall, PendingApproval};
+use serde_json::{Value, json};
 
 use crate::events::Interrupt;
 use crate::iso_time::iso_utc;
@@ -12,7 +12,8 @@ pub const APPROVAL_REASON: &str = "tool_approval";
 
 /// The interrupts of a pending approval: one per call, answered by a resume entry whose id is
 /// the call's id and whose payload is `{"approved": true|false, "arguments"?, "reason"?,
-/// "remember"?: "session"|"always"}`.
+/// "remember"?: "session"|"always"|{"host": pattern}}`. A call on a web page names its host
+/// in the metadata.
 pub fn approval_interrupts(approval: &PendingApproval) -> Vec<Interrupt> {
     approval
         .calls
@@ -32,17 +33,35 @@ pub fn approval_interrupts(approval: &PendingApproval) -> Vec<Interrupt> {
                     "approved": {"type": "boolean"},
                     "arguments": {"type": "object"},
                     "reason": {"type": "string"},
-                    "remember": {"type": "string", "enum": ["session", "always"]},
+                    "remember": {"oneOf": [
+                        {"type": "string", "enum": ["session", "always"]},
+                        {
+                            "type": "object",
+                            "properties": {"host": {"type": "string"}},
+                            "required": ["host"],
+                            "additionalProperties": false,
+                        },
+                    ]},
                 },
                 "required": ["approved"],
             })),
             expires_at: Some(iso_utc(approval.expires_at_ms)),
-            metadata: Some(json!({
-                "approvalId": approval.id,
-                "tool": call.tool,
-                "arguments": call.arguments,
-                "message": approval.message,
-            })),
+            metadata: Some(metadata(approval, call)),
         })
         .collect()
+}
+
+/// What an interrupt tells about its call: the approval, the tool, the arguments, the model's
+/// text, and the host of the page the call acts on when its tool names one.
+fn metadata(approval: &PendingApproval, call: &ApprovalCall) -> Value {
+    let mut m = json!({
+        "approvalId": approval.id,
+        "tool": call.tool,
+        "arguments": call.arguments,
+        "message": approval.message,
+    });
+    if let Some(host) = &call.host {
+        m["host"] = json!(host);
+    }
+    m
 }

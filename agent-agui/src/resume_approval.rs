@@ -39,7 +39,7 @@ fn decision(payload: Option<&Value>) -> Result<ApprovalDecision, Refusal> {
     let bad = || {
         Refusal::new(
             StatusCode::BAD_REQUEST,
-            "an approval's resume payload is {\"approved\": true|false, \"arguments\"?: {...}, \"reason\"?: \"...\", \"remember\"?: \"session\"|\"always\"}",
+            "an approval's resume payload is {\"approved\": true|false, \"arguments\"?: {...}, \"reason\"?: \"...\", \"remember\"?: \"session\"|\"always\"|{\"host\": \"*.example.com\"}}",
         )
     };
     let Some(Value::Object(map)) = payload else {
@@ -49,6 +49,10 @@ fn decision(payload: Option<&Value>) -> Result<ApprovalDecision, Refusal> {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) if s == "session" => Some(RememberScope::Session),
         Some(Value::String(s)) if s == "always" => Some(RememberScope::Always),
+        Some(Value::Object(o)) if o.len() == 1 => match o.get("host") {
+            Some(Value::String(pattern)) => Some(RememberScope::host(pattern.as_str())),
+            _ => return Err(bad()),
+        },
         Some(_) => return Err(bad()),
     };
     let decision = match map.get("approved") {
@@ -67,9 +71,10 @@ fn decision(payload: Option<&Value>) -> Result<ApprovalDecision, Refusal> {
 
 fn refusal(e: ApprovalError) -> Refusal {
     let status = match e {
-        ApprovalError::MissingDecision(_) | ApprovalError::UnknownCall(_) | ApprovalError::InvalidArguments { .. } => {
-            StatusCode::BAD_REQUEST
-        }
+        ApprovalError::MissingDecision(_)
+        | ApprovalError::UnknownCall(_)
+        | ApprovalError::InvalidArguments { .. }
+        | ApprovalError::InvalidRemember { .. } => StatusCode::BAD_REQUEST,
         ApprovalError::NotPending(_) | ApprovalError::Expired => StatusCode::CONFLICT,
         ApprovalError::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
     };

@@ -23,6 +23,12 @@ pub struct GateRequest {
     /// when it asks the person, or refuse.
     #[serde(default)]
     pub origin: TurnOrigin,
+    /// The host of the web page the call would act on, for a tool that names one
+    /// ([`Tool::target_host`](crate::Tool::target_host): the page tools), lowercased ASCII
+    /// (punycode for an internationalised name). Read from the browser just before the gate is
+    /// asked; a call allowed for it does not run if its page has moved to another host since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 /// Who started a turn.

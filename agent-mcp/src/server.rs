@@ -265,6 +265,8 @@ impl ToolServer {
                         // No variant names an external MCP client; the host chose to serve
                         // these tools to it, and its gate decides.
                         origin: TurnOrigin::default(),
+                        // What the tool says it acts on; the gate decides with it.
+                        host: tool.target_host(&args).await,
                     };
                     tokio::select! {
                         decision = gate.check(&request) => decision,

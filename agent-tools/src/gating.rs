@@ -23,6 +23,10 @@ impl Tool for Regated {
     async fn turn_ended(&self, session_id: &SessionId) {
         self.inner.turn_ended(session_id).await;
     }
+
+    async fn target_host(&self, args: &serde_json::Value) -> Option<String> {
+        self.inner.target_host(args).await
+    }
 }
 
 /// Returns `tool` with its gating set to `gated` (for example to let a trusted host's

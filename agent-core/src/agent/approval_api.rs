@@ -26,8 +26,8 @@ impl Session {
         approval_id: &str,
         decisions: impl IntoIterator<Item = (String, ApprovalDecision)>,
     ) -> Result<Run, ApprovalError> {
-        let decisions: Decisions = decisions.into_iter().collect();
-        check(&self.agent.inner, &self.state, approval_id, &decisions)?;
+        let mut decisions: Decisions = decisions.into_iter().collect();
+        check(&self.agent.inner, &self.state, approval_id, &mut decisions)?;
         let input = TurnInput::Approval {
             approval_id: approval_id.to_owned(),
             decisions,

@@ -19,6 +19,11 @@ pub struct ApprovalCall {
     /// What the gate asked the person, when it said ([`GateDecision::Ask`](crate::GateDecision::Ask)).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt: Option<String>,
+    /// The host of the page the call acts on, for a tool that says ([`Tool::target_host`](crate::Tool::target_host)):
+    /// an approval runs the call only while its page is still on this host, and a decision can
+    /// be remembered for hosts matching a pattern ([`RememberScope::Host`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 /// A turn parked until the person approves or rejects a gated call: the outcome of a turn
@@ -56,14 +61,29 @@ pub(crate) struct ParkedApproval {
 
 pub(crate) const PARKED_KIND: &str = "approval";
 
-/// How long a remembered decision holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// How far a remembered decision holds. Serialized as `"session"`, `"always"` or
+/// `{"host": "*.example.com"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RememberScope {
     /// Calls of this tool in this session.
     Session,
     /// Calls of this tool in every session of the store (of the agent, without a store).
     Always,
+    /// Calls of this tool, in every session, on pages whose host matches the pattern:
+    /// `example.com` (that host only) or `*.example.com` (its subdomains, not `example.com`
+    /// itself). Compared in ASCII lowercase (an internationalised name in its punycode form,
+    /// `xn--…`). Only for a call whose tool names its host ([`Tool::target_host`](crate::Tool::target_host),
+    /// the page tools) and whose host the pattern matches; a call without a host never
+    /// matches such a rule.
+    Host(String),
+}
+
+impl RememberScope {
+    /// Calls of this tool on pages whose host matches `pattern` (see [`RememberScope::Host`]).
+    pub fn host(pattern: impl Into<String>) -> Self {
+        RememberScope::Host(pattern.into())
+    }
 }
 
 /// The person's answer to one call of a [`PendingApproval`].
@@ -132,7 +152,7 @@ impl ApprovalDecision {
 
     pub(crate) fn remembered(&self) -> Option<RememberScope> {
         match self {
-            ApprovalDecision::Approve { remember, .. } | ApprovalDecision::Reject { remember, .. } => *remember,
+            ApprovalDecision::Approve { remember, .. } | ApprovalDecision::Reject { remember, .. } => remember.clone(),
         }
     }
 
@@ -162,6 +182,15 @@ pub enum ApprovalError {
         "the edited arguments of call {call_id} do not match the tool's schema: {message}; the approval is still pending"
     )]
     InvalidArguments {
+        /// The call.
+        call_id: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A decision asks to be remembered for a host pattern that is not valid, or that does not
+    /// fit the call (it has no host, or the pattern does not match it).
+    #[error("the decision for call {call_id} cannot be remembered that way: {message}; the approval is still pending")]
+    InvalidRemember {
         /// The call.
         call_id: String,
         /// What is wrong.

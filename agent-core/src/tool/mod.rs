@@ -364,6 +364,19 @@ pub trait Tool: Send + Sync {
     /// tool that can leave something waiting on the person's side (a page dialog the model did
     /// not answer). The loop waits for it at most [`TURN_END_TIMEOUT`]. Default: nothing.
     async fn turn_ended(&self, _session_id: &SessionId) {}
+
+    /// The host (`www.example.com`, no scheme or port) of the web page a call with `args`
+    /// would act on, for a tool that acts on one (the page tools: their tab's address as the
+    /// browser reports it). Asked just before the gate of a gated call: the gate sees it
+    /// ([`GateRequest::host`](crate::GateRequest::host)), a decision can be remembered for hosts
+    /// matching a pattern ([`RememberScope::Host`](crate::RememberScope::Host)), and a call the
+    /// gate or the person allowed on one host does not run if, by the time it would, the page
+    /// is on another. Answer from a source the page cannot forge (the browser's address for
+    /// the tab, not text or script values of the page). Default: `None` (no host; host rules
+    /// never match).
+    async fn target_host(&self, _args: &serde_json::Value) -> Option<String> {
+        None
+    }
 }
 
 /// How long a turn's end waits for the tools' [`Tool::turn_ended`] hooks.

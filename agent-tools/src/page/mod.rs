@@ -38,6 +38,10 @@ pub const PAGE_JS: &str = include_str!("page.js");
 /// Gated: page_scrape, page_navigate, page_back, page_forward, page_click, page_fill,
 /// page_select, page_press_key, page_dialog, page_upload, tab_open, tab_activate, tab_close
 /// ([`crate::with_gated`] changes that, for example to let a host's page_scrape run freely).
+/// The page_* tools name the host of their tab's page ([`Tool::target_host`], from
+/// [`BrowserHost::tabs`]): the gate sees it, and the person can remember a decision for the
+/// pages of one site ([`agent_core::RememberScope::Host`]). For page_navigate, page_back and
+/// page_forward that is the page they leave, not where they go.
 pub fn page_tools(host: Arc<dyn BrowserHost>) -> Vec<Arc<dyn Tool>> {
     page_tools_with(host, PageToolsConfig::default())
 }
@@ -72,7 +76,9 @@ pub fn page_tools_for_tab_with(
 ) -> Vec<Arc<dyn Tool>> {
     // One shared state, so refs issued by one tool's read are known to the others.
     let sh = Arc::new(tools::Shared::new(host, tab.into(), cfg));
-    vec![
+    // The page tools name the host of their tab's page, for the gate and host-scoped
+    // remembered decisions; the tab tools act on tabs, not on a page.
+    let on_page = [
         tools::page_read(&sh),
         tools::page_screenshot(&sh),
         tools::page_text(&sh),
@@ -89,9 +95,13 @@ pub fn page_tools_for_tab_with(
         tools::page_press_key(&sh),
         tools::page_dialog(&sh),
         tools::page_upload(&sh),
+    ];
+    let mut all: Vec<Arc<dyn Tool>> = on_page.into_iter().map(|t| tools::on_page(&sh, t)).collect();
+    all.extend([
         tools::tabs_list(&sh),
         tools::tab_open(&sh),
         tools::tab_activate(&sh),
         tools::tab_close(&sh),
-    ]
+    ]);
+    all
 }

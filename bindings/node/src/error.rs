@@ -51,6 +51,7 @@ pub(crate) fn approval_error(e: ApprovalError) -> Error {
         ApprovalError::MissingDecision(_) => "approval_missing_decision",
         ApprovalError::UnknownCall(_) => "approval_unknown_call",
         ApprovalError::InvalidArguments { .. } => "approval_invalid_arguments",
+        ApprovalError::InvalidRemember { .. } => "approval_invalid_remember",
         ApprovalError::Store(_) => "store",
     };
     coded(code, e)

@@ -29,6 +29,7 @@ pub(crate) fn approval_error(e: ApprovalError) -> PyErr {
         ApprovalError::MissingDecision(_) => "approval.missing_decision",
         ApprovalError::UnknownCall(_) => "approval.unknown_call",
         ApprovalError::InvalidArguments { .. } => "approval.invalid_arguments",
+        ApprovalError::InvalidRemember { .. } => "approval.invalid_remember",
         ApprovalError::Store(s) => return store_error(s),
     };
     new_error("ApprovalError", e.to_string(), Some(kind))

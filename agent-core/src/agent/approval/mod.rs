@@ -7,6 +7,7 @@
 //! run, in this process or in a new one after a restart. This module owns that lifecycle; the
 //! tool step only calls in.
 
+mod host_pattern;
 mod rules;
 mod watch;
 
@@ -14,11 +15,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 pub use super::pending_approval::{ApprovalCall, ApprovalDecision, ApprovalError, PendingApproval, RememberScope};
 use super::pending_approval::{PARKED_KIND, ParkedApproval};
+pub(crate) use host_pattern::normalize_host;
 pub use rules::ApprovalRule;
 pub(crate) use rules::ApprovalRules;
 
@@ -33,14 +35,45 @@ use crate::event::EventKind;
 use crate::message::ToolCall;
 use crate::store::{StoreError, ToolCallRecord, now_millis};
 
-/// The decisions a resumed turn applies, by call id.
-pub(crate) type Decisions = HashMap<String, ApprovalDecision>;
+/// The decisions a resumed turn applies, by call id, and the host each call was asked about.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(transparent)]
+pub(crate) struct Decisions {
+    by_call: HashMap<String, ApprovalDecision>,
+    /// The host each call acts on, as the person saw it: an approved call runs only while its
+    /// page is still there. Filled from the approval by [`check`].
+    #[serde(skip)]
+    hosts: HashMap<String, String>,
+}
+
+impl Decisions {
+    /// The decision for call `id`.
+    pub fn get(&self, id: &str) -> Option<&ApprovalDecision> {
+        self.by_call.get(id)
+    }
+
+    /// The host call `id` was asked about, if its tool named one.
+    pub fn host(&self, id: &str) -> Option<&str> {
+        self.hosts.get(id).map(String::as_str)
+    }
+}
+
+impl FromIterator<(String, ApprovalDecision)> for Decisions {
+    fn from_iter<I: IntoIterator<Item = (String, ApprovalDecision)>>(iter: I) -> Self {
+        Decisions {
+            by_call: iter.into_iter().collect(),
+            hosts: HashMap::new(),
+        }
+    }
+}
 
 /// The call a gate asked about, as the tool step hands it over.
 pub(crate) struct Asked {
     pub call_id: String,
     pub arguments: serde_json::Value,
     pub prompt: Option<String>,
+    /// The host its page was on (see [`crate::Tool::target_host`]).
+    pub host: Option<String>,
 }
 
 /// A session's parked approval.
@@ -91,6 +124,7 @@ pub(crate) async fn park(
             tool,
             arguments: asked.arguments,
             prompt: asked.prompt,
+            host: asked.host,
         }],
         message,
         origin: turn.origin.clone(),
@@ -132,12 +166,14 @@ pub(crate) async fn park(
 }
 
 /// Checks the person's answer against the pending approval before a turn starts for it:
-/// every call answered, no stranger, edited arguments valid for the tool's schema.
+/// every call answered, no stranger, edited arguments valid for the tool's schema, a host
+/// pattern to remember valid and matching the call's host. Notes each call's host in
+/// `decisions`.
 pub(crate) fn check(
     agent: &AgentInner,
     state: &SessionState,
     id: &str,
-    decisions: &Decisions,
+    decisions: &mut Decisions,
 ) -> Result<(), ApprovalError> {
     let approval = state
         .approval
@@ -148,6 +184,7 @@ pub(crate) fn check(
         return Err(ApprovalError::Expired);
     }
     if let Some(stranger) = decisions
+        .by_call
         .keys()
         .find(|k| !approval.calls.iter().any(|c| &c.call_id == *k))
     {
@@ -168,8 +205,37 @@ pub(crate) fn check(
                 })?,
             Some(_) => {}
         }
+        if let Some(RememberScope::Host(pattern)) = decisions.get(&call.call_id).and_then(ApprovalDecision::remembered)
+        {
+            check_host_scope(call, &pattern)?;
+        }
+    }
+    for call in &approval.calls {
+        if let Some(host) = &call.host {
+            decisions.hosts.insert(call.call_id.clone(), host.clone());
+        }
     }
     Ok(())
+}
+
+/// A decision remembered for `pattern` must name a valid pattern that matches the host of the
+/// call it answers: the person decides about the page they saw.
+fn check_host_scope(call: &ApprovalCall, pattern: &str) -> Result<(), ApprovalError> {
+    let invalid = |message: String| ApprovalError::InvalidRemember {
+        call_id: call.call_id.clone(),
+        message,
+    };
+    let pattern = host_pattern::parse_pattern(pattern).map_err(invalid)?;
+    match call.host.as_deref() {
+        None => Err(invalid(format!(
+            "{} names no page host for this call, so a host rule could never answer it; remember it for the session or always instead",
+            call.tool
+        ))),
+        Some(host) if !host_pattern::matches(&pattern, host) => Err(invalid(format!(
+            "host pattern {pattern} does not match this call's host {host}"
+        ))),
+        Some(_) => Ok(()),
+    }
 }
 
 /// Continues a parked turn with the person's (already checked) decisions: the approval is

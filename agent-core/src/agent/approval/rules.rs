@@ -1,12 +1,14 @@
-//! Remembered decisions: a person who approved (or rejected) a tool "for this session" or
-//! "always" is not asked again. Kept in the store's key-value table, so they hold across
-//! restarts and for every agent on the store; in memory for an agent without a store.
+//! Remembered decisions: a person who approved (or rejected) a tool "for this session",
+//! "always", or "on pages whose host matches a pattern" is not asked again. Kept in the
+//! store's key-value table, so they hold across restarts and for every agent on the store; in
+//! memory for an agent without a store.
 
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use tokio::sync::Mutex;
 
+use super::host_pattern;
 use crate::agent::pending_approval::RememberScope;
 use crate::session::SessionId;
 use crate::store::{Store, StoreError, now_millis};
@@ -24,6 +26,11 @@ pub struct ApprovalRule {
     /// The session it applies to, or `None` for every session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<SessionId>,
+    /// The hosts it applies to, for a rule remembered for a host pattern
+    /// ([`RememberScope::Host`]): `example.com` or `*.example.com`. `None`: calls on any host,
+    /// or with none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_pattern: Option<String>,
     /// Whether calls run (`true`) or are rejected.
     pub allow: bool,
     /// The reason the model is told when a call is rejected.
@@ -34,8 +41,15 @@ pub struct ApprovalRule {
 }
 
 impl ApprovalRule {
-    fn applies(&self, tool: &str, session: &SessionId) -> bool {
-        self.tool == tool && self.session_id.as_ref().is_none_or(|s| s == session)
+    /// Whether the rule answers a call of `tool` in `session` acting on `host` (normalised);
+    /// a host rule never answers a call without a host.
+    fn applies(&self, tool: &str, session: &SessionId, host: Option<&str>) -> bool {
+        self.tool == tool
+            && self.session_id.as_ref().is_none_or(|s| s == session)
+            && match &self.host_pattern {
+                None => true,
+                Some(pattern) => host.is_some_and(|h| host_pattern::matches(pattern, h)),
+            }
     }
 }
 
@@ -75,15 +89,16 @@ impl ApprovalRules {
         }
     }
 
-    /// The newest rule for `tool` in `session`, if any.
+    /// The newest rule for a call of `tool` in `session` acting on `host` (normalised), if any.
     pub async fn find(
         &self,
         store: Option<&Arc<dyn Store>>,
         tool: &str,
         session: &SessionId,
+        host: Option<&str>,
     ) -> Result<Option<ApprovalRule>, StoreError> {
         let rules = self.load(store).await?;
-        Ok(rules.into_iter().rev().find(|r| r.applies(tool, session)))
+        Ok(rules.into_iter().rev().find(|r| r.applies(tool, session, host)))
     }
 
     /// Every rule, oldest first.
@@ -91,7 +106,9 @@ impl ApprovalRules {
         self.load(store).await
     }
 
-    /// Remembers a decision; a rule for the same tool and scope replaces the older one.
+    /// Remembers a decision; a rule for the same tool and scope replaces the older one. A
+    /// host scope's pattern has been checked ([`host_pattern::parse_pattern`]) already; it is
+    /// normalised again here so that one pattern is stored one way.
     pub async fn remember(
         &self,
         store: Option<&Arc<dyn Store>>,
@@ -103,15 +120,17 @@ impl ApprovalRules {
     ) -> Result<ApprovalRule, StoreError> {
         let _updating = self.updating.lock().await;
         let mut rules = self.load(store).await?;
-        let session_id = match scope {
-            RememberScope::Session => Some(session.clone()),
-            RememberScope::Always => None,
+        let (session_id, host_pattern) = match scope {
+            RememberScope::Session => (Some(session.clone()), None),
+            RememberScope::Always => (None, None),
+            RememberScope::Host(pattern) => (None, Some(host_pattern::parse_pattern(&pattern).unwrap_or(pattern))),
         };
-        rules.retain(|r| !(r.tool == tool && r.session_id == session_id));
+        rules.retain(|r| !(r.tool == tool && r.session_id == session_id && r.host_pattern == host_pattern));
         let rule = ApprovalRule {
             id: uuid::Uuid::new_v4().to_string(),
             tool: tool.to_owned(),
             session_id,
+            host_pattern,
             allow,
             reason,
             created_at_ms: now_millis(),

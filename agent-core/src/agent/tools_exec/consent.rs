@@ -1,12 +1,17 @@
 //! Consent for one gated call: the person's decision when the turn resumes from an approval;
-//! otherwise the gate's, with a remembered decision answering when the gate says "ask".
+//! otherwise the gate's, with a remembered decision answering when the gate says "ask". A
+//! call on a web page is decided for the host its page is on, and runs only while it still is.
+
+use std::sync::Arc;
 
 use super::ExecCtx;
-use crate::agent::approval::ApprovalDecision;
+use crate::agent::approval::{ApprovalDecision, normalize_host};
 use crate::agent::config::DenialPolicy;
+use crate::event::EventKind;
 use crate::gate::{GateDecision, GateRequest};
 use crate::message::{Message, ToolCall};
-use crate::store::StoreError;
+use crate::store::{StoreError, ToolCallState};
+use crate::tool::Tool;
 
 /// What the call does next.
 pub(super) enum Consent {
@@ -16,8 +21,9 @@ pub(super) enum Consent {
     Refused(Message),
     /// It does not run and the denial ends the turn (the result, and why).
     EndTurn(Message, String),
-    /// The turn parks until the person answers (what the gate asks them).
-    Park(Option<String>),
+    /// The turn parks until the person answers (what the gate asks them, and the host of the
+    /// call's page).
+    Park(Option<String>, Option<String>),
     /// The run was cancelled while the gate was deciding.
     Cancelled,
     /// The conversation could not be made durable before the call.
@@ -25,22 +31,39 @@ pub(super) enum Consent {
 }
 
 impl ExecCtx<'_> {
-    pub(super) async fn consent(&self, call: &ToolCall, args: &serde_json::Value) -> Consent {
+    pub(super) async fn consent(&self, call: &ToolCall, tool: &Arc<dyn Tool>, args: &serde_json::Value) -> Consent {
         if let Some(decision) = self.decided.and_then(|d| d.get(&call.id)) {
             return match decision {
-                ApprovalDecision::Approve { .. } => self.durable_before_running().await,
+                ApprovalDecision::Approve { .. } => {
+                    let approved = self.decided.and_then(|d| d.host(&call.id));
+                    match self.moved(call, tool, args, approved).await {
+                        Some(refused) => refused,
+                        None => self.durable_before_running().await,
+                    }
+                }
                 ApprovalDecision::Reject { reason, .. } => {
                     Consent::Refused(self.rejected(call, reason.as_deref()).await)
                 }
             };
         }
-        match self.ask_gate(call, args).await {
+        let Some(host) = self.host_of(tool, args).await else {
+            return Consent::Cancelled;
+        };
+        match self.ask_gate(call, args, host.clone()).await {
             None => Consent::Cancelled,
-            Some(GateDecision::Allow) => self.durable_before_running().await,
+            Some(GateDecision::Allow) => match self.moved(call, tool, args, host.as_deref()).await {
+                Some(refused) => refused,
+                None => self.durable_before_running().await,
+            },
             Some(GateDecision::Deny { reason }) => self.denied(call, reason).await,
             Some(GateDecision::Ask { prompt }) => {
                 let store = self.agent.store.as_ref();
-                match self.agent.approval_rules.find(store, &call.name, self.session).await {
+                let rule = self
+                    .agent
+                    .approval_rules
+                    .find(store, &call.name, self.session, host.as_deref())
+                    .await;
+                match rule {
                     Ok(Some(rule)) if rule.allow => self.durable_before_running().await,
                     Ok(Some(rule)) => {
                         let reason = rule
@@ -49,15 +72,58 @@ impl ExecCtx<'_> {
                             .unwrap_or("a decision the person asked to remember");
                         Consent::Refused(self.rejected(call, Some(reason)).await)
                     }
-                    Ok(None) => Consent::Park(prompt),
+                    Ok(None) => Consent::Park(prompt, host),
                     Err(e) => Consent::StoreFailed(e),
                 }
             }
         }
     }
 
+    /// The normalised host of the page the call acts on (`Some(None)`: none); `None` when the
+    /// run was cancelled while the tool looked.
+    async fn host_of(&self, tool: &Arc<dyn Tool>, args: &serde_json::Value) -> Option<Option<String>> {
+        tokio::select! {
+            biased;
+            _ = self.cancel.cancelled() => None,
+            host = tool.target_host(args) => Some(host.as_deref().and_then(normalize_host)),
+        }
+    }
+
+    /// Refuses a call allowed for a page on `allowed` whose page is on another host now (it
+    /// navigated while the gate or the person decided): the decision was about that host.
+    async fn moved(
+        &self,
+        call: &ToolCall,
+        tool: &Arc<dyn Tool>,
+        args: &serde_json::Value,
+        allowed: Option<&str>,
+    ) -> Option<Consent> {
+        let allowed = allowed?;
+        let now = match self.host_of(tool, args).await {
+            None => return Some(Consent::Cancelled),
+            Some(now) => now,
+        };
+        if now.as_deref() == Some(allowed) {
+            return None;
+        }
+        let now = now.unwrap_or_else(|| "no page host".to_owned());
+        let reason = format!("allowed for a page on {allowed}, but the page is on {now} now");
+        self.emitter.emit(EventKind::ToolCallDenied {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            reason: reason.clone(),
+        });
+        let text = format!(
+            "not run: {} was {reason} (it navigated). Look at the page again; a call there needs its own consent.",
+            call.name
+        );
+        Some(Consent::Refused(
+            self.end_without_running(call, ToolCallState::Denied, text).await,
+        ))
+    }
+
     /// Asks the gate; `None` means the run was cancelled while waiting.
-    async fn ask_gate(&self, call: &ToolCall, args: &serde_json::Value) -> Option<GateDecision> {
+    async fn ask_gate(&self, call: &ToolCall, args: &serde_json::Value, host: Option<String>) -> Option<GateDecision> {
         let Some(gate) = &self.agent.gate else {
             return Some(GateDecision::deny(
                 "no consent gate is configured, so gated tools never run",
@@ -69,6 +135,7 @@ impl ExecCtx<'_> {
             tool: call.name.clone(),
             arguments: args.clone(),
             origin: self.origin.clone(),
+            host,
         };
         tokio::select! {
             biased;

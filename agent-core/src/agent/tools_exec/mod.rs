@@ -147,7 +147,7 @@ impl ExecCtx<'_> {
             };
             let spec = prepared.tool.spec();
             if spec.gated {
-                match self.consent(call, &prepared.args).await {
+                match self.consent(call, &prepared.tool, &prepared.args).await {
                     Consent::Run => {}
                     Consent::Refused(result) => {
                         slots[index] = Some(result);
@@ -158,13 +158,14 @@ impl ExecCtx<'_> {
                         stop = Some(Stop::Denied(why));
                         break 'calls;
                     }
-                    Consent::Park(prompt) => {
+                    Consent::Park(prompt, host) => {
                         approval = Some((
                             index,
                             Asked {
                                 call_id: call.id.clone(),
                                 arguments: prepared.args,
                                 prompt,
+                                host,
                             },
                         ));
                         break 'calls;

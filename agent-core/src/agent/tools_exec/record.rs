@@ -58,7 +58,7 @@ impl ExecCtx<'_> {
 
     /// Records the final state of a call that produced no result of its own and returns the
     /// error result the model sees instead.
-    async fn end_without_running(&self, call: &ToolCall, state: ToolCallState, text: String) -> Message {
+    pub(super) async fn end_without_running(&self, call: &ToolCall, state: ToolCallState, text: String) -> Message {
         let mut record = self.record(call, state);
         record.error = Some(text.clone());
         record.finished_at_ms = Some(now_millis());
