@@ -68,6 +68,18 @@ test('a run with a tool call: tool call events, its result, and the answer', asy
   assert.match(last.content, /^fs_list returned \d+ lines\.$/)
 })
 
+test('the client context and state reach the model, as data after the message', async () => {
+  const agent = new HttpAgent({ url: server.url, threadId: randomUUID(), initialState: { cart: { items: 2 } } })
+  say(agent, 'hello')
+  await agent.runAgent({ context: [{ description: 'The page the person is on', value: 'https://shop.example/cart' }] })
+  // The offline model repeats what it was given: the message, then one untrusted-data block.
+  const last = agent.messages.at(-1)
+  assert.equal(last.role, 'assistant')
+  assert.match(last.content, /you said "hello\\n\\n\[untrusted data from the client application/)
+  assert.match(last.content, /Context: The page the person is on\\nhttps:\/\/shop\.example\/cart/)
+  assert.match(last.content, /State:\\n\{\\n  \\"cart\\": \{\\n    \\"items\\": 2/)
+})
+
 test('a clarification is an interrupt, answered through resume', async () => {
   const { agent, events, finished } = newAgent()
   say(agent, 'ask me something')
