@@ -102,9 +102,10 @@ export declare class Session {
   /** The messages the model would see on the next turn. */
   modelHistory(): Promise<Message[]>
   /**
-   * What the session's finished turns cost in US dollars in this process (sub-agents
-   * included); `null` when a call's price was unknown. Not stored: a session opened again
-   * after a restart counts from 0. See docs/cost.md.
+   * What the session's finished turns cost in US dollars (sub-agents and compaction's
+   * summaries included); `null` when a call's price was unknown. Kept in the agent's store,
+   * so a session opened again after a restart goes on from what it spent, and so does its
+   * budget. See docs/cost.md.
    */
   costUsd(): number | null
 }
