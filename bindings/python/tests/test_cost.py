@@ -1,6 +1,6 @@
 """Cost and budgets from Python: each call's cost in its event, the turn's and the session's in
-the outcome and on the session, prices set as options, None for an unknown price, and budgets
-that end a turn ``capped`` with their own message."""
+the outcome and on the session (kept in the store across a restart), prices set as options, None
+for an unknown price, and budgets that end a turn ``capped`` with their own message."""
 
 import pytest
 
@@ -90,6 +90,34 @@ async def test_a_session_budget_counts_earlier_turns():
     assert second.cost_usd == 0.0
     assert second.session_cost_usd == pytest.approx(0.1)
     assert "would pass the session's budget of $0.105 ($0.1000 spent)" in second.final_text
+
+
+async def test_a_reopened_session_goes_on_from_what_it_spent(tmp_path):
+    db = str(tmp_path / "spend.db")
+    first = ac.Agent(
+        ac.ScriptedProvider([ac.Reply("one", usage=TEN)]),
+        prices=PRICES,
+        store=ac.SqliteStore(db),
+    )
+    session = await first.create_session()
+    assert (await session.send("a")).status == "done"
+    session_id = session.id
+    del session, first
+
+    # Another agent on the same file, as after a restart: the spend and the budget carry on.
+    second = ac.Agent(
+        ac.ScriptedProvider([ac.Reply("never", usage=TEN)]),
+        prices=PRICES,
+        store=ac.SqliteStore(db),
+        max_session_cost_usd=0.105,
+        max_output_tokens=1,
+    )
+    reopened = await second.open_session(session_id)
+    assert reopened.cost_usd() == pytest.approx(0.1)
+    outcome = await reopened.send("b")
+    assert outcome.status == "capped"
+    assert outcome.session_cost_usd == pytest.approx(0.1)
+    assert "($0.1000 spent)" in outcome.final_text
 
 
 def test_a_budget_without_a_price_is_a_config_error():
