@@ -499,7 +499,7 @@ impl Store for SqliteStore {
             match writer.reserve_seq(session, first_seq, count) {
                 // `first_seq` follows this process's own last write: the caller need not
                 // wait (the writer still checks it).
-                SeqCheck::Reserved => return writer.append_behind(append).await,
+                SeqCheck::Reserved => return writer.append_behind(append).finish().await,
                 SeqCheck::Conflict { actual } => {
                     return Err(StoreError::Conflict {
                         session: session.clone(),
@@ -511,7 +511,9 @@ impl Store for SqliteStore {
                 SeqCheck::Unknown => {}
             }
         }
-        writer.append(append).await?;
+        // Boxed: this method's future is boxed at every call, and should stay as small as the
+        // usual path above needs (see `Writer::submit_now`).
+        Box::pin(writer.append(append)).await?;
         writer.learn_seq(session, first_seq + count);
         Ok(())
     }
@@ -549,9 +551,10 @@ impl Store for SqliteStore {
         // A session this process has not written to yet may not exist: the caller waits for
         // the answer. After that, records are written behind.
         if self.inner.options.write_behind && writer.knows(&record.session_id) {
-            return writer.record_behind(record.clone()).await;
+            return writer.record_behind(record.clone()).finish().await;
         }
-        writer.record(record.clone()).await
+        // Boxed, as in `append_messages`.
+        Box::pin(writer.record(record.clone())).await
     }
 
     async fn tool_calls(&self, session: &SessionId) -> Result<Vec<ToolCallRecord>, StoreError> {

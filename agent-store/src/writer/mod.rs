@@ -20,6 +20,8 @@ mod recycle;
 mod thread;
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering, fence};
 use std::sync::mpsc as std_mpsc;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -67,6 +69,22 @@ pub(super) enum Task {
     Alone(Work),
     /// Answers once every job before it is committed.
     Barrier,
+}
+
+/// A job handed to the queue: queued (or refused) at once, or waiting for room.
+pub(crate) enum Queued<'a> {
+    Now(Result<(), StoreError>),
+    Later(Pin<Box<dyn Future<Output = Result<(), StoreError>> + Send + 'a>>),
+}
+
+impl Queued<'_> {
+    /// The outcome of queueing the job, once it is queued.
+    pub async fn finish(self) -> Result<(), StoreError> {
+        match self {
+            Queued::Now(result) => result,
+            Queued::Later(waiting) => waiting.await,
+        }
+    }
 }
 
 /// Where a job's outcome goes.
@@ -203,14 +221,30 @@ impl Writer {
     }
 
     async fn submit(&self, task: Task, reply: Reply) -> Result<(), StoreError> {
-        let waits = matches!(reply, Reply::Waiting(_));
+        self.submit_now(task, reply).finish().await
+    }
+
+    /// Queues a job now if the queue has room (almost always), or gives back what waits for
+    /// room. Not an `async fn`: the store's trait methods return boxed futures, and every
+    /// `async fn` awaited in them adds its arguments and its own futures to their size.
+    /// Through `submit`, a queued tool-call record made that box larger than glibc's small
+    /// sizes, and each allocation of it consolidated the allocator's free lists
+    /// (`malloc_consolidate` under `upsert_tool_call` in `perf record`).
+    fn submit_now(&self, task: Task, reply: Reply) -> Queued<'_> {
         self.shared.returns.free_returned();
-        // The queue almost always has room: take it without building the waiting future.
-        let permit = match self.room.clone().try_acquire_owned() {
-            Ok(permit) => permit,
-            Err(TryAcquireError::NoPermits) => self.room.clone().acquire_owned().await.map_err(|_| gone())?,
-            Err(TryAcquireError::Closed) => return Err(gone()),
-        };
+        match self.room.clone().try_acquire_owned() {
+            Ok(permit) => Queued::Now(self.send(task, reply, permit)),
+            Err(TryAcquireError::Closed) => Queued::Now(Err(gone())),
+            Err(TryAcquireError::NoPermits) => Queued::Later(Box::pin(async move {
+                let permit = self.room.clone().acquire_owned().await.map_err(|_| gone())?;
+                self.send(task, reply, permit)
+            })),
+        }
+    }
+
+    /// Sends a job that holds its place in the queue to the thread.
+    fn send(&self, task: Task, reply: Reply, permit: OwnedSemaphorePermit) -> Result<(), StoreError> {
+        let waits = matches!(reply, Reply::Waiting(_));
         self.shared.submitted.fetch_add(1, Ordering::AcqRel);
         let sent = match &self.jobs {
             Some(jobs) => jobs.send(Job { task, reply, permit }).is_ok(),
@@ -289,11 +323,11 @@ impl Writer {
 
     /// Queues a task of `session` without waiting for it. Fails at once, queueing nothing, if
     /// an earlier write-behind job of the session failed (that failure is returned).
-    async fn submit_behind(&self, session: SessionId, task: Task) -> Result<(), StoreError> {
+    fn submit_behind(&self, session: SessionId, task: Task) -> Queued<'_> {
         if let Some(failure) = self.take_failure(&session) {
-            return Err(failure);
+            return Queued::Now(Err(failure));
         }
-        self.submit(task, Reply::Behind(session)).await
+        self.submit_now(task, Reply::Behind(session))
     }
 
     /// Creates a session and waits for the commit.
@@ -310,7 +344,7 @@ impl Writer {
     pub async fn create_session_behind(&self, info: SessionInfo) -> Result<(), StoreError> {
         let id = info.id.clone();
         self.set_new_session(&id);
-        let queued = self.submit_behind(id.clone(), Task::CreateSession(info)).await;
+        let queued = self.submit_behind(id.clone(), Task::CreateSession(info)).finish().await;
         if queued.is_err() {
             lock(&self.shared.next_seq).remove(&id);
         }
@@ -331,9 +365,9 @@ impl Writer {
     /// Queues an append without waiting for it. Unlike the other queued writes it does not
     /// look for an earlier failure of the session: the caller must have done so with
     /// [`Self::take_failure`] before reserving the append's sequence numbers.
-    pub async fn append_behind(&self, append: Append) -> Result<(), StoreError> {
+    pub fn append_behind(&self, append: Append) -> Queued<'_> {
         let session = append.session.clone();
-        self.submit(Task::Append(append), Reply::Behind(session)).await
+        self.submit_now(Task::Append(append), Reply::Behind(session))
     }
 
     /// Writes a tool-call record and waits for the commit.
@@ -342,9 +376,8 @@ impl Writer {
     }
 
     /// Queues a tool-call record without waiting for it (see [`Self::submit_behind`]).
-    pub async fn record_behind(&self, record: ToolCallRecord) -> Result<(), StoreError> {
+    pub fn record_behind(&self, record: ToolCallRecord) -> Queued<'_> {
         self.submit_behind(record.session_id.clone(), Task::Record(record))
-            .await
     }
 
     /// Waits until everything queued so far is committed.
