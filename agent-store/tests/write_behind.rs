@@ -462,3 +462,53 @@ async fn a_full_disk_ends_the_turn_with_a_clear_error_and_loses_nothing_committe
         );
     }
 }
+
+/// The queue holds at most 1 024 jobs: past that a queued write waits for room (the path the
+/// loop almost never takes), and every write still lands, in order, with each call's final
+/// record the one read back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_past_a_full_queue_wait_for_room_and_all_land_in_order() {
+    const ROUNDS: u64 = 1_500;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("profile.db");
+    let store = SqliteStore::open(&path).await.unwrap();
+    let id = session(&store).await;
+    store.append_messages(&id, 1, &[Message::user("m1")]).await.unwrap();
+    store.flush(&id).await.unwrap();
+    // Another connection holds the write lock: the writer cannot begin its next group, so
+    // what is queued stays queued.
+    let other = rusqlite::Connection::open(&path).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let writes = {
+        let store = store.clone();
+        let id = id.clone();
+        tokio::spawn(async move {
+            for seq in 2..=ROUNDS {
+                let text = format!("m{seq}");
+                store.append_messages(&id, seq, &[Message::user(text)]).await.unwrap();
+                let mut record = ToolCallRecord::pending(id.clone(), format!("call_{seq}"), "t", "{}");
+                record.state = ToolCallState::Running;
+                store.upsert_tool_call(&record).await.unwrap();
+                record.state = ToolCallState::Succeeded;
+                record.raw_result = Some(format!("r{seq}"));
+                store.upsert_tool_call(&record).await.unwrap();
+            }
+        })
+    };
+    // Three jobs a round: the queue is full long before the last round.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(!writes.is_finished(), "the queue is bounded");
+    other.execute_batch("COMMIT").unwrap();
+    writes.await.unwrap();
+    store.flush(&id).await.unwrap();
+
+    let expected: Vec<String> = (1..=ROUNDS).map(|seq| format!("m{seq}")).collect();
+    assert_eq!(texts(&store, &id).await, expected);
+    let records = store.tool_calls(&id).await.unwrap();
+    assert_eq!(records.len() as u64, ROUNDS - 1);
+    for (record, seq) in records.iter().zip(2..) {
+        assert_eq!(record.call_id, format!("call_{seq}"));
+        assert_eq!(record.state, ToolCallState::Succeeded);
+        assert_eq!(record.raw_result.as_deref(), Some(format!("r{seq}").as_str()));
+    }
+}
