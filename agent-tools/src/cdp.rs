@@ -603,12 +603,14 @@ impl CdpHost {
             .ok()
             .flatten()
             .unwrap_or_default();
-        let title = self
-            .call("reading a tab's title", page.get_title())
-            .await
-            .ok()
-            .flatten()
-            .unwrap_or_default();
+        // The title is read by a script, which a dialog pauses until it is answered: while one
+        // is open (or opens meanwhile) the title is left empty rather than waiting out the
+        // call timeout. The address comes from the browser and is there.
+        let id = page.target_id().as_ref().to_string();
+        let title = tokio::select! {
+            title = self.call("reading a tab's title", page.get_title()) => title.ok().flatten().unwrap_or_default(),
+            _ = self.inner.dialogs.opened(&id) => String::new(),
+        };
         TabInfo {
             id: page.target_id().as_ref().to_string(),
             url,

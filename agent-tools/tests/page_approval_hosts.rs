@@ -2,8 +2,9 @@
 //! Decisions remembered for a host pattern, in real headless Chromium on loopback fixture
 //! pages: the page tools name their tab's host as the browser reports it, a remembered host
 //! rule skips the question on that host and the person is still asked on another (a page
-//! cannot pass for another host by rewriting its path or text), and an approved click does
-//! not run once the tab has moved to another host.
+//! cannot pass for another host by rewriting its path or text), an approved click does not
+//! run once the tab has moved to another host, and page_dialog names its host while the
+//! dialog pauses the page's scripts.
 
 mod support;
 
@@ -127,4 +128,49 @@ fn a_remembered_host_rule_skips_the_question_on_its_host_and_asks_on_another() {
         4,
         "the gate is asked each time; the rule answered once"
     );
+}
+
+#[test]
+fn page_dialog_names_its_host_while_the_dialog_pauses_the_page() {
+    let _g = exclusive();
+    let p = tools();
+    p.open("/dialog.html");
+    // The tool and host of each gate request.
+    type Asked = Arc<Mutex<Vec<(String, Option<String>)>>>;
+    let asked: Asked = Arc::default();
+    let seen = asked.clone();
+    let gate = gate_fn(move |req| {
+        seen.lock().unwrap().push((req.tool.clone(), req.host.clone()));
+        async { GateDecision::Allow }
+    });
+    let replies = [
+        ScriptedReply::tool_call("page_click", json!({"selector": "#keep"})),
+        ScriptedReply::tool_call("page_dialog", json!({"accept": true})),
+        ScriptedReply::text("kept"),
+    ];
+    let mut builder = Agent::builder()
+        .provider(ScriptedProvider::new(replies.map(Into::into)))
+        .gate(gate);
+    for tool in page_tools(p.host.clone()) {
+        builder = builder.tool_arc(tool);
+    }
+    let agent = rt().block_on(async { builder.build() }).unwrap();
+    let session = rt().block_on(agent.create_session()).unwrap();
+    // Bounded only so that a hang fails instead of blocking the suite: reading the tab's title
+    // waits for the dialog, its address does not.
+    let outcome = rt()
+        .block_on(async {
+            tokio::time::timeout(std::time::Duration::from_secs(20), session.send("keep it").outcome()).await
+        })
+        .expect("the turn ended");
+    assert_eq!(outcome.status, OutcomeStatus::Done, "{outcome:?}");
+    let host = Some("127.0.0.1".to_owned());
+    assert_eq!(
+        *asked.lock().unwrap(),
+        vec![
+            ("page_click".to_owned(), host.clone()),
+            ("page_dialog".to_owned(), host)
+        ]
+    );
+    assert_eq!(p.eval("document.getElementById('out').textContent"), "kept");
 }
