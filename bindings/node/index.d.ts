@@ -489,6 +489,8 @@ export interface GateInput {
   arguments: any
   /** Who started the turn. */
   origin: GateOrigin
+  /** The host of the web page the call acts on, when its tool names one (the page tools). */
+  host?: string
 }
 
 /** Who started a turn: `person`, or `tab` (another tab's agent) with its id and handle. */

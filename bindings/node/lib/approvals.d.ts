@@ -12,6 +12,12 @@ export interface ApprovalCall {
   arguments: Json
   /** What the gate asked the person (`{ decision: 'ask', prompt }`), when it said. */
   prompt?: string
+  /**
+   * The host of the web page the call acts on, for a tool that names one (the page tools):
+   * approved, the call runs only while its page is still on this host; a `{ host }` pattern
+   * to remember must match it.
+   */
+  host?: string
 }
 
 /**
@@ -34,10 +40,15 @@ export interface PendingApproval {
 }
 
 /**
- * How long a remembered decision holds: `'session'` (calls of the tool in this session) or
- * `'always'` (in every session of the store, or of the agent without a store).
+ * How far a remembered decision holds: `'session'` (calls of the tool in this session),
+ * `'always'` (in every session of the store, or of the agent without a store), or
+ * `{ host: pattern }`: calls of the tool, in every session, on pages whose host matches
+ * `'example.com'` (that host) or `'*.example.com'` (its subdomains, not `example.com` itself),
+ * compared in ASCII lowercase (an internationalised name in its punycode form, `xn--…`). Only
+ * for a call whose tool names its page's host (the page tools) and that the pattern matches;
+ * a call without a host is never answered by such a rule.
  */
-export type RememberScope = 'session' | 'always'
+export type RememberScope = 'session' | 'always' | { host: string }
 
 /**
  * The person's answer to one call. `'approve'` runs it as the model made it; `arguments` runs
@@ -62,8 +73,10 @@ export interface ApprovalRule {
   id: string
   /** The tool it applies to. */
   tool: string
-  /** The session it applies to; absent for every session (`remember: 'always'`). */
+  /** The session it applies to; absent for every session (`remember: 'always'` or `{ host }`). */
   sessionId?: string
+  /** The hosts it applies to, for a rule remembered with `{ host }`: `example.com` or `*.example.com`. */
+  hostPattern?: string
   /** Whether calls run (`true`) or are rejected. */
   allow: boolean
   /** The reason the model is told when a call is rejected. */

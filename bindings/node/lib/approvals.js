@@ -30,15 +30,26 @@ function decision(where, d) {
   }
   /** @type {Record<string, unknown>} */
   const out = { decision: kind }
-  if (given.remember != null) {
-    if (given.remember !== 'session' && given.remember !== 'always') {
-      throw new ConfigError(`${where}: \`remember\` must be 'session' or 'always'`, 'invalid_argument')
-    }
-    out.remember = given.remember
-  }
+  if (given.remember != null) out.remember = remember(where, given.remember)
   if (kind === 'approve' && given.arguments !== undefined) out.arguments = toJsonValue(given.arguments)
   if (kind === 'reject' && given.reason != null) out.reason = String(given.reason)
   return out
+}
+
+/**
+ * A decision's `remember`: `'session'`, `'always'` or `{ host: pattern }` (the pattern is
+ * checked against the call's host by the core).
+ * @param {string} where
+ * @param {unknown} r
+ */
+function remember(where, r) {
+  if (r === 'session' || r === 'always') return r
+  const host = r !== null && typeof r === 'object' && !Array.isArray(r) ? /** @type {any} */ (r).host : undefined
+  if (typeof host === 'string' && Object.keys(/** @type {object} */ (r)).length === 1) return { host }
+  throw new ConfigError(
+    `${where}: \`remember\` must be 'session', 'always' or { host: '*.example.com' }`,
+    'invalid_argument',
+  )
 }
 
 /**

@@ -28,6 +28,7 @@ export type ErrorCode =
   | 'approval_missing_decision'
   | 'approval_unknown_call'
   | 'approval_invalid_arguments'
+  | 'approval_invalid_remember'
   | (string & {})
 
 /** Base class of every error thrown by agent-core. */
@@ -51,8 +52,10 @@ export declare class ClosedError extends AgentCoreError {}
 export declare class ClarificationError extends AgentCoreError {}
 /**
  * An answer to a pending approval was refused: `approval_not_pending`, `approval_expired`, or,
- * with the approval still pending, `approval_missing_decision`, `approval_unknown_call` or
- * `approval_invalid_arguments` (edited arguments do not fit the tool's schema).
+ * with the approval still pending, `approval_missing_decision`, `approval_unknown_call`,
+ * `approval_invalid_arguments` (edited arguments do not fit the tool's schema) or
+ * `approval_invalid_remember` (a `{ host }` pattern that is not valid or does not match the
+ * call's host).
  */
 export declare class ApprovalError extends AgentCoreError {}
 /** A turn that did not end `done` (from `run.result()`); `code` is the error kind or status. */

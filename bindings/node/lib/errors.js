@@ -40,8 +40,9 @@ class ClarificationError extends AgentCoreError {}
  * An answer to a pending approval was refused: `approval_not_pending` (answered, dismissed or
  * expired already), `approval_expired`, or, with the approval still pending,
  * `approval_missing_decision` (a call has no decision), `approval_unknown_call` (a decision
- * names a call the approval does not hold) or `approval_invalid_arguments` (edited arguments
- * do not fit the tool's schema).
+ * names a call the approval does not hold), `approval_invalid_arguments` (edited arguments
+ * do not fit the tool's schema) or `approval_invalid_remember` (a `{ host }` pattern to
+ * remember is not valid, or does not match the call's host).
  */
 class ApprovalError extends AgentCoreError {}
 
@@ -136,6 +137,7 @@ const BY_CODE = {
   approval_missing_decision: ApprovalError,
   approval_unknown_call: ApprovalError,
   approval_invalid_arguments: ApprovalError,
+  approval_invalid_remember: ApprovalError,
   tab_queue_full: TabQueueFullError,
 }
 

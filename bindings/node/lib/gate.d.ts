@@ -15,6 +15,12 @@ export interface GateRequest {
   arguments: Json
   /** Who started the turn that asks: a gate should say so, or refuse, for another tab. */
   origin: TurnOrigin
+  /**
+   * The host of the web page the call acts on (page tools: their tab's address as the browser
+   * reports it, lowercased ASCII), when the tool names one. A call allowed here does not run if
+   * its page has moved to another host by then.
+   */
+  host?: string
 }
 
 /**

@@ -127,6 +127,8 @@ function addToolsAndGate(b, tools, gate, controllers, errors, nextId) {
         arguments: input.arguments,
         origin: turnOrigin(input.origin),
       }
+      // Only when the tool names one, so requests of other tools keep their shape.
+      if (input.host != null) request.host = input.host
       let answer
       try {
         answer = gate(request)

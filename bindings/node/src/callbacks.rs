@@ -195,6 +195,8 @@ pub struct GateInput {
     pub arguments: Json,
     /// Who started the turn.
     pub origin: GateOrigin,
+    /// The host of the web page the call acts on, when its tool names one (the page tools).
+    pub host: Option<String>,
 }
 
 /// Who started a turn: `person`, or `tab` (another tab's agent) with its id and handle.
@@ -253,6 +255,7 @@ impl Gate for JsGate {
             tool: request.tool.clone(),
             arguments: Json(request.arguments.clone()),
             origin: (&request.origin).into(),
+            host: request.host.clone(),
         };
         match call_either(&self.0, input).await {
             Ok(GateReply { allow: true, .. }) => GateDecision::Allow,

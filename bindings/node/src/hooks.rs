@@ -147,6 +147,8 @@ fn call_input(call: &ToolCallInfo<'_>, value: Option<Json>) -> HookInput {
             tool: call.tool.to_owned(),
             arguments: Json(call.arguments.clone()),
             origin: call.origin.into(),
+            // Hooks see the call before the gate, when its page's host has not been read.
+            host: None,
         }),
         value,
     }

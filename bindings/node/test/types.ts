@@ -349,7 +349,12 @@ void main
 async function approvals(): Promise<void> {
   const agent = new Agent({
     provider: new ScriptedProvider([]),
-    gate: (req) => (req.tool === 'pay' ? { decision: 'ask', prompt: `Pay ${JSON.stringify(req.arguments)}?` } : req.tool === 'rm' ? 'ask' : true),
+    gate: (req) =>
+      req.tool === 'pay'
+        ? { decision: 'ask', prompt: `Pay ${JSON.stringify(req.arguments)} on ${req.host ?? 'no page'}?` }
+        : req.tool === 'rm'
+          ? 'ask'
+          : true,
     config: { approvalTtlMs: 60_000 },
   })
   // @ts-expect-error: 'maybe' is not an answer
@@ -364,19 +369,24 @@ async function approvals(): Promise<void> {
       [call.callId]: { decision: 'approve', arguments: { amount: 200 }, remember: 'session' },
       other: 'reject',
       third: { decision: 'reject', reason: 'too much', remember: 'always' },
+      fourth: { decision: 'approve', remember: { host: '*.example.com' } },
     }
+    const host: string | undefined = call.host
+    console.log(host)
     const run: Run = session.resolveApproval(a.id, decisions, { signal: AbortSignal.timeout(1000) })
     console.log(prompt, a.expiresAtMs - a.askedAtMs, a.origin.kind, run.id)
     // @ts-expect-error: a reason goes with a rejection
     session.resolveApproval(a.id, { [call.callId]: { decision: 'approve', reason: 'x' } })
-    // @ts-expect-error: remember is 'session' or 'always'
+    // @ts-expect-error: remember is 'session', 'always' or { host }
     session.resolveApproval(a.id, { [call.callId]: { decision: 'approve', remember: 'forever' } })
+    // @ts-expect-error: a host pattern is a string
+    session.resolveApproval(a.id, { [call.callId]: { decision: 'approve', remember: { host: 1 } } })
   }
   const pending: PendingApproval | null = session.pendingApproval()
   if (pending) await session.dismissApproval(pending.id)
   const rules: ApprovalRule[] = await agent.approvalRules()
   const revoked: boolean = await agent.revokeApprovalRule(rules[0].id)
-  console.log(rules.map((r) => [r.tool, r.sessionId ?? 'every session', r.allow, r.reason, r.createdAtMs]), revoked)
+  console.log(rules.map((r) => [r.tool, r.sessionId ?? 'every session', r.hostPattern ?? 'any host', r.allow, r.reason, r.createdAtMs]), revoked)
   for await (const e of session.send('x').events()) {
     if (e.type === 'approval_pending') console.log(e.approval.calls.length)
     if (e.type === 'approval_resolved' && e.resolution === 'answered') console.log(Object.values(e.decisions)[0].decision)

@@ -439,6 +439,10 @@ class GateRequest:
     arguments: Dict[str, Any]
     origin: TurnOrigin = field(default_factory=TurnOrigin)
     """Who started the turn: the person, or another tab's agent."""
+    host: Optional[str] = None
+    """The host of the web page the call acts on (page tools: their tab's address as the
+    browser reports it, lowercased ASCII), or None. A call allowed here does not run if the
+    page has moved to another host by then."""
 
     @classmethod
     def _from_dict(cls, d: Dict[str, Any]) -> "GateRequest":

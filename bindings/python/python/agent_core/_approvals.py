@@ -6,8 +6,26 @@ from typing import Any, Dict, List, Literal, Mapping, Optional, Union
 
 from ._options import plain
 
-RememberScope = Literal["session", "always"]
-"""How long a remembered decision holds: this tool in this session, or this tool always."""
+@dataclass(frozen=True)
+class RememberHost:
+    """Remember a decision for this tool on pages whose host matches ``pattern``, in every
+    session: ``"example.com"`` (that host) or ``"*.example.com"`` (its subdomains, not
+    ``example.com`` itself). Compared in ASCII lowercase: an internationalised name in its
+    punycode form (``xn--...``). Only for a call whose tool names its page's host (the page
+    tools) and that the pattern matches; a call without a host is never answered by it."""
+
+    pattern: str
+
+
+RememberScope = Union[Literal["session", "always"], RememberHost]
+"""How far a remembered decision holds: this tool in this session, this tool always, or this
+tool on pages whose host matches a pattern (:class:`RememberHost`)."""
+
+
+def _remember(scope: Optional[RememberScope]) -> Any:
+    if isinstance(scope, RememberHost):
+        return {"host": scope.pattern}
+    return scope
 
 
 @dataclass
@@ -48,10 +66,10 @@ def _decision_dict(decision: Decision) -> Dict[str, Any]:
     if decision == "reject":
         return {"decision": "reject"}
     if isinstance(decision, Approve):
-        fields = (("decision", "approve"), ("arguments", plain(decision.arguments)), ("remember", decision.remember))
+        fields = (("decision", "approve"), ("arguments", plain(decision.arguments)), ("remember", _remember(decision.remember)))
         return {k: v for k, v in fields if v is not None}
     if isinstance(decision, Reject):
-        fields = (("decision", "reject"), ("reason", decision.reason), ("remember", decision.remember))
+        fields = (("decision", "reject"), ("reason", decision.reason), ("remember", _remember(decision.remember)))
         return {k: v for k, v in fields if v is not None}
     if isinstance(decision, Mapping):
         return dict(decision)
@@ -74,6 +92,10 @@ class ApprovalCall:
     arguments: Dict[str, Any]
     prompt: Optional[str] = None
     """What the gate asked the person, when it said (:class:`Ask`)."""
+    host: Optional[str] = None
+    """The host of the web page the call acts on, for a tool that names one (the page tools):
+    approved, the call runs only while its page is still on this host; :class:`RememberHost`
+    patterns must match it."""
 
 
 @dataclass
@@ -86,6 +108,9 @@ class ApprovalRule:
     created_at_ms: int
     session_id: Optional[str] = None
     """The session it applies to, or None for every session."""
+    host_pattern: Optional[str] = None
+    """The hosts it applies to (``example.com``, ``*.example.com``) for a rule remembered with
+    :class:`RememberHost`; None for calls on any host or none."""
     reason: Optional[str] = None
 
     @classmethod
@@ -106,5 +131,6 @@ __all__: List[str] = [
     "ApprovalRule",
     "Ask",
     "Reject",
+    "RememberHost",
     "RememberScope",
 ]
