@@ -768,9 +768,10 @@ class Session:
         return await self._native.model_history()
 
     def cost_usd(self) -> Optional[float]:
-        """What the session's finished turns cost in US dollars in this process (sub-agents
-        included), or None when a call's price was unknown. Not stored: a session opened again
-        after a restart counts from 0. See ``docs/cost.md``."""
+        """What the session's finished turns cost in US dollars (sub-agents and compaction's
+        summaries included), or None when a call's price was unknown. Kept in the agent's store,
+        so a session opened again after a restart goes on from what it spent, and so does its
+        budget. See ``docs/cost.md``."""
         return self._native.cost_usd()
 
     def __repr__(self) -> str:
