@@ -269,3 +269,62 @@ async fn a_sub_agents_turn_nests_under_the_execute_tool_span_that_started_it() {
         "the sub-agent runs in a session of its own"
     );
 }
+
+#[tokio::test]
+async fn a_compaction_summary_is_a_chat_span_of_the_turn_that_asked_for_it() {
+    // Summary requests answer with 5 output tokens, every other call with 1: the summary's
+    // span is the one chat span with 5.
+    let provider = ScriptedProvider::from_fn(|request: &agent_core::ModelRequest| {
+        let summary = request
+            .system
+            .as_deref()
+            .is_some_and(|s| s.starts_with("You compact conversations"));
+        let (text, tokens) = if summary {
+            ("Earlier: long notes.", 5)
+        } else {
+            ("ok", 1)
+        };
+        ScriptedReply::text(text).with_usage(usage(0, tokens, 0, 0)).into()
+    });
+    let agent = Agent::builder()
+        .provider(provider)
+        .config(AgentConfig {
+            compaction: agent_core::CompactionConfig {
+                max_input_tokens: Some(1_000),
+                summary_max_tokens: 100,
+                ..agent_core::CompactionConfig::default()
+            },
+            ..named("notes")
+        })
+        .build()
+        .unwrap();
+    let (outcomes, spans) = spans_of(async {
+        let session = agent.create_session().await.unwrap();
+        let mut outcomes = Vec::new();
+        for n in 0..6 {
+            outcomes.push(
+                session
+                    .send(format!("note {n}: {}", "words to keep. ".repeat(40)))
+                    .await,
+            );
+        }
+        outcomes
+    })
+    .await;
+    assert!(outcomes.iter().all(|o| o.status == OutcomeStatus::Done));
+
+    let chats = all(&spans, "chat scripted");
+    let summaries: Vec<_> = chats
+        .iter()
+        .filter(|c| attr(c, "gen_ai.usage.output_tokens").as_deref() == Some("5"))
+        .collect();
+    assert_eq!(summaries.len(), 1, "one summary in six turns");
+    let summary = summaries[0];
+    assert_eq!(attr(summary, "gen_ai.request.max_tokens").as_deref(), Some("100"));
+    let turn = all(&spans, "invoke_agent notes")
+        .into_iter()
+        .find(|t| is_child_of(summary, t))
+        .expect("the summary nests under a turn");
+    // The turn counts the summary's tokens with its own call's.
+    assert_eq!(attr(turn, "gen_ai.usage.output_tokens").as_deref(), Some("6"));
+}

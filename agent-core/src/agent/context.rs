@@ -8,10 +8,12 @@ use tokio_util::sync::CancellationToken;
 use super::AgentInner;
 use super::cost::{self, Meter};
 use super::emit::Emitter;
+use super::error_kind::ErrorKind;
+use super::genai_spans;
 use super::history::History;
 use crate::compaction::{choose_cut, render_transcript, summary_request, trim_to_fit};
 use crate::event::EventKind;
-use crate::provider::{ModelRequest, Usage};
+use crate::provider::{ModelRequest, ProviderErrorKind, Usage};
 use crate::session::SessionId;
 use crate::store::{Compaction, now_millis};
 
@@ -151,9 +153,12 @@ async fn summarise(
             tracing::info!(%reason, "not summarising for compaction; trimming instead");
             break;
         }
+        // A model call like the loop's own: a `chat` span of its own under the turn's.
+        let span = genai_spans::chat(agent, session, &summary_req);
         let call = agent.provider.complete(&summary_req, CancellationToken::new());
         match tokio::time::timeout(agent.config.model_timeout, call).await {
             Ok(Ok(response)) => {
+                genai_spans::record_response(&span, agent, &response);
                 if let Some(usage) = &response.usage {
                     history.estimator.observe(raw, usage.input_tokens);
                 }
@@ -166,8 +171,14 @@ async fn summarise(
                 }
                 tracing::warn!(attempt, "the summary came back empty");
             }
-            Ok(Err(e)) => tracing::warn!(attempt, error = %e, "summarising for compaction failed"),
-            Err(_) => tracing::warn!(attempt, "summarising for compaction timed out"),
+            Ok(Err(e)) => {
+                genai_spans::record_error(&span, ErrorKind::Provider(e.error_kind()).as_str());
+                tracing::warn!(attempt, error = %e, "summarising for compaction failed");
+            }
+            Err(_) => {
+                genai_spans::record_error(&span, ErrorKind::Provider(ProviderErrorKind::Timeout).as_str());
+                tracing::warn!(attempt, "summarising for compaction timed out");
+            }
         }
     }
     let Some(summary) = summary else {

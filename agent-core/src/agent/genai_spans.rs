@@ -99,7 +99,7 @@ pub(crate) fn chat(agent: &AgentInner, session: &SessionId, request: &ModelReque
         gen_ai.provider.name = provider_name(agent.provider.id()),
         gen_ai.conversation.id = session.as_str(),
         gen_ai.request.model = model,
-        gen_ai.request.max_tokens = config.max_output_tokens,
+        gen_ai.request.max_tokens = request.max_output_tokens,
         gen_ai.request.temperature = config.temperature.map(f64::from),
         gen_ai.response.model = Empty,
         gen_ai.response.finish_reasons = Empty,
