@@ -27,8 +27,8 @@ mod tool_calls;
 pub use fixture::{Fixture, Handles};
 pub use kinds::{assert_valid_transcript, every_kind};
 pub use messages::{
-    concurrent_writers_never_interleave, every_message_kind_round_trips, history_survives_reopening,
-    parallel_sessions_stay_apart, stale_sequence_number_is_a_conflict_and_writes_nothing,
+    an_empty_append_is_checked_like_any_other, concurrent_writers_never_interleave, every_message_kind_round_trips,
+    history_survives_reopening, parallel_sessions_stay_apart, stale_sequence_number_is_a_conflict_and_writes_nothing,
 };
 pub use repair::an_interrupted_turn_is_repaired_when_its_session_is_opened;
 pub use session_state::{compactions_parked_runs_and_key_values, text_with_nul_and_unicode_round_trips_exactly};
@@ -54,6 +54,7 @@ macro_rules! store_conformance_tests {
             every_message_kind_round_trips,
             history_survives_reopening,
             stale_sequence_number_is_a_conflict_and_writes_nothing,
+            an_empty_append_is_checked_like_any_other,
             concurrent_writers_never_interleave,
             parallel_sessions_stay_apart,
             sessions_are_listed_renamed_and_deleted,

@@ -7,6 +7,32 @@ use agent_core::{Message, SessionId, SessionInfo, StoreError};
 use crate::fixture::Fixture;
 use crate::kinds::{append_durably, every_kind, session, texts};
 
+/// An empty append writes nothing but is checked like any other: it succeeds only at the
+/// next sequence number of an existing session.
+pub async fn an_empty_append_is_checked_like_any_other(f: Fixture) {
+    let store = f.store().as_ref();
+    let id = session(store).await;
+    store.append_messages(&id, 1, &[]).await.unwrap();
+    append_durably(store, &id, 1, &[Message::user("a")]).await.unwrap();
+    store.append_messages(&id, 2, &[]).await.unwrap();
+    for wrong in [1, 3] {
+        assert_eq!(
+            store.append_messages(&id, wrong, &[]).await.unwrap_err(),
+            StoreError::Conflict {
+                session: id.clone(),
+                expected: wrong,
+                actual: 2
+            }
+        );
+    }
+    let missing = SessionId::new_random();
+    assert_eq!(
+        store.append_messages(&missing, 1, &[]).await.unwrap_err(),
+        StoreError::SessionNotFound(missing)
+    );
+    assert_eq!(store.last_seq(&id).await.unwrap(), 1);
+}
+
 /// Every kind of message comes back equal, numbered from 1, and `after_seq` skips the first ones.
 pub async fn every_message_kind_round_trips(f: Fixture) {
     let store = f.store().as_ref();

@@ -479,7 +479,18 @@ impl Store for SqliteStore {
         messages: &[Message],
     ) -> Result<(), StoreError> {
         if messages.is_empty() {
-            return Ok(());
+            // Nothing to write, and the answer a write would get: a missing session, or a
+            // sequence number that does not follow the last, is refused (as by every store).
+            let actual = self.last_seq(session).await? + 1;
+            return if first_seq == actual {
+                Ok(())
+            } else {
+                Err(StoreError::Conflict {
+                    session: session.clone(),
+                    expected: first_seq,
+                    actual,
+                })
+            };
         }
         let writer = &self.inner.writer;
         let count = messages.len() as u64;
