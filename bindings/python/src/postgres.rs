@@ -2,12 +2,10 @@
 
 use std::sync::Arc;
 
-use agent_core::{SessionId, Store};
 use agent_store_postgres::{PostgresOptions, PostgresStore};
 use pyo3::prelude::*;
 
-use crate::convert::{Json, to_json};
-use crate::errors::{invalid_id, store_error};
+use crate::errors::store_error;
 use crate::provider::NativeStore;
 
 /// A PostgreSQL-backed store handle with the extra operations of `PostgresStore`.
@@ -54,30 +52,17 @@ impl NativePostgres {
 
     /// Every session (dicts), most recently updated first. Awaitable.
     fn list_sessions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let store = self.inner.clone();
-        crate::runtime::spawn_py(py, async move {
-            let sessions = store.list_sessions().await.map_err(|e| store_error(&e))?;
-            Ok(Json(to_json(&sessions)))
-        })
+        crate::store::list_sessions(py, &self.inner)
     }
 
     /// Deletes a session and everything in it. Awaitable.
     fn delete_session<'py>(&self, py: Python<'py>, id: String) -> PyResult<Bound<'py, PyAny>> {
-        let id = SessionId::parse(&id).map_err(invalid_id)?;
-        let store = self.inner.clone();
-        crate::runtime::spawn_py(py, async move {
-            store.delete_session(&id).await.map_err(|e| store_error(&e))
-        })
+        crate::store::delete_session(py, &self.inner, &id)
     }
 
     /// The session's tool-call records (dicts). Awaitable.
     fn tool_calls<'py>(&self, py: Python<'py>, id: String) -> PyResult<Bound<'py, PyAny>> {
-        let id = SessionId::parse(&id).map_err(invalid_id)?;
-        let store = self.inner.clone();
-        crate::runtime::spawn_py(py, async move {
-            let calls = store.tool_calls(&id).await.map_err(|e| store_error(&e))?;
-            Ok(Json(to_json(&calls)))
-        })
+        crate::store::tool_calls(py, &self.inner, &id)
     }
 
     /// Closes the pool: later calls fail.

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use agent_core::SessionId;
+use agent_core::{SessionId, Store};
 use agent_store::{Crypt, CryptError, FileKeyCrypt, KeyStore, KeyStoreError, SqliteOptions, SqliteStore};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -54,33 +54,59 @@ impl NativeSqlite {
 
     /// Every session (dicts), most recently updated first. Awaitable.
     fn list_sessions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let store = self.inner.clone();
-        crate::runtime::spawn_py(py, async move {
-            use agent_core::Store;
-            let sessions = store.list_sessions().await.map_err(|e| store_error(&e))?;
-            Ok(Json(to_json(&sessions)))
-        })
+        list_sessions(py, &self.inner)
     }
 
     /// Deletes a session and everything in it. Awaitable.
     fn delete_session<'py>(&self, py: Python<'py>, id: String) -> PyResult<Bound<'py, PyAny>> {
-        let id = SessionId::parse(&id).map_err(invalid_id)?;
-        let store = self.inner.clone();
-        crate::runtime::spawn_py(py, async move {
-            store.delete_session(&id).await.map_err(|e| store_error(&e))
-        })
+        delete_session(py, &self.inner, &id)
     }
 
     /// The session's tool-call records (dicts). Awaitable.
     fn tool_calls<'py>(&self, py: Python<'py>, id: String) -> PyResult<Bound<'py, PyAny>> {
-        let id = SessionId::parse(&id).map_err(invalid_id)?;
-        let store = self.inner.clone();
-        crate::runtime::spawn_py(py, async move {
-            use agent_core::Store;
-            let calls = store.tool_calls(&id).await.map_err(|e| store_error(&e))?;
-            Ok(Json(to_json(&calls)))
-        })
+        tool_calls(py, &self.inner, &id)
     }
+}
+
+// The session calls both store classes (SQLite and PostgreSQL) offer, over either store.
+
+/// Every session (dicts), most recently updated first. Awaitable.
+pub(crate) fn list_sessions<'py>(
+    py: Python<'py>,
+    store: &(impl Store + Clone + 'static),
+) -> PyResult<Bound<'py, PyAny>> {
+    let store = store.clone();
+    crate::runtime::spawn_py(py, async move {
+        let sessions = store.list_sessions().await.map_err(|e| store_error(&e))?;
+        Ok(Json(to_json(&sessions)))
+    })
+}
+
+/// Deletes a session and everything in it. Awaitable.
+pub(crate) fn delete_session<'py>(
+    py: Python<'py>,
+    store: &(impl Store + Clone + 'static),
+    id: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let id = SessionId::parse(id).map_err(invalid_id)?;
+    let store = store.clone();
+    crate::runtime::spawn_py(py, async move {
+        store.delete_session(&id).await.map_err(|e| store_error(&e))
+    })
+}
+
+/// The session's tool-call records (dicts). Awaitable.
+pub(crate) fn tool_calls<'py>(
+    py: Python<'py>,
+    store: &(impl Store + Clone + 'static),
+    id: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let id = SessionId::parse(id).map_err(invalid_id)?;
+    let store = store.clone();
+    crate::runtime::spawn_py(py, async move {
+        let calls = store.tool_calls(&id).await.map_err(|e| store_error(&e))?;
+        Ok(Json(to_json(&calls)))
+    })
 }
 
 /// A `Crypt` implemented by a Python object with `is_encryption_available()`,
