@@ -24,9 +24,23 @@ impl NativePostgres {
     fn new(py: Python<'_>, url: String, options: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
         let options = crate::convert::options::<PostgresOptions>("PostgresOptions", options)?;
         let runtime = pyo3_async_runtimes::tokio::get_runtime();
-        let inner = py
-            .detach(|| runtime.block_on(PostgresStore::connect_with(&url, options)))
-            .map_err(|e| store_error(&e))?;
+        // On a thread of its own: Python may call this from a thread that already runs the
+        // binding's runtime (a `def` tool, say), where waiting on that runtime would panic.
+        let connected = py.detach(|| {
+            std::thread::scope(|scope| {
+                scope
+                    .spawn(|| runtime.block_on(PostgresStore::connect_with(&url, options)))
+                    .join()
+            })
+        });
+        let inner = match connected {
+            Ok(result) => result.map_err(|e| store_error(&e))?,
+            Err(_) => {
+                return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                    "connecting to PostgreSQL failed unexpectedly (the connecting thread panicked)",
+                ));
+            }
+        };
         Ok(NativePostgres { inner })
     }
 

@@ -98,6 +98,30 @@ async def test_a_server_that_is_not_there_is_a_store_error_naming_it():
     assert "pw-secret" not in text
 
 
+async def test_a_store_made_inside_a_tool_reports_its_error_there():
+    # Tools run on the binding's threads: connecting from one must answer, not panic.
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+
+    @ac.tool
+    def open_archive() -> str:
+        """Opens the archive database."""
+        try:
+            ac.PostgresStore(f"postgres://agent@127.0.0.1:{port}/archive", connect_timeout_ms=2000)
+        except ac.StoreError as e:
+            return f"no archive: {e}"
+        return "opened"
+
+    provider = ac.ScriptedProvider([ac.ToolCallStep("open_archive", {}), "Done."])
+    agent = ac.Agent(provider, tools=[open_archive])
+    session = await agent.create_session()
+    assert (await session.send("open it")).status == "done"
+    results = [m for m in await session.messages() if m["message"]["role"] == "tool"]
+    text = results[0]["message"]["content"][0]["text"]
+    assert text.startswith("no archive: ") and "could not connect to PostgreSQL at 127.0.0.1" in text, text
+
+
 def test_bad_options_are_config_errors():
     with pytest.raises(ac.ConfigError, match="unknown field"):
         ac._native.PostgresStore("postgres://u@127.0.0.1/db", {"pool": 1})
