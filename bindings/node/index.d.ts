@@ -236,7 +236,7 @@ export declare class NativeSession {
    * data, keys kept as they are) named `name`; the outcome's `structured` holds it.
    * `message` is text or a whole user message.
    */
-  sendWithSchema(message: string | object, name: string, schema: object, cancelled?: boolean | undefined | null): NativeRun
+  sendWithSchema(message: string | object, name: string, schema: object, cancelled?: boolean | undefined | null, strict?: boolean | undefined | null): NativeRun
   /** The question a turn of this session is parked on, if any. */
   pendingClarification(): any
   /** Answers the pending question; the parked turn goes on in a new run. */
@@ -326,9 +326,10 @@ export declare class NativeTabHub {
   reopenTab(tab: string): Promise<void>
   /**
    * Delivers a message: an idle tab starts a turn, a busy one queues it. With `schema` (a
-   * JSON Schema named `schema_name`) the turn that reads it is a typed turn of its own.
+   * JSON Schema named `schema_name`) the turn that reads it is a typed turn of its own;
+   * `strict` asks for the provider's strict schema mode where it has one (OpenAI).
    */
-  deliver(tab: string, text: string, origin?: string | undefined | null, schemaName?: string | undefined | null, schema?: any): Promise<NativeDelivery>
+  deliver(tab: string, text: string, origin?: string | undefined | null, schemaName?: string | undefined | null, schema?: any, strict?: boolean | undefined | null): Promise<NativeDelivery>
   /** Resolves a handle or id prefix. */
   resolve(input: string): any
   /** A tab's handle. */

@@ -29,6 +29,11 @@ export interface SendOptions {
 export interface TypedSendOptions extends SendOptions {
   /** The schema's name for the model (letters, digits, `_`, `-`); default: its `title`, else `answer`. */
   name?: string
+  /**
+   * Asks for the provider's strict schema mode where it has one (OpenAI's `strict`, which needs
+   * every property required and `additionalProperties: false`). Default `false`.
+   */
+  strict?: boolean
 }
 
 /**

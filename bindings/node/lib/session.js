@@ -78,15 +78,18 @@ class Session {
    * @param {string | { role?: 'user', content: any[] }} input text, or a whole user message
    * @param {any} schema a JSON Schema object, an object with a `toJSONSchema()` method, or one
    *   with a `jsonSchema` property
-   * @param {{ signal?: AbortSignal, name?: string }} [options] `name` names the schema for the
-   *   model (default: its `title`, else `answer`)
+   * @param {{ signal?: AbortSignal, name?: string, strict?: boolean }} [options] `name` names the
+   *   schema for the model (default: its `title`, else `answer`); `strict` asks for the
+   *   provider's strict schema mode where it has one (OpenAI's, which needs every property
+   *   required and `additionalProperties: false`)
    */
   sendTyped(input, schema, options = {}) {
     const { json, name } = typedSchema(schema, options.name)
     const signal = options.signal
     const aborted = signal ? signal.aborted : false
     const message = typeof input === 'string' ? input : toJsonValue({ role: 'user', ...input })
-    const n = wrap(() => this.#native.sendWithSchema(message, name, toJsonValue(json), aborted))
+    const strict = options.strict === true
+    const n = wrap(() => this.#native.sendWithSchema(message, name, toJsonValue(json), aborted, strict))
     const run = new Run(n, this.#agent, true)
     if (!aborted) cancelOnAbort(signal, n, run)
     return run

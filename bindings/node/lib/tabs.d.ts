@@ -127,11 +127,12 @@ export declare class TabHub {
    * With `schema` (what `session.sendTyped` takes, named by `name`) the turn that reads the
    * message is a typed turn of its own: never merged with other queued messages, and still
    * typed when the tab is restored from its store; its `outcome.structured` holds the answer.
+   * `strict` as in `sendTyped`.
    */
   deliver(
     tab: string,
     text: string,
-    options: { origin?: 'human' | 'agent'; signal?: AbortSignal; schema: TypedSchema; name?: string },
+    options: { origin?: 'human' | 'agent'; signal?: AbortSignal; schema: TypedSchema; name?: string; strict?: boolean },
   ): Promise<Delivery<TypedRun>>
   /** An untyped delivery (see above). */
   deliver(

@@ -127,7 +127,7 @@ class TabHub {
    * restored from its store; its `outcome.structured` holds the answer.
    * @param {string} tab
    * @param {string} text
-   * @param {{ origin?: 'human' | 'agent', signal?: AbortSignal, schema?: any, name?: string }} [options]
+   * @param {{ origin?: 'human' | 'agent', signal?: AbortSignal, schema?: any, name?: string, strict?: boolean }} [options]
    */
   async deliver(tab, text, options = {}) {
     const signal = options.signal
@@ -137,7 +137,7 @@ class TabHub {
     if (signal && signal.aborted) throw refuse()
     const d = await wrap(() =>
       typed
-        ? this.#native.deliver(tab, text, options.origin, typed.name, toJsonValue(typed.json))
+        ? this.#native.deliver(tab, text, options.origin, typed.name, toJsonValue(typed.json), options.strict === true)
         : this.#native.deliver(tab, text, options.origin)
     )
     const n = d.run()

@@ -418,7 +418,7 @@ impl NativeSession {
     /// data, keys kept as they are) named `name`; the outcome's `structured` holds it.
     /// `message` is text or a whole user message.
     #[napi(
-        ts_args_type = "message: string | object, name: string, schema: object, cancelled?: boolean | undefined | null"
+        ts_args_type = "message: string | object, name: string, schema: object, cancelled?: boolean | undefined | null, strict?: boolean | undefined | null"
     )]
     pub fn send_with_schema(
         &self,
@@ -426,6 +426,7 @@ impl NativeSession {
         name: String,
         schema: Unknown<'_>,
         cancelled: Option<bool>,
+        strict: Option<bool>,
     ) -> Result<NativeRun> {
         let mut value = crate::options::value_of("message", message)?;
         let message = if let serde_json::Value::String(text) = &value {
@@ -437,7 +438,7 @@ impl NativeSession {
         };
         let mut schema = crate::options::value_of("schema", schema)?;
         crate::convert::integral_numbers(&mut schema);
-        let schema = agent_core::OutputSchema::new(name, schema);
+        let schema = agent_core::OutputSchema::new(name, schema).with_strict(strict.unwrap_or(false));
         self.begin(cancelled.unwrap_or(false), |session, token| {
             session.send_with_schema(message, schema, token)
         })

@@ -153,7 +153,8 @@ impl NativeTabHub {
     }
 
     /// Delivers a message: an idle tab starts a turn, a busy one queues it. With `schema` (a
-    /// JSON Schema named `schema_name`) the turn that reads it is a typed turn of its own.
+    /// JSON Schema named `schema_name`) the turn that reads it is a typed turn of its own;
+    /// `strict` asks for the provider's strict schema mode where it has one (OpenAI).
     #[napi]
     pub async fn deliver(
         &self,
@@ -162,6 +163,7 @@ impl NativeTabHub {
         origin: Option<String>,
         schema_name: Option<String>,
         #[napi(ts_arg_type = "any")] schema: Option<Json>,
+        strict: Option<bool>,
     ) -> Result<NativeDelivery> {
         let origin = match origin.as_deref() {
             None | Some("human") => Origin::Human,
@@ -177,7 +179,8 @@ impl NativeTabHub {
         if let Some(Json(mut schema)) = schema {
             crate::convert::integral_numbers(&mut schema);
             let name = schema_name.as_deref().unwrap_or("answer");
-            message = message.expecting(agent_core::OutputSchema::new(name, schema));
+            let schema = agent_core::OutputSchema::new(name, schema).with_strict(strict.unwrap_or(false));
+            message = message.expecting(schema);
         }
         let d = self
             .inner

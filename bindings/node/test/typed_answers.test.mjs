@@ -28,6 +28,14 @@ test('a valid JSON answer is in outcome.structured and run.result(), and the sch
   const [request] = provider.requests()
   assert.equal(request.outputSchema.name, 'City')
   assert.deepEqual(request.outputSchema.schema.required, ['name', 'population'])
+  assert.equal(request.outputSchema.strict, false)
+})
+
+test('strict asks for the provider strict schema mode', async () => {
+  const { agent, provider } = scripted([{ text: JSON.stringify(OSLO) }])
+  const session = await agent.createSession()
+  assert.deepEqual(await session.sendTyped('The capital of Norway?', CITY, { strict: true }).result(), OSLO)
+  assert.equal(provider.requests()[0].outputSchema.strict, true)
 })
 
 test('an invalid answer gets one correction', async () => {
@@ -105,12 +113,13 @@ test('a typed delivery through the tab hub: a typed turn at once, and a turn of 
   const hub = await TabHub.create({ provider, tools: [wait] })
   const tab = await hub.openTab()
 
-  const d = await hub.deliver(tab, 'Oslo', { schema: CITY })
+  const d = await hub.deliver(tab, 'Oslo', { schema: CITY, strict: true })
   assert.equal(d.status, 'started')
   const outcome = await d.run.outcome
   assert.equal(outcome.status, 'done')
   assert.deepEqual(outcome.structured, { name: 'Oslo', population: 4 })
   assert.deepEqual(await d.run.result(), { name: 'Oslo', population: 4 })
+  assert.equal(provider.requests().at(-1).outputSchema.strict, true)
   await hub.waitIdle(tab)
   const plain = await hub.deliver(tab, 'plain')
   assert.equal(await plain.run.result(), 'echo: plain')

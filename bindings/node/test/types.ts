@@ -294,7 +294,7 @@ async function main(): Promise<void> {
     population: number
   }
   const citySchema = { type: 'object', properties: { name: { type: 'string' }, population: { type: 'integer' } } }
-  const typed: TypedRun<City> = session.sendTyped<City>('Capital?', citySchema, { name: 'City' })
+  const typed: TypedRun<City> = session.sendTyped<City>('Capital?', citySchema, { name: 'City', strict: true })
   const city: City | undefined = (await typed.outcome).structured
   console.log(city?.population.toFixed(0))
   const answer: City = await typed.result()

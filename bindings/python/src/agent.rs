@@ -295,16 +295,19 @@ impl NativeSession {
 
     /// Starts a typed turn: like `send`, with a final answer that must match the JSON Schema
     /// `schema` (a dict) named `name`; the outcome's `structured` holds it. Returns the run at
-    /// once; a schema that is not a valid JSON Schema ends it with `output.schema`.
+    /// once; a schema that is not a valid JSON Schema ends it with `output.schema`. `strict`
+    /// asks for the provider's strict schema mode where it has one (OpenAI).
+    #[pyo3(signature = (message, name, schema, strict=false))]
     fn send_with_schema(
         &self,
         py: Python<'_>,
         message: &Bound<'_, PyAny>,
         name: &str,
         schema: &Bound<'_, PyAny>,
+        strict: bool,
     ) -> PyResult<NativeRun> {
         let message = user_message(message)?;
-        let schema = agent_core::OutputSchema::new(name, py_to_json(schema)?);
+        let schema = agent_core::OutputSchema::new(name, py_to_json(schema)?).with_strict(strict);
         self.loops.remember(py, self.session.id());
         let run = self
             .session

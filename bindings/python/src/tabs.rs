@@ -163,7 +163,8 @@ impl NativeTabHub {
     /// dict (`status`, `queue_len`, `auto_wake_budget`, `awaiting_user`, `run`). With
     /// `schema` (a JSON Schema dict named `schema_name`) the turn that reads the message is a
     /// typed turn, of its own. Awaitable.
-    #[pyo3(signature = (tab, message, origin="human", schema_name=None, schema=None))]
+    #[pyo3(signature = (tab, message, origin="human", schema_name=None, schema=None, strict=false))]
+    #[allow(clippy::too_many_arguments)]
     fn deliver<'py>(
         &self,
         py: Python<'py>,
@@ -172,6 +173,7 @@ impl NativeTabHub {
         origin: &str,
         schema_name: Option<&str>,
         schema: Option<&Bound<'py, PyAny>>,
+        strict: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let origin = match origin {
             "human" => Origin::Human,
@@ -185,7 +187,8 @@ impl NativeTabHub {
         let mut delivered = agent_core::tabs::DeliveredMessage::from(message);
         if let Some(schema) = schema {
             let name = schema_name.unwrap_or("answer");
-            delivered = delivered.expecting(agent_core::OutputSchema::new(name, py_to_json(schema)?));
+            let schema = agent_core::OutputSchema::new(name, py_to_json(schema)?).with_strict(strict);
+            delivered = delivered.expecting(schema);
         }
         self.loops.remember_current(py);
         let hub = self.hub.clone();

@@ -45,6 +45,14 @@ async def test_dataclass_answer_is_parsed_and_schema_sent():
     sent = provider.requests()[0]["output_schema"]
     assert sent["name"] == "City"
     assert sent["schema"]["required"] == ["name", "population"]
+    assert sent["strict"] is False
+
+
+async def test_strict_asks_for_the_providers_strict_mode():
+    provider, session = await session_for(json.dumps(OSLO), record=True)
+    outcome = await session.send_typed("The capital of Norway?", City, strict=True)
+    assert outcome.answer == City("Oslo", 709000)
+    assert provider.requests()[0]["output_schema"]["strict"] is True
 
 
 async def test_pydantic_model_answer():
@@ -129,7 +137,7 @@ async def test_typed_delivery_through_the_tab_hub():
     tab = await hub.open_tab()
 
     # An idle tab starts a typed turn at once: its run is a TypedRun.
-    d = await hub.deliver(tab, "Oslo", schema=City)
+    d = await hub.deliver(tab, "Oslo", schema=City, strict=True)
     assert d.status == "started" and isinstance(d.run, ac.TypedRun)
     outcome = await d.run
     assert outcome.ok and outcome.answer == City("Oslo", 4)
@@ -148,6 +156,8 @@ async def test_typed_delivery_through_the_tab_hub():
         if r["messages"][-1]["role"] == "user"
     ]
     assert turns == [("Oslo", "City"), ("slow", None), ("a", None), ("Bergen", "town")]
+    strict = [(r.get("output_schema") or {}).get("strict") for r in provider.requests() if r.get("output_schema")]
+    assert strict == [True, False]
     assert (await hub.read(tab))["last_response"] == json.dumps({"name": "Bergen", "population": 6})
 
     with pytest.raises(TypeError):

@@ -691,15 +691,27 @@ class Session:
 
     @overload
     def send_typed(
-        self, message: Union[str, Mapping[str, Any]], schema: Type[_T], *, name: Optional[str] = None
+        self,
+        message: Union[str, Mapping[str, Any]],
+        schema: Type[_T],
+        *,
+        name: Optional[str] = None,
+        strict: bool = False,
     ) -> "TypedRun[_T]": ...
 
     @overload
     def send_typed(
-        self, message: Union[str, Mapping[str, Any]], schema: Mapping[str, Any], *, name: Optional[str] = None
+        self,
+        message: Union[str, Mapping[str, Any]],
+        schema: Mapping[str, Any],
+        *,
+        name: Optional[str] = None,
+        strict: bool = False,
     ) -> "TypedRun[Any]": ...
 
-    def send_typed(self, message: Union[str, Mapping[str, Any]], schema: Any, *, name: Optional[str] = None) -> Any:
+    def send_typed(
+        self, message: Union[str, Mapping[str, Any]], schema: Any, *, name: Optional[str] = None, strict: bool = False
+    ) -> Any:
         """Starts a turn whose final answer must match ``schema`` and returns its run at once.
 
         ``schema`` is a pydantic model class (its ``model_json_schema()``), a dataclass, a
@@ -709,12 +721,14 @@ class Session:
         :class:`TypedOutcome` whose ``answer`` is a model / dataclass instance (the dict for a
         TypedDict or a dict schema) and ``structured`` the JSON data. A second bad answer ends
         the turn ``error`` with ``error_kind`` ``output.invalid``; a schema that is not a valid
-        JSON Schema ``output.schema``."""
+        JSON Schema ``output.schema``. ``strict=True`` asks for the provider's strict schema mode
+        where it has one (OpenAI's, which needs every property required and
+        ``additionalProperties: false``)."""
         from ._typed import TypedRun, output_schema
 
         schema_name, json_schema, convert = output_schema(schema, name)
         msg = message if isinstance(message, str) else dict(message)
-        return TypedRun(self._native.send_with_schema(msg, schema_name, json_schema), convert)
+        return TypedRun(self._native.send_with_schema(msg, schema_name, json_schema, strict), convert)
 
     def pending_clarification(self) -> Optional["Clarification"]:
         """The question a turn of this session is parked on, if any (it survives a restart

@@ -170,7 +170,14 @@ class TabHub:
         await self._native.reopen_tab(tab)
 
     async def deliver(
-        self, tab: str, message: str, origin: str = "human", *, schema: Any = None, name: Optional[str] = None
+        self,
+        tab: str,
+        message: str,
+        origin: str = "human",
+        *,
+        schema: Any = None,
+        name: Optional[str] = None,
+        strict: bool = False,
     ) -> Delivery:
         """Delivers a message to a tab from ``human`` (refills the auto-wake budget) or
         ``agent``: an idle tab starts a turn, a busy one queues the message. Raises
@@ -181,7 +188,8 @@ class TabHub:
         dataclass, a TypedDict or a JSON Schema dict, named by ``name``) the turn that reads
         the message is a typed turn of its own (never merged with other queued messages, and
         still typed when the tab is restored from its store); a turn started at once comes
-        back as a :class:`TypedRun` whose outcome's ``answer`` is the parsed answer."""
+        back as a :class:`TypedRun` whose outcome's ``answer`` is the parsed answer; ``strict``
+        as in :meth:`Session.send_typed`."""
         if schema is None:
             d = await self._native.deliver(tab, message, origin)
             run = d.pop("run")
@@ -189,7 +197,7 @@ class TabHub:
         from ._typed import TypedRun, output_schema
 
         schema_name, json_schema, convert = output_schema(schema, name)
-        d = await self._native.deliver(tab, message, origin, schema_name, json_schema)
+        d = await self._native.deliver(tab, message, origin, schema_name, json_schema, strict)
         run = d.pop("run")
         return Delivery(run=TypedRun(run, convert) if run is not None else None, **d)
 
