@@ -39,7 +39,7 @@
 #![deny(missing_docs)]
 
 // One path per item: the everyday API is re-exported at the root and the modules that hold it
-// are private; the specialised families (`tabs`, `untrusted`, `options`) are public modules.
+// are private; the specialised families (`tabs`, `untrusted`, `options`, `steps`) are public modules.
 mod agent;
 mod compaction;
 mod compress;
@@ -50,6 +50,7 @@ pub mod options;
 mod pricing;
 mod provider;
 mod session;
+pub mod steps;
 mod store;
 pub mod tabs;
 mod tool;

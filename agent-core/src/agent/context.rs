@@ -15,6 +15,7 @@ use crate::compaction::{choose_cut, render_transcript, summary_request, trim_to_
 use crate::event::EventKind;
 use crate::provider::{ModelRequest, ProviderErrorKind, Usage};
 use crate::session::SessionId;
+use crate::steps::{Interrupted, ModelStep, StepKind, StepRequest, Steps};
 use crate::store::{Compaction, now_millis};
 
 /// Share of the budget that the kept (not summarised) messages may use, so that the summary
@@ -45,27 +46,28 @@ pub(crate) async fn fit_request(
     request: &mut ModelRequest,
     emitter: &Emitter,
     meter: &mut Meter<'_>,
-) -> Fitted {
+    steps: Steps<'_>,
+) -> Result<Fitted, Interrupted> {
     let config = &agent.config.compaction;
     history.estimator.set_chars_per_token(config.chars_per_token);
     history.last_raw_estimate = Some(history.estimator.raw_request(request));
     if !config.enabled {
-        return Fitted::AsIs;
+        return Ok(Fitted::AsIs);
     }
     let Some(limit) = input_limit(agent, history) else {
-        return Fitted::AsIs;
+        return Ok(Fitted::AsIs);
     };
     let budget = ((limit as f64) * config.ratio.clamp(0.05, 1.0)) as u64;
     let estimated = history.estimator.request(request);
     if estimated <= budget {
-        return Fitted::AsIs;
+        return Ok(Fitted::AsIs);
     }
     emitter.emit(EventKind::CompactionRunning {
         estimated_tokens: estimated,
         budget_tokens: budget,
     });
     let mut method = "trim";
-    if summarise(agent, session, history, request, budget, limit, meter).await {
+    if summarise(agent, session, history, request, budget, limit, meter, steps).await? {
         request.messages = history.model_view();
         method = "summary";
     }
@@ -85,7 +87,7 @@ pub(crate) async fn fit_request(
         estimated_tokens: history.estimator.request(request),
         method: method.to_owned(),
     });
-    Fitted::Changed
+    Ok(Fitted::Changed)
 }
 
 /// Whether [`fit_request`] left the request's messages as the history's model view.
@@ -98,7 +100,9 @@ pub(crate) enum Fitted {
 /// Summarises older messages with the model, at most `max_attempts` times. Returns whether a
 /// summary was recorded (in the store, when there is one, and in `history`). Each summary
 /// call counts in the turn's usage and spend, and one that could pass a cost budget is not
-/// made (the request is trimmed instead).
+/// made (the request is trimmed instead). Each summary call is a step of the turn
+/// (`summary:{seq}.{attempt}`, the sequence number of the last message it summarises).
+#[allow(clippy::too_many_arguments)] // the request, its limits, and what the call counts into
 async fn summarise(
     agent: &AgentInner,
     session: &SessionId,
@@ -107,10 +111,11 @@ async fn summarise(
     budget: u64,
     limit: u64,
     meter: &mut Meter<'_>,
-) -> bool {
+    steps: Steps<'_>,
+) -> Result<bool, Interrupted> {
     let config = &agent.config.compaction;
     if history.summary_failed_turn == Some(history.turn_start) {
-        return false;
+        return Ok(false);
     }
     let fixed = history.estimator.calibrated(history.estimator.raw_fixed(request));
     let keep_budget = ((budget.saturating_sub(fixed)) as f64 * KEEP_SHARE) as u64;
@@ -121,7 +126,7 @@ async fn summarise(
         keep_budget,
         &history.estimator,
     ) else {
-        return false;
+        return Ok(false);
     };
     let transcript = render_transcript(history.summary.as_deref(), &history.messages[history.compacted..cut]);
     let mut summary_req = summary_request(transcript, config.summary_max_tokens);
@@ -132,13 +137,13 @@ async fn summarise(
     {
         tracing::warn!(error = %e, "not summarising for compaction");
         history.summary_failed_turn = Some(history.turn_start);
-        return false;
+        return Ok(false);
     }
     let raw = history.estimator.raw_request(&summary_req);
     if history.estimator.calibrated(raw) + u64::from(config.summary_max_tokens) > limit {
         tracing::info!("the summary request would not fit the context window; trimming instead");
         history.summary_failed_turn = Some(history.turn_start);
-        return false;
+        return Ok(false);
     }
     let mut summary = None;
     for attempt in 1..=config.max_attempts.max(1) {
@@ -155,9 +160,25 @@ async fn summarise(
         }
         // A model call like the loop's own: a `chat` span of its own under the turn's.
         let span = genai_spans::chat(agent, session, &summary_req);
-        let call = agent.provider.complete(&summary_req, CancellationToken::new());
-        match tokio::time::timeout(agent.config.model_timeout, call).await {
-            Ok(Ok(response)) => {
+        let cut_seq = history.seq_of(cut - 1);
+        let call = async {
+            let call = agent.provider.complete(&summary_req, CancellationToken::new());
+            match tokio::time::timeout(agent.config.model_timeout, call).await {
+                Ok(Ok(response)) => ModelStep::Answered(Box::new(response)),
+                Ok(Err(e)) => ModelStep::Failed(e),
+                Err(_) => ModelStep::TimedOut,
+            }
+        };
+        let step = steps.run(
+            || StepRequest {
+                kind: StepKind::Summary,
+                name: format!("summary:{cut_seq}.{attempt}"),
+                input: serde_json::Value::Null,
+            },
+            call,
+        );
+        match step.await? {
+            ModelStep::Answered(response) => {
                 genai_spans::record_response(&span, agent, &response);
                 if let Some(usage) = &response.usage {
                     history.estimator.observe(raw, usage.input_tokens);
@@ -171,11 +192,12 @@ async fn summarise(
                 }
                 tracing::warn!(attempt, "the summary came back empty");
             }
-            Ok(Err(e)) => {
+            ModelStep::Failed(e) => {
                 genai_spans::record_error(&span, ErrorKind::Provider(e.error_kind()).as_str());
                 tracing::warn!(attempt, error = %e, "summarising for compaction failed");
             }
-            Err(_) => {
+            // A summary call is not raced against the turn's cancel: never recorded as one.
+            ModelStep::TimedOut | ModelStep::Cancelled => {
                 genai_spans::record_error(&span, ErrorKind::Provider(ProviderErrorKind::Timeout).as_str());
                 tracing::warn!(attempt, "summarising for compaction timed out");
             }
@@ -183,7 +205,7 @@ async fn summarise(
     }
     let Some(summary) = summary else {
         history.summary_failed_turn = Some(history.turn_start);
-        return false;
+        return Ok(false);
     };
     if let Some(store) = &agent.store {
         let record = Compaction {
@@ -201,7 +223,7 @@ async fn summarise(
     history.summary = Some(summary);
     history.compacted = cut;
     history.forget_model_view();
-    true
+    Ok(true)
 }
 
 /// Called once when the provider answers `ContextOverflow`. Learns that the window is

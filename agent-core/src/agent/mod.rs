@@ -7,6 +7,7 @@ mod clarification;
 mod config;
 mod context;
 mod cost;
+mod drive;
 mod emit;
 mod error_kind;
 mod event_log;
@@ -110,6 +111,15 @@ impl AgentInner {
             Err(poisoned) => poisoned.into_inner().clone(),
         }
     }
+}
+
+/// Whether a session loaded from the store is the agent's shared one or a handle of its own.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Restore {
+    /// Registered: [`Agent::open_session`] hands out the same state.
+    Shared,
+    /// Not registered ([`Agent::session_at`]).
+    Detached,
 }
 
 /// One session's in-process state, shared by every handle to it. The async mutex makes turns
@@ -258,24 +268,54 @@ impl Agent {
                 state,
             });
         }
+        let store = self.stored_session(id).await?;
+        let history = History::load(store.as_ref(), id).await?;
+        self.restore(store, id, history, Restore::Shared).await
+    }
+
+    /// The store, when it holds session `id`.
+    async fn stored_session(&self, id: &SessionId) -> Result<&Arc<dyn Store>, AgentError> {
         let Some(store) = &self.inner.store else {
             return Err(AgentError::SessionNotFound(id.clone()));
         };
         if store.session(id).await?.is_none() {
             return Err(AgentError::SessionNotFound(id.clone()));
         }
-        let mut history = History::load(store.as_ref(), id).await?;
+        Ok(store)
+    }
+
+    /// A session loaded from the store: what it spent, the question or approval it is parked
+    /// on, and its history repaired after a crash.
+    async fn restore(
+        &self,
+        store: &Arc<dyn Store>,
+        id: &SessionId,
+        mut history: History,
+        how: Restore,
+    ) -> Result<Session, AgentError> {
         let spend = session_spend::load(store.as_ref(), id, &history).await?;
         let parked_run = store.parked_run(id).await?;
-        let parked = parked_run.as_ref().and_then(clarification::from_parked);
-        let approval = parked_run.as_ref().and_then(approval::from_parked);
+        let mut parked = parked_run.as_ref().and_then(clarification::from_parked);
+        let mut approval = parked_run.as_ref().and_then(approval::from_parked);
+        if how == Restore::Detached {
+            // Parked by a later turn than the history loaded (an attempt an engine replays
+            // from an earlier point): not this history's to wait on.
+            parked = parked.filter(|q| history.has_call(&q.call_id));
+            approval = approval.filter(|a| approval::waiting_ids(a).iter().all(|id| history.has_call(id)));
+        }
         // A typed turn parked on either stays typed when it continues.
         let output = parked_run.as_ref().and_then(parked_output::read);
         // Calls a parked turn holds back are waiting, not interrupted.
         let mut waiting: Vec<String> = parked.iter().map(|q| q.call_id.clone()).collect();
         waiting.extend(approval.iter().flat_map(approval::waiting_ids));
         history.repair_interrupted(Some(store), id, &waiting).await?;
-        let session = self.attach(id.clone(), history);
+        let session = match how {
+            Restore::Shared => self.attach(id.clone(), history),
+            Restore::Detached => Session {
+                agent: self.clone(),
+                state: Arc::new(SessionState::new(id.clone(), history)),
+            },
+        };
         if let Ok(mut kept) = session.state.spend.lock() {
             *kept = spend;
         }
@@ -399,6 +439,12 @@ impl Session {
     /// question (not one of the options, empty input, not yes/no) is refused and the question
     /// stays pending.
     pub fn answer_clarification(&self, clarification_id: &str, answer: &str) -> Result<Run, ClarificationError> {
+        let input = self.answer_input(clarification_id, answer)?;
+        Ok(self.start(input, CancellationToken::new(), 0))
+    }
+
+    /// The turn an answer to the pending question starts, when the answer fits.
+    fn answer_input(&self, clarification_id: &str, answer: &str) -> Result<turn::TurnInput, ClarificationError> {
         let question = self
             .state
             .clarification
@@ -409,11 +455,10 @@ impl Session {
             return Err(ClarificationError::Expired);
         }
         let answer = question.check_answer(answer)?;
-        let input = turn::TurnInput::Answer {
+        Ok(turn::TurnInput::Answer {
             clarification_id: clarification_id.to_owned(),
             answer,
-        };
-        Ok(self.start(input, CancellationToken::new(), 0))
+        })
     }
 
     /// Dismisses the pending question without answering it (the person closed it): the

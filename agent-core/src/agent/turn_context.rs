@@ -3,6 +3,7 @@
 //! need not import the loop that calls them.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use tokio_util::sync::CancellationToken;
 
@@ -10,6 +11,7 @@ use super::emit::Emitter;
 use super::{AgentInner, SessionState};
 use crate::gate::TurnOrigin;
 use crate::session::SessionId;
+use crate::steps::Steps;
 
 /// A running turn: what it acts on and for whom. The concepts it calls into (clarification,
 /// tool execution, context fitting) take it whole.
@@ -23,4 +25,17 @@ pub(crate) struct Turn<'a> {
     pub origin: &'a TurnOrigin,
     /// How many agents run above this one (0 but in a sub-agent's turn).
     pub depth: u32,
+    /// How the turn's effects run: in place, or journaled by a durable executor.
+    pub steps: Steps<'a>,
+    /// Model calls made so far, which name the next one's step (`model:{n}`).
+    pub model_steps: AtomicU32,
+    /// Set when an executor interrupted a step to have the engine retry the attempt.
+    pub engine_stop: std::sync::Mutex<Option<String>>,
+}
+
+impl Turn<'_> {
+    /// The name of the next model call's step, stable across replays of the turn.
+    pub fn next_model_step(&self) -> String {
+        format!("model:{}", self.model_steps.fetch_add(1, Ordering::Relaxed) + 1)
+    }
 }

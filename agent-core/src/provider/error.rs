@@ -3,8 +3,10 @@ use std::time::Duration;
 /// Why a model call failed.
 ///
 /// Messages never contain API keys. Use [`ProviderError::is_retryable`] to decide whether a
-/// retry or a fallback route may help.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+/// retry or a fallback route may help. Serialisable, so that a durable executor can record a
+/// failed call (see [`crate::steps`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", content = "detail", rename_all = "snake_case")]
 pub enum ProviderError {
     /// HTTP 429 or an equivalent quota error.
     #[error("rate limited by the provider{}: {message}", retry_after.map(|d| format!(" (retry after {} ms)", d.as_millis())).unwrap_or_default())]

@@ -60,12 +60,24 @@ impl History {
     /// Loads a stored session: the latest compaction summary and the messages after its
     /// cursor (the whole session when it was never compacted).
     pub async fn load(store: &dyn Store, session: &SessionId) -> Result<Self, StoreError> {
-        let compaction = store.latest_compaction(session).await?;
+        Self::load_through(store, session, None).await
+    }
+
+    /// [`Self::load`] as of sequence number `through` (the whole session for `None`): the
+    /// messages after it, and a compaction whose cursor passed it, are left out.
+    pub async fn load_through(
+        store: &dyn Store,
+        session: &SessionId,
+        through: Option<u64>,
+    ) -> Result<Self, StoreError> {
+        let through = through.unwrap_or(u64::MAX);
+        let compaction = store.latest_compaction(session).await?.filter(|c| c.cursor <= through);
         let cursor = compaction.as_ref().map_or(0, |c| c.cursor);
-        let stored = store.load_messages(session, cursor).await?;
+        let mut stored = store.load_messages(session, cursor).await?;
+        stored.retain(|m| m.seq <= through);
         let last_seq = match stored.last() {
             Some(m) => m.seq,
-            None => store.last_seq(session).await?,
+            None => store.last_seq(session).await?.min(through),
         };
         let messages: Vec<Message> = stored.into_iter().map(|m| m.message).collect();
         Ok(History {
@@ -75,6 +87,13 @@ impl History {
             summary: compaction.map(|c| c.summary),
             ..History::default()
         })
+    }
+
+    /// Whether a message in memory holds the tool call `call_id`.
+    pub fn has_call(&self, call_id: &str) -> bool {
+        self.messages
+            .iter()
+            .any(|m| m.tool_calls.iter().any(|c| c.id == call_id))
     }
 
     /// The store's sequence number of `messages[index]`.

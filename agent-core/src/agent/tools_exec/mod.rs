@@ -1,6 +1,7 @@
 //! Running one assistant message's tool calls: validate, ask the gate, run (parallel-safe
 //! tools up to the limit at once), cap, record. Every call ends with exactly one result.
 
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -14,6 +15,7 @@ use tracing::{Instrument, Span};
 mod cap;
 mod consent;
 mod record;
+mod step;
 
 use super::AgentInner;
 use super::approval::{ApprovalDecision, Asked, Decisions};
@@ -29,11 +31,13 @@ use crate::event::EventKind;
 use crate::gate::TurnOrigin;
 use crate::message::{Message, ToolCall};
 use crate::session::SessionId;
+use crate::steps::{Interrupted, StepKind, StepRequest, Steps};
 use crate::store::{StoreError, ToolCallState, now_millis};
 use crate::tool::{BoxError, Tool, ToolContext, ToolError, ToolOutput, ToolSet, UsageMeter};
 use crate::untrusted::wrap_untrusted;
 use cap::cap_output;
 use consent::Consent;
+use step::ToolStep;
 
 pub(crate) use record::not_run;
 
@@ -49,6 +53,8 @@ pub(crate) enum Stop {
     Store(StoreError),
     /// A host hook failed (its message).
     Hook(String),
+    /// A durable executor stopped the attempt (its message): nothing more is written.
+    Engine(String),
 }
 
 /// The results (one per call, in call order) and why execution stopped, if it did.
@@ -77,6 +83,8 @@ pub(crate) struct ExecCtx<'a> {
     pub spent: &'a UsageMeter,
     /// The person's decisions, by call id, when the turn resumes from an approval.
     pub decided: Option<&'a Decisions>,
+    /// How calls run: in place, or each one a journaled step (then one at a time).
+    pub steps: Steps<'a>,
 }
 
 struct Prepared {
@@ -102,6 +110,14 @@ struct Finished {
 }
 
 type Inflight = FuturesUnordered<BoxFuture<'static, Finished>>;
+
+/// A call started by [`ExecCtx::start`], with what its result is recorded against.
+struct Started<F> {
+    span: Span,
+    arguments: Option<serde_json::Value>,
+    started_at_ms: i64,
+    run: F,
+}
 
 impl ExecCtx<'_> {
     pub async fn execute(&self, calls: &[ToolCall]) -> Executed {
@@ -180,6 +196,20 @@ impl ExecCtx<'_> {
                     }
                 }
             }
+            if self.steps.is_durable() {
+                // A journaled call runs alone: an engine replays steps one at a time.
+                started[index] = true;
+                let ended = match self.run_step(index, call, prepared).await {
+                    Ok(done) => self.settle(calls, &mut slots, done).await,
+                    Err(Interrupted::Cancelled) => Some(Stop::Cancelled),
+                    Err(Interrupted::Engine(message)) => Some(Stop::Engine(message)),
+                };
+                if let Some(s) = ended {
+                    stop = Some(s);
+                    break 'calls;
+                }
+                continue;
+            }
             // A sequential tool runs alone; a parallel-safe one waits for a free slot.
             let parallel = spec.parallel_safe;
             let room = if parallel { max_parallel } else { 1 };
@@ -209,6 +239,15 @@ impl ExecCtx<'_> {
         }
         // Dropping the set drops every unfinished tool future.
         drop(inflight);
+        if matches!(stop, Some(Stop::Engine(_))) {
+            // The engine retries the attempt: no result is written for any call.
+            return Executed {
+                results: Vec::new(),
+                stop,
+                question: None,
+                approval: None,
+            };
+        }
 
         // A question parks the turn only when nothing else stopped it, and not when an
         // approval does: a question the model asked before the approved call is refused, one
@@ -308,7 +347,13 @@ impl ExecCtx<'_> {
         }
     }
 
-    async fn launch(&self, index: usize, call: &ToolCall, prepared: Prepared) -> BoxFuture<'static, Finished> {
+    /// Starts a call: its events and `running` record, and the call itself (not yet polled),
+    /// bounded by the tool's timeout, with panics caught.
+    async fn start(
+        &self,
+        call: &ToolCall,
+        prepared: Prepared,
+    ) -> Started<impl Future<Output = (Result<ToolOutput, Failure>, Duration)> + Send + 'static> {
         let spec = prepared.tool.spec();
         let timeout = spec.timeout.unwrap_or(self.agent.config.tool_timeout);
         let span = genai_spans::execute_tool(self.agent, self.session, call, spec, &prepared.args);
@@ -339,8 +384,7 @@ impl ExecCtx<'_> {
         let tool = prepared.tool;
         let args = prepared.args;
         let arguments = (!self.agent.hooks.is_empty()).then(|| args.clone());
-        let traced = span.clone();
-        let call = async move {
+        let run = async move {
             let start = Instant::now();
             let guarded = AssertUnwindSafe(async move { tool.call(args, cx).await }).catch_unwind();
             let result = match tokio::time::timeout(timeout, guarded).await {
@@ -352,13 +396,33 @@ impl ExecCtx<'_> {
                 Ok(Ok(Err(e))) => Err(Failure::Tool(e)),
                 Ok(Ok(Ok(output))) => Ok(output),
             };
+            (result, start.elapsed())
+        };
+        Started {
+            span,
+            arguments,
+            started_at_ms,
+            run,
+        }
+    }
+
+    async fn launch(&self, index: usize, call: &ToolCall, prepared: Prepared) -> BoxFuture<'static, Finished> {
+        let Started {
+            span,
+            arguments,
+            started_at_ms,
+            run,
+        } = self.start(call, prepared).await;
+        let traced = span.clone();
+        let call = async move {
+            let (result, elapsed) = run.await;
             Finished {
                 index,
                 span,
                 arguments,
                 result,
                 started_at_ms,
-                elapsed: start.elapsed(),
+                elapsed,
             }
         };
         // A sub-agent's turn started by the tool nests under this span; without a subscriber
@@ -368,6 +432,42 @@ impl ExecCtx<'_> {
         } else {
             call.instrument(traced).boxed()
         }
+    }
+
+    /// Runs a call as a journaled step (`tool:{call id}`): on a replay that reaches it, the
+    /// recorded result stands and the tool does not run again. A cancel while it runs is
+    /// recorded too, so a replay ends the turn the same way.
+    async fn run_step(&self, index: usize, call: &ToolCall, prepared: Prepared) -> Result<Finished, Interrupted> {
+        let input = serde_json::json!({ "tool": call.name, "arguments": prepared.args });
+        let Started {
+            span,
+            arguments,
+            started_at_ms,
+            run,
+        } = self.start(call, prepared).await;
+        let cancel = self.cancel.clone();
+        let effect = async move {
+            tokio::select! {
+                biased;
+                _ = cancel.cancelled() => ToolStep::Cancelled,
+                (result, elapsed) = run => ToolStep::finished(result, elapsed),
+            }
+        }
+        .instrument(span.clone());
+        let request = || StepRequest {
+            kind: StepKind::Tool,
+            name: format!("tool:{}", call.id),
+            input,
+        };
+        let (result, elapsed) = self.steps.run(request, effect).await?.into_result()?;
+        Ok(Finished {
+            index,
+            span,
+            arguments,
+            result,
+            started_at_ms,
+            elapsed,
+        })
     }
 
     /// Waits for the next running call to finish and records its result. Returns why the

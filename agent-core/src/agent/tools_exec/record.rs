@@ -51,6 +51,8 @@ impl ExecCtx<'_> {
             }
             (Some(Stop::Hook(_)), true) => "cancelled: a host hook failed, which ended the turn".to_owned(),
             (Some(Stop::Hook(_)), false) => "not run: a host hook failed, which ended the turn".to_owned(),
+            // Not written: an attempt the engine stopped writes no result (see `execute`).
+            (Some(Stop::Engine(_)), _) => "not run: the attempt was stopped to be retried".to_owned(),
             (None, _) => "not run".to_owned(),
         };
         self.end_without_running(call, ToolCallState::Cancelled, text).await

@@ -10,6 +10,7 @@ use std::future::Future;
 use std::ops::ControlFlow;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::AtomicU32;
 use std::task::{Context, Poll, Waker};
 
 use tokio::sync::OwnedMutexGuard;
@@ -33,6 +34,7 @@ use crate::event::EventKind;
 use crate::gate::TurnOrigin;
 use crate::message::Message;
 use crate::provider::OutputSchema;
+use crate::steps::{Interrupted, Steps};
 use crate::store::StoreError;
 use crate::tool::TURN_END_TIMEOUT;
 use model_call::CallFailed;
@@ -103,29 +105,75 @@ pub(crate) async fn run_turn(
     depth: u32,
     emitter: Emitter,
 ) -> Outcome {
-    let origin = input.origin(&state);
+    let parts = TurnParts {
+        agent: &agent,
+        state: &state,
+        run_id,
+        cancel: &cancel,
+        depth,
+        emitter: &emitter,
+        steps: Steps::InProcess,
+    };
+    match run_turn_with(parts, slot, input).await {
+        Ok(outcome) => outcome,
+        // In process no step is interrupted by an engine; kept total all the same.
+        Err(message) => finish(&emitter, Outcome::failed(ErrorKind::Store, message)),
+    }
+}
+
+/// What a turn runs with, whoever drives it.
+pub(crate) struct TurnParts<'a> {
+    pub agent: &'a Arc<AgentInner>,
+    pub state: &'a Arc<SessionState>,
+    pub run_id: String,
+    pub cancel: &'a CancellationToken,
+    pub depth: u32,
+    pub emitter: &'a Emitter,
+    pub steps: Steps<'a>,
+}
+
+/// Runs one turn with its effects run as `parts.steps` says. `Err` with the executor's message
+/// when it stopped the attempt ([`Interrupted::Engine`]): the turn then wrote nothing after
+/// the step that stopped, and emitted no final event.
+pub(crate) async fn run_turn_with(parts: TurnParts<'_>, slot: TurnSlot, input: TurnInput) -> Result<Outcome, String> {
+    let TurnParts {
+        agent,
+        state,
+        run_id,
+        cancel,
+        depth,
+        emitter,
+        steps,
+    } = parts;
+    let origin = input.origin(state);
     emitter.emit(EventKind::RunStarted {
         run_id,
         origin: origin.clone(),
     });
     let turn = Turn {
-        agent: &agent,
-        state: &state,
+        agent,
+        state,
         session: &state.id,
-        cancel: &cancel,
-        emitter: &emitter,
+        cancel,
+        emitter,
         origin: &origin,
         depth,
+        steps,
+        model_steps: AtomicU32::new(0),
+        engine_stop: std::sync::Mutex::new(None),
     };
-    let span = genai_spans::invoke_agent(&agent, &state.id);
+    let span = genai_spans::invoke_agent(agent, &state.id);
     // Entered only when collected: wrapping the turn's future costs a copy of it otherwise.
     let outcome = if span.is_disabled() {
         turn.drive(slot, input).await
     } else {
         turn.drive(slot, input).instrument(span.clone()).await
     };
+    if let Some(message) = turn.take_engine_stop() {
+        return Err(message);
+    }
     genai_spans::record_outcome(&span, &outcome);
-    finish(&emitter, outcome)
+    Ok(finish(emitter, outcome))
 }
 
 /// Updates the status and emits the run's final event.
@@ -183,6 +231,13 @@ impl Turn<'_> {
             p.clone_from(&output);
         }
         let mut outcome = self.drive_locked(&mut history, input, output).await;
+        if self.engine_stopped() {
+            // The engine retries the attempt from what it recorded: nothing more is written,
+            // and the next turn in this process reloads the history from the store.
+            history.stale = true;
+            history.forget_model_view();
+            return outcome;
+        }
         self.count_spend(&mut outcome).await;
         if !matches!(
             outcome.status,
@@ -325,6 +380,7 @@ impl Turn<'_> {
                     return failed_with(outcome, ErrorKind::Provider(e.error_kind()), e.to_string());
                 }
                 Err(CallFailed::Hook(message)) => return failed_with(outcome, ErrorKind::Hook, message),
+                Err(CallFailed::Engine(message)) => return self.stop_for_engine(outcome, message),
             };
             let served = response.served_by.as_ref().map(|(_, model)| model.as_str());
             let cost_usd = cost::Meter {
@@ -432,6 +488,32 @@ impl Turn<'_> {
                 }
             }
         }
+    }
+}
+
+impl Turn<'_> {
+    /// Ends the attempt where an executor interrupted it (see [`run_turn_with`]).
+    pub(super) fn stop_for_engine(&self, outcome: Outcome, message: String) -> Outcome {
+        if let Ok(mut stop) = self.engine_stop.lock() {
+            stop.get_or_insert_with(|| message.clone());
+        }
+        failed_with(outcome, ErrorKind::Store, message)
+    }
+
+    fn engine_stopped(&self) -> bool {
+        self.engine_stop.lock().is_ok_and(|stop| stop.is_some())
+    }
+
+    fn take_engine_stop(&self) -> Option<String> {
+        self.engine_stop.lock().ok().and_then(|mut stop| stop.take())
+    }
+}
+
+/// How a step the executor interrupted ends what called it.
+fn interrupted(i: Interrupted) -> CallFailed {
+    match i {
+        Interrupted::Cancelled => CallFailed::Cancelled,
+        Interrupted::Engine(message) => CallFailed::Engine(message),
     }
 }
 

@@ -12,6 +12,7 @@ use crate::agent::history::History;
 use crate::agent::hook_points;
 use crate::event::EventKind;
 use crate::provider::{ModelRequest, ModelResponse, OutputSchema, ProviderError, ResponseAssembler, StreamEvent};
+use crate::steps::{ModelStep, StepKind, StepRequest};
 use crate::tool::ToolSet;
 
 /// Why a model call did not produce a response.
@@ -22,6 +23,8 @@ pub(super) enum CallFailed {
     Hook(String),
     /// The call could pass a cost budget: not made (the message the turn ends with).
     OverBudget(String),
+    /// A durable executor stopped the attempt (its message).
+    Engine(String),
 }
 
 impl Turn<'_> {
@@ -73,7 +76,7 @@ impl Turn<'_> {
         let fitted = tokio::select! {
             biased;
             _ = self.cancel.cancelled() => return Err(CallFailed::Cancelled),
-            fitted = context::fit_request(self.agent, self.session, history, &mut request, self.emitter, meter) => fitted,
+            fitted = context::fit_request(self.agent, self.session, history, &mut request, self.emitter, meter, self.steps) => fitted.map_err(super::interrupted)?,
         };
         if cost::has_budget(config) {
             // The request as fitted, estimated the way compaction counts it.
@@ -89,7 +92,7 @@ impl Turn<'_> {
         }
         let hooks = &self.agent.hooks;
         if hooks.is_empty() {
-            let result = self.send_request(&request).await;
+            let result = self.send_step(&request).await;
             if fitted == context::Fitted::AsIs {
                 history.keep_model_view(request.messages);
             }
@@ -99,11 +102,39 @@ impl Turn<'_> {
         hook_points::before_model_call(hooks, self.session, &mut request)
             .await
             .map_err(CallFailed::Hook)?;
-        let mut response = self.send_request(&request).await?;
+        let mut response = self.send_step(&request).await?;
         hook_points::after_model_call(hooks, self.session, &mut response)
             .await
             .map_err(CallFailed::Hook)?;
         Ok(response)
+    }
+
+    /// [`Self::send_request`] as one step of the turn: journaled when the turn is durable.
+    async fn send_step(&self, request: &ModelRequest) -> Result<ModelResponse, CallFailed> {
+        if !self.steps.is_durable() {
+            return self.send_request(request).await;
+        }
+        let step = self.steps.run(
+            || StepRequest {
+                kind: StepKind::Model,
+                name: self.next_model_step(),
+                input: serde_json::Value::Null,
+            },
+            async {
+                match self.send_request(request).await {
+                    Ok(response) => ModelStep::Answered(Box::new(response)),
+                    Err(CallFailed::Provider(e)) => ModelStep::Failed(e),
+                    // send_request fails only with a provider error or a cancel.
+                    Err(_) => ModelStep::Cancelled,
+                }
+            },
+        );
+        match step.await.map_err(super::interrupted)? {
+            ModelStep::Answered(response) => Ok(*response),
+            ModelStep::Failed(e) => Err(CallFailed::Provider(e)),
+            // The loop's call bounds its own time: a timeout is a provider error.
+            ModelStep::Cancelled | ModelStep::TimedOut => Err(CallFailed::Cancelled),
+        }
     }
 
     /// Sends one request and assembles the streamed answer, emitting tokens as they come. Its
@@ -173,7 +204,7 @@ impl Turn<'_> {
             Err(CallFailed::Provider(e)) => {
                 genai_spans::record_error(&span, ErrorKind::Provider(e.error_kind()).as_str())
             }
-            Err(CallFailed::Cancelled | CallFailed::Hook(_) | CallFailed::OverBudget(_)) => {}
+            Err(CallFailed::Cancelled | CallFailed::Hook(_) | CallFailed::OverBudget(_) | CallFailed::Engine(_)) => {}
         }
         result
     }

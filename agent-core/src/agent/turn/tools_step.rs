@@ -70,6 +70,7 @@ impl Turn<'_> {
             depth: self.depth,
             spent: &spent,
             decided,
+            steps: self.steps,
         };
         if outcome.iterations >= config.max_iterations {
             let results = not_run(&exec, calls, "the iteration cap was reached").await;
@@ -90,6 +91,9 @@ impl Turn<'_> {
             question,
             approval,
         } = exec.execute(run_now).await;
+        if let Some(Stop::Engine(message)) = stop {
+            return ControlFlow::Break(self.stop_for_engine(outcome, message));
+        }
         // The calls an approval holds back: the asked one and those after it.
         let waiting: &[ToolCall] = approval.as_ref().map_or(&[], |(index, _)| &run_now[*index..]);
         spent.add_to(&mut outcome);
@@ -172,6 +176,8 @@ impl Turn<'_> {
                 o.error_kind = Some(ErrorKind::Hook);
                 o
             }
+            // Returned by `run_tools` before anything is written.
+            Stop::Engine(message) => return self.stop_for_engine(outcome, message),
             Stop::Fatal { message, source } => {
                 let mut o = with_status(outcome, OutcomeStatus::Error);
                 o.error = Some(message);

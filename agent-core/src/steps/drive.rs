@@ -1,0 +1,62 @@
+//! What [`Session::drive`](crate::Session::drive) takes and how it fails.
+
+use tokio_util::sync::CancellationToken;
+
+use super::Steps;
+use crate::agent::ClarificationError;
+use crate::gate::TurnOrigin;
+use crate::message::Message;
+
+/// What starts a turn driven by the host.
+#[derive(Debug, Clone)]
+pub enum TurnStart {
+    /// A new message, from the person or from another tab ([`TurnOrigin::Tab`]).
+    Message {
+        /// The message.
+        message: Message,
+        /// Who sent it.
+        origin: TurnOrigin,
+    },
+    /// The answer to the question the session is parked on (checked as
+    /// [`Session::answer_clarification`](crate::Session::answer_clarification) checks it).
+    Answer {
+        /// The pending question's id.
+        clarification_id: String,
+        /// The person's answer.
+        answer: String,
+    },
+}
+
+/// How a driven turn runs.
+#[derive(Debug, Clone)]
+pub struct DriveOptions<'a> {
+    /// The run's id, named by its `run_started` event (a durable executor passes one that is
+    /// the same on every attempt).
+    pub run_id: String,
+    /// Cancels the turn.
+    pub cancel: CancellationToken,
+    /// How effects run.
+    pub steps: Steps<'a>,
+}
+
+impl Default for DriveOptions<'_> {
+    fn default() -> Self {
+        DriveOptions {
+            run_id: uuid::Uuid::new_v4().to_string(),
+            cancel: CancellationToken::new(),
+            steps: Steps::InProcess,
+        }
+    }
+}
+
+/// Why a driven turn produced no outcome.
+#[derive(Debug, thiserror::Error)]
+pub enum DriveError {
+    /// The answer did not fit the pending question, or nothing is pending; the question stays.
+    #[error(transparent)]
+    Clarification(#[from] ClarificationError),
+    /// The executor stopped the attempt ([`Interrupted::Engine`](super::Interrupted::Engine)):
+    /// the turn wrote nothing after the step that stopped; the engine should retry it.
+    #[error("the turn stopped at a step so that the engine can retry it: {0}")]
+    Engine(String),
+}
