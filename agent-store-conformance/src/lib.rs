@@ -19,6 +19,7 @@ mod fixture;
 mod kinds;
 mod messages;
 mod repair;
+mod replay;
 mod session_state;
 mod sessions;
 mod tabs;
@@ -31,6 +32,12 @@ pub use messages::{
     history_survives_reopening, parallel_sessions_stay_apart, stale_sequence_number_is_a_conflict_and_writes_nothing,
 };
 pub use repair::an_interrupted_turn_is_repaired_when_its_session_is_opened;
+pub use replay::{
+    a_different_final_state_is_an_invalid_transition, a_gap_is_still_a_conflict,
+    a_replayed_append_stores_nothing_twice, a_replayed_tool_call_write_is_ignored,
+    an_overlapping_append_that_differs_is_a_conflict_and_writes_nothing,
+    an_overlapping_append_writes_only_its_new_messages,
+};
 pub use session_state::{compactions_parked_runs_and_key_values, text_with_nul_and_unicode_round_trips_exactly};
 pub use sessions::{
     an_append_counts_as_a_change_of_its_session, deleting_a_session_deletes_its_key_values,
@@ -63,6 +70,12 @@ macro_rules! store_conformance_tests {
             an_append_counts_as_a_change_of_its_session,
             generated_sessions_behave_like_created_ones,
             tool_call_state_machine_is_enforced,
+            a_replayed_append_stores_nothing_twice,
+            an_overlapping_append_writes_only_its_new_messages,
+            an_overlapping_append_that_differs_is_a_conflict_and_writes_nothing,
+            a_gap_is_still_a_conflict,
+            a_replayed_tool_call_write_is_ignored,
+            a_different_final_state_is_an_invalid_transition,
             compactions_parked_runs_and_key_values,
             text_with_nul_and_unicode_round_trips_exactly,
             an_interrupted_turn_is_repaired_when_its_session_is_opened,

@@ -8,7 +8,8 @@
 //!
 //! - sessions, messages with sequence numbers (an append whose first number is not the
 //!   session's next one is [`agent_core::StoreError::Conflict`], so two writers, on one
-//!   machine or two, never interleave), tool-call records with their state machine,
+//!   machine or two, never interleave, unless it repeats stored messages as they are: a
+//!   replayed turn), tool-call records with their state machine,
 //!   compactions, parked runs, key-value pairs, and the tab registry with its queued messages;
 //! - a versioned schema, migrated forward on open in one transaction under an advisory lock,
 //!   so several replicas may start at once;
@@ -32,6 +33,7 @@ mod kv;
 mod messages;
 mod migrations;
 mod options;
+mod replayed;
 mod rows;
 mod session_state;
 mod sessions;

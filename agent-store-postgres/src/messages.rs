@@ -1,6 +1,7 @@
 //! The `messages` table: appends with the sequence check, history reads.
 
 use agent_core::{Message, SessionId, StoreError, StoredMessage};
+use deadpool_postgres::Transaction;
 
 use crate::error::{backend, seq_from_sql, seq_to_sql};
 use crate::now_millis;
@@ -9,20 +10,32 @@ use crate::store::PostgresStore;
 
 /// Moves the session's last sequence number from `$2` to `$3` if it is still `$2`. The update
 /// locks the row until commit, so a concurrent append of the same session waits here, then
-/// finds the number moved and matches nothing: the loser of a race is told, never interleaved.
+/// finds the number moved and matches nothing: the loser of a race is then checked against
+/// what the winner wrote (a conflict unless it is the same), never interleaved.
 const CLAIM: &str = "UPDATE sessions SET last_seq = $3, updated_at = GREATEST(updated_at, $4)
                      WHERE id = $1 AND last_seq = $2 RETURNING key";
 
-const INSERT: &str = "INSERT INTO messages (session_key, seq, role, content, tool_calls, tool_call_id,
+/// Inserts the rows of a [`MessageColumns`] into the session with key `$1` and, in the same
+/// statement, notifies channel `$14` with `$15` (sent at commit, so only for rows that were
+/// committed).
+const INSERT: &str = "WITH inserted AS (
+     INSERT INTO messages (session_key, seq, role, content, tool_calls, tool_call_id,
         tool_name, is_error, compressed, reasoning, model_visible, user_visible, created_at)
      SELECT $1, m.* , $13 FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::bytea[],
         $7::bytea[], $8::boolean[], $9::bytea[], $10::text[], $11::boolean[], $12::boolean[])
         AS m(seq, role, content, tool_calls, tool_call_id, tool_name, is_error, compressed,
-             reasoning, model_visible, user_visible)";
+             reasoning, model_visible, user_visible))
+     SELECT pg_notify($14, $15)";
+
+/// The channel every append that inserted rows notifies, with the payload
+/// `<session id> <last inserted seq>` (see docs/postgres.md).
+pub(crate) const CHANNEL: &str = "agent_core_messages";
 
 impl PostgresStore {
     /// Appends `messages` as `first_seq, first_seq + 1, ...` in one transaction: the claim of
-    /// the numbers, then one insert of every row.
+    /// the numbers, then one insert of every row. When the claim finds another last number,
+    /// the append is checked against the stored messages instead (see
+    /// [`crate::replayed::append_over`]): a replay, a lost race, a gap or a missing session.
     pub(crate) async fn append(
         &self,
         session: &SessionId,
@@ -52,43 +65,10 @@ impl PostgresStore {
                 .map(|row| row.get::<_, i64>(0))
             }
         };
-        let Some(key) = claimed else {
-            let stmt = tx
-                .prepare_cached("SELECT last_seq FROM sessions WHERE id = $1")
-                .await
-                .map_err(backend)?;
-            return match tx.query_opt(&stmt, &[&session.as_str()]).await.map_err(backend)? {
-                None => Err(StoreError::SessionNotFound(session.clone())),
-                Some(row) => Err(StoreError::Conflict {
-                    session: session.clone(),
-                    expected: first_seq,
-                    actual: seq_from_sql(row.get(0)) + 1,
-                }),
-            };
-        };
-        if !messages.is_empty() {
-            let stmt = tx.prepare_cached(INSERT).await.map_err(backend)?;
-            let c = &columns;
-            tx.execute(
-                &stmt,
-                &[
-                    &key,
-                    &c.seq,
-                    &c.role,
-                    &c.content,
-                    &c.tool_calls,
-                    &c.tool_call_id,
-                    &c.tool_name,
-                    &c.is_error,
-                    &c.compressed,
-                    &c.reasoning,
-                    &c.model_visible,
-                    &c.user_visible,
-                    &now_millis(),
-                ],
-            )
-            .await
-            .map_err(backend)?;
+        match claimed {
+            Some(key) if !messages.is_empty() => insert(&tx, session, key, &columns).await?,
+            Some(_) => {}
+            None => crate::replayed::append_over(&tx, session, first_seq, messages).await?,
         }
         tx.commit().await.map_err(backend)
     }
@@ -124,4 +104,43 @@ impl PostgresStore {
             None => Err(StoreError::SessionNotFound(session.clone())),
         }
     }
+}
+
+/// Inserts the rows of `columns` (numbered already) into the session with this key, and
+/// notifies [`CHANNEL`] of the last one in the same transaction.
+pub(crate) async fn insert(
+    tx: &Transaction<'_>,
+    session: &SessionId,
+    key: i64,
+    columns: &MessageColumns,
+) -> Result<(), StoreError> {
+    let Some(last) = columns.seq.last() else {
+        return Ok(());
+    };
+    let notice = format!("{session} {last}");
+    let stmt = tx.prepare_cached(INSERT).await.map_err(backend)?;
+    let c = columns;
+    tx.execute(
+        &stmt,
+        &[
+            &key,
+            &c.seq,
+            &c.role,
+            &c.content,
+            &c.tool_calls,
+            &c.tool_call_id,
+            &c.tool_name,
+            &c.is_error,
+            &c.compressed,
+            &c.reasoning,
+            &c.model_visible,
+            &c.user_visible,
+            &now_millis(),
+            &CHANNEL,
+            &notice,
+        ],
+    )
+    .await
+    .map_err(backend)?;
+    Ok(())
 }

@@ -29,7 +29,11 @@ struct Inner {
 ///   so replicas may open the same database at the same time.
 /// - Appends lock the session's row and check the sequence number in one statement, so two
 ///   writers, on any machines, can never interleave: the loser gets [`StoreError::Conflict`]
-///   and writes nothing. The primary key `(session, seq)` backs this up.
+///   and writes nothing, unless its messages are the stored ones (a replayed append, which
+///   writes only what is new). The primary key `(session, seq)` backs this up.
+/// - An append that inserted rows notifies the channel `agent_core_messages` with
+///   `<session id> <last inserted seq>` at commit (see docs/postgres.md); a replay that
+///   inserted nothing notifies nothing.
 /// - Every write is durable (committed) when it returns: [`Store::flush`] has nothing to wait for.
 /// - Connections come from a small pool ([`PostgresOptions::max_connections`]) and are opened
 ///   without TLS: keep the server on loopback, a Unix socket or a private network.

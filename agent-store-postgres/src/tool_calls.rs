@@ -8,10 +8,11 @@ use crate::error::{backend, utf8, utf8_opt};
 use crate::now_millis;
 use crate::store::PostgresStore;
 
-/// Inserts the record, or updates it only if the state machine allows the change (see
+/// Inserts the record, or updates it only if the state machine allows a change (see
 /// [`ToolCallState::can_become`]): the transition check is the `WHERE` of the upsert, so it
-/// holds against concurrent writers too. Selecting the session's key in the same statement
-/// makes a missing session insert nothing.
+/// holds against concurrent writers too. A record of the stored state, or of one the call
+/// has passed, updates nothing (a replayed write; see `write_tool_call`). Selecting the
+/// session's key in the same statement makes a missing session insert nothing.
 const UPSERT: &str = "INSERT INTO tool_calls (session_key, call_id, name, arguments, state, raw_result,
         compressed_result, error, started_at, finished_at, created_at)
      SELECT key, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 FROM sessions WHERE id = $1
@@ -19,9 +20,8 @@ const UPSERT: &str = "INSERT INTO tool_calls (session_key, call_id, name, argume
         name = excluded.name, arguments = excluded.arguments, state = excluded.state,
         raw_result = excluded.raw_result, compressed_result = excluded.compressed_result,
         error = excluded.error, started_at = excluded.started_at, finished_at = excluded.finished_at
-     WHERE tool_calls.state = excluded.state
-        OR (tool_calls.state = 'pending' AND excluded.state <> 'pending')
-        OR (tool_calls.state = 'running' AND excluded.state <> 'pending')";
+     WHERE (tool_calls.state = 'pending' AND excluded.state <> 'pending')
+        OR (tool_calls.state = 'running' AND excluded.state NOT IN ('pending', 'running'))";
 
 const COLUMNS: &str = "call_id, name, arguments, state, raw_result, compressed_result, error, started_at, finished_at";
 
@@ -72,7 +72,9 @@ impl PostgresStore {
         if changed > 0 {
             return Ok(());
         }
-        // Nothing written: the session is missing, or the state machine refused the change.
+        // Nothing written: the session is missing, the call has reached or passed this state
+        // already (a repeated or late write, accepted and ignored: the first writer wins), or
+        // the state machine refuses the change.
         let key = Self::session_key(&client, &record.session_id).await?;
         let stmt = client
             .prepare_cached("SELECT state FROM tool_calls WHERE session_key = $1 AND call_id = $2")
@@ -84,6 +86,7 @@ impl PostgresStore {
             .map_err(backend)?;
         match stored.as_ref().map(|row| row.get::<_, &str>(0)) {
             Some(stored) => match ToolCallState::parse(stored) {
+                Some(from) if record.state.can_become(from) => Ok(()),
                 Some(from) => Err(StoreError::InvalidTransition {
                     call_id: record.call_id.clone(),
                     from: from.as_str(),

@@ -217,3 +217,55 @@ async fn without_a_schema_the_tables_go_to_the_search_path() {
     store.delete_session(&id).await.unwrap();
     assert!(format!("{store:?}").contains("PostgresStore"));
 }
+
+/// An append that inserted rows notifies `agent_core_messages` with `<session id> <last
+/// inserted seq>`, once, at commit; a replayed append (nothing inserted) and a refused one
+/// notify nothing. Notifications arrive in commit order, so the last append here closes the
+/// list: whatever the replay or the refusal had sent would come before it.
+#[tokio::test]
+#[ignore = "needs PostgreSQL: set AGENT_CORE_TEST_POSTGRES_URL (scripts/test starts one)"]
+async fn an_append_notifies_listeners_once_and_its_replay_not_at_all() {
+    use futures::StreamExt;
+    use tokio_postgres::AsyncMessage;
+
+    let (store, _schema) = fresh_store().await;
+    let (listener, mut connection) = tokio_postgres::connect(&url(), NoTls).await.unwrap();
+    let (notes, mut received) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut messages = futures::stream::poll_fn(move |cx| connection.poll_message(cx));
+        while let Some(Ok(message)) = messages.next().await {
+            if let AsyncMessage::Notification(n) = message {
+                let _ = notes.send((n.channel().to_owned(), n.payload().to_owned()));
+            }
+        }
+    });
+    listener.batch_execute("LISTEN agent_core_messages").await.unwrap();
+
+    let id = SessionId::new_random();
+    store.create_session(&SessionInfo::new(id.clone())).await.unwrap();
+    let batch = [Message::user("a"), Message::assistant("b")];
+    store.append_messages(&id, 1, &batch).await.unwrap();
+    store.append_messages(&id, 1, &batch).await.unwrap();
+    assert!(matches!(
+        store.append_messages(&id, 2, &[Message::user("other")]).await,
+        Err(StoreError::Conflict { .. })
+    ));
+    store
+        .append_messages(&id, 2, &[Message::assistant("b"), Message::user("c")])
+        .await
+        .unwrap();
+
+    // Other tests append to the same database at the same time: keep this session's.
+    let mut mine = Vec::new();
+    while mine.len() < 2 {
+        let (channel, payload) = tokio::time::timeout(std::time::Duration::from_secs(10), received.recv())
+            .await
+            .expect("no notification within 10 s")
+            .unwrap();
+        assert_eq!(channel, "agent_core_messages");
+        if payload.starts_with(id.as_str()) {
+            mine.push(payload);
+        }
+    }
+    assert_eq!(mine, [format!("{id} 2"), format!("{id} 3")]);
+}

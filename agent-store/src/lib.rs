@@ -19,6 +19,7 @@ mod keys;
 // Internal: public (hidden) only so the migration test can build a file at an older schema.
 #[doc(hidden)]
 pub mod migrations;
+mod replayed;
 mod rows;
 mod sql_error;
 mod sqlite;

@@ -13,7 +13,7 @@ use agent_core::{Compaction, Message, SessionId, SessionInfo, Store, StoreError,
 use crate::migrations;
 use crate::rows::{MessageRow, read_message, read_session, read_tool_call};
 use crate::sql_error::backend;
-use crate::writer::{Append, SeqCheck, Writer};
+use crate::writer::{Append, Writer};
 use crate::writes;
 
 /// How hard SQLite works to make a commit survive. As data: `"normal"` or `"full"`.
@@ -507,20 +507,16 @@ impl Store for SqliteStore {
             if let Some(failure) = writer.take_failure(session) {
                 return Err(failure);
             }
-            match writer.reserve_seq(session, first_seq, count) {
-                // `first_seq` follows this process's own last write: the caller need not
-                // wait (the writer still checks it).
-                SeqCheck::Reserved => return writer.append_behind(append).finish().await,
-                SeqCheck::Conflict { actual } => {
-                    return Err(StoreError::Conflict {
-                        session: session.clone(),
-                        expected: first_seq,
-                        actual,
-                    });
-                }
-                // The first append of the session in this process waits for its answer.
-                SeqCheck::Unknown => {}
+            // `first_seq` follows this process's own last write: the caller need not wait
+            // (the writer still checks it).
+            if writer.reserve_seq(session, first_seq, count) {
+                return writer.append_behind(append).finish().await;
             }
+            // Otherwise the caller waits for the writer's answer, which the file decides: the
+            // first append of the session in this process, a replay of messages already
+            // written (accepted if they are the same), a lost race or a gap. After a replay
+            // that wrote nothing the number learned below may be lower than the file's; the
+            // next append then takes this path once more and learns it.
         }
         // Boxed: this method's future is boxed at every call, and should stay as small as the
         // usual path above needs (see `Writer::submit_now`).

@@ -8,6 +8,7 @@ use rusqlite::{Connection, ErrorCode, OptionalExtension, params};
 use crate::now_millis;
 use agent_core::{SessionId, SessionInfo, StoreError, ToolCallRecord, ToolCallState};
 
+use crate::replayed;
 use crate::rows::MessageRow;
 use crate::sql_error::backend;
 
@@ -83,9 +84,12 @@ fn explain(conn: &Connection, session: &SessionId, key: i64, first_seq: u64, e: 
     }
 }
 
-/// Inserts message rows as `first_seq, first_seq + 1, ...` into the session with this key.
-/// With `check` it first makes sure `first_seq` is the session's next number (no gap, no lost
-/// race); without, the unique index still refuses a number that is taken.
+/// Inserts message rows as `first_seq, first_seq + 1, ...` into the session with this key,
+/// and returns the number the session expects next. With `check` it first compares
+/// `first_seq` with that number: a gap or 0 is a conflict; taken numbers must hold the same
+/// messages (a replayed append, see [`agent_core::Store::append_messages`]), or it is a lost
+/// race, also a conflict; only the rows past the taken numbers are inserted. Without `check`
+/// the unique index refuses a taken number, and the append is then checked as above.
 pub(crate) fn insert_messages(
     conn: &Connection,
     session: &SessionId,
@@ -93,16 +97,44 @@ pub(crate) fn insert_messages(
     first_seq: u64,
     rows: &[MessageRow],
     check: bool,
-) -> Result<(), StoreError> {
-    if check {
-        let actual = next_seq(conn, key)?;
-        if first_seq != actual {
-            return Err(StoreError::Conflict {
-                session: session.clone(),
-                expected: first_seq,
-                actual,
-            });
+) -> Result<u64, StoreError> {
+    if !check {
+        match insert_at(conn, session, key, first_seq, rows) {
+            // Another process took the number, perhaps with these very messages.
+            Err(StoreError::Conflict { .. }) => {}
+            other => return other.map(|()| first_seq + rows.len() as u64),
         }
+    }
+    let actual = next_seq(conn, key)?;
+    let conflict = || StoreError::Conflict {
+        session: session.clone(),
+        expected: first_seq,
+        actual,
+    };
+    if first_seq == 0 || first_seq > actual || (rows.is_empty() && first_seq != actual) {
+        return Err(conflict());
+    }
+    let taken = usize::try_from(actual - first_seq)
+        .unwrap_or(usize::MAX)
+        .min(rows.len());
+    let (stored, new) = rows.split_at(taken);
+    if !replayed::rows_match(conn, key, first_seq, stored)? {
+        return Err(conflict());
+    }
+    insert_at(conn, session, key, actual, new)?;
+    Ok(actual.max(first_seq + rows.len() as u64))
+}
+
+/// Inserts message rows as `first_seq, first_seq + 1, ...`, unchecked but for the constraints.
+fn insert_at(
+    conn: &Connection,
+    session: &SessionId,
+    key: i64,
+    first_seq: u64,
+    rows: &[MessageRow],
+) -> Result<(), StoreError> {
+    if rows.is_empty() {
+        return Ok(());
     }
     let now = now_millis();
     let mut insert = conn
@@ -195,8 +227,10 @@ pub(crate) fn insert_rows(conn: &Connection, rows: &[NewRow<'_>]) -> rusqlite::R
 }
 
 /// Inserts or updates a tool-call record of the session with this key in one statement; the
-/// update happens only if the state machine allows the change (see
-/// [`ToolCallState::can_become`]).
+/// update happens only if the state machine allows a change (see
+/// [`ToolCallState::can_become`]). A record of the stored state, or of one the call has
+/// passed, changes nothing and is accepted (a replayed write, see
+/// [`agent_core::Store::upsert_tool_call`]).
 pub(crate) fn write_tool_call(conn: &Connection, key: i64, record: &ToolCallRecord) -> Result<(), StoreError> {
     let changed = conn
         .prepare_cached(
@@ -208,9 +242,8 @@ pub(crate) fn write_tool_call(conn: &Connection, key: i64, record: &ToolCallReco
                raw_result = excluded.raw_result, compressed_result = excluded.compressed_result,
                error = excluded.error, started_at = excluded.started_at,
                finished_at = excluded.finished_at
-             WHERE tool_calls.state = excluded.state
-                OR (tool_calls.state = 'pending' AND excluded.state <> 'pending')
-                OR (tool_calls.state = 'running' AND excluded.state <> 'pending')",
+             WHERE (tool_calls.state = 'pending' AND excluded.state <> 'pending')
+                OR (tool_calls.state = 'running' AND excluded.state NOT IN ('pending', 'running'))",
         )
         .and_then(|mut stmt| {
             stmt.execute(params![
@@ -228,7 +261,7 @@ pub(crate) fn write_tool_call(conn: &Connection, key: i64, record: &ToolCallReco
             ])
         });
     match changed {
-        Ok(0) => Err(refused_transition(conn, key, record)),
+        Ok(0) => not_updated(conn, key, record),
         Ok(_) => Ok(()),
         Err(e @ rusqlite::Error::SqliteFailure(..)) => match session_key(conn, &record.session_id) {
             Ok(now) if now != Some(key) => Err(StoreError::SessionNotFound(record.session_id.clone())),
@@ -238,22 +271,28 @@ pub(crate) fn write_tool_call(conn: &Connection, key: i64, record: &ToolCallReco
     }
 }
 
-/// The error for an upsert the state machine refused.
-fn refused_transition(conn: &Connection, key: i64, record: &ToolCallRecord) -> StoreError {
+/// What an upsert that changed nothing means: a repeated or late write (ignored), or a change
+/// the state machine refuses.
+fn not_updated(conn: &Connection, key: i64, record: &ToolCallRecord) -> Result<(), StoreError> {
     let stored: Result<Option<String>, StoreError> = conn
         .prepare_cached("SELECT state FROM tool_calls WHERE session_key = ?1 AND call_id = ?2")
         .and_then(|mut stmt| stmt.query_row(params![key, record.call_id], |r| r.get(0)).optional())
         .map_err(backend);
-    match stored {
-        Ok(Some(stored)) => match ToolCallState::parse(&stored) {
-            Some(from) => StoreError::InvalidTransition {
+    match stored? {
+        Some(stored) => match ToolCallState::parse(&stored) {
+            Some(from) if record.state.can_become(from) => Ok(()),
+            Some(from) => Err(StoreError::InvalidTransition {
                 call_id: record.call_id.clone(),
                 from: from.as_str(),
                 to: record.state.as_str(),
-            },
-            None => StoreError::Backend(format!("unknown tool-call state {stored:?} in the database")),
+            }),
+            None => Err(StoreError::Backend(format!(
+                "unknown tool-call state {stored:?} in the database"
+            ))),
         },
-        Ok(None) => StoreError::Backend(format!("tool call {} was neither inserted nor updated", record.call_id)),
-        Err(e) => e,
+        None => Err(StoreError::Backend(format!(
+            "tool call {} was neither inserted nor updated",
+            record.call_id
+        ))),
     }
 }

@@ -305,10 +305,10 @@ async fn migrates_forward_from_version_4() {
     let mut done = records[1].clone();
     done.state = ToolCallState::Failed;
     store.upsert_tool_call(&done).await.unwrap();
-    let mut back = records[1].clone();
-    back.state = ToolCallState::Pending;
+    let mut other_final = records[1].clone();
+    other_final.state = ToolCallState::Succeeded;
     assert!(matches!(
-        store.upsert_tool_call(&back).await,
+        store.upsert_tool_call(&other_final).await,
         Err(StoreError::InvalidTransition { .. })
     ));
     let listed: Vec<(SessionId, i64)> = store

@@ -51,15 +51,15 @@ async fn a_queued_write_that_fails_is_reported_once_by_flush() {
     store.upsert_tool_call(&record).await.unwrap();
     store.flush(&id).await.unwrap();
 
-    // Going back to running is refused; the write was queued, so flush says so.
-    record.state = ToolCallState::Running;
+    // Another final state is refused; the write was queued, so flush says so.
+    record.state = ToolCallState::Failed;
     store.upsert_tool_call(&record).await.unwrap();
     assert_eq!(
         store.flush(&id).await.unwrap_err(),
         StoreError::InvalidTransition {
             call_id: "call_1".into(),
             from: "succeeded",
-            to: "running"
+            to: "failed"
         }
     );
     // Reported once; the stored record is untouched.

@@ -23,7 +23,8 @@ struct Inner {
 }
 
 /// A [`Store`] that keeps everything in memory: for tests and for hosts that want no disk.
-/// It enforces the same rules as the SQLite store (sequence conflicts, tool-call transitions).
+/// It enforces the same rules as the SQLite store (sequence conflicts, replayed appends,
+/// tool-call transitions).
 #[derive(Default)]
 pub struct MemoryStore {
     inner: Mutex<Inner>,
@@ -107,17 +108,28 @@ impl Store for MemoryStore {
         let mut inner = self.lock()?;
         let data = existing(&mut inner, session)?;
         let actual = data.messages.last().map_or(0, |m| m.seq) + 1;
-        if first_seq != actual {
-            return Err(StoreError::Conflict {
-                session: session.clone(),
-                expected: first_seq,
-                actual,
-            });
+        let conflict = || StoreError::Conflict {
+            session: session.clone(),
+            expected: first_seq,
+            actual,
+        };
+        if first_seq == 0 || first_seq > actual || (messages.is_empty() && first_seq != actual) {
+            return Err(conflict());
+        }
+        // Numbers are dense from 1, so seq n is at index n - 1. Messages already stored must
+        // be the same (a replayed append); only the rest is new.
+        let stored = data.messages.get((first_seq - 1) as usize..).unwrap_or_default();
+        if stored.iter().zip(messages).any(|(s, m)| s.message != *m) {
+            return Err(conflict());
+        }
+        let new = messages.get(stored.len()..).unwrap_or_default();
+        if new.is_empty() {
+            return Ok(());
         }
         let now = now_millis();
-        for (i, message) in messages.iter().enumerate() {
+        for (i, message) in new.iter().enumerate() {
             data.messages.push(StoredMessage {
-                seq: first_seq + i as u64,
+                seq: actual + i as u64,
                 message: message.clone(),
                 created_at_ms: now,
             });
@@ -145,6 +157,8 @@ impl Store for MemoryStore {
         let mut inner = self.lock()?;
         let data = existing(&mut inner, &record.session_id)?;
         match data.tool_calls.iter_mut().find(|r| r.call_id == record.call_id) {
+            // A state the call has already reached or passed: a repeated write, ignored.
+            Some(stored) if record.state.can_become(stored.state) => {}
             Some(stored) => {
                 if !stored.state.can_become(record.state) {
                     return Err(StoreError::InvalidTransition {

@@ -60,9 +60,14 @@ pub trait Store: Send + Sync {
     }
 
     /// Appends messages that get the sequence numbers `first_seq, first_seq + 1, ...`.
-    /// `first_seq` must be exactly one more than the session's last sequence number (1 for an
-    /// empty session); otherwise nothing is written and [`StoreError::Conflict`] is returned,
-    /// so two writers to one session can never interleave.
+    /// `first_seq` must be at most one more than the session's last sequence number (1 for an
+    /// empty session). Messages whose numbers are already taken must equal the stored ones
+    /// (compared in the form the store keeps); only the messages past the last number are
+    /// written, possibly none. So a durable executor that replays a journaled turn after a
+    /// crash can repeat the appends the crashed attempt may already have made. A taken number
+    /// holding a different message, a gap (`first_seq` beyond the next number) or 0 is
+    /// [`StoreError::Conflict`] and writes nothing, so two writers to one session can never
+    /// interleave. An empty append succeeds only at exactly the next number.
     ///
     /// A store may queue the write and return before it is durable (write-behind, see
     /// [`Store::flush`]); it must then apply its queued writes in order, so a crash loses only
@@ -80,10 +85,14 @@ pub trait Store: Send + Sync {
     /// The session's last sequence number (0 when it has no messages).
     async fn last_seq(&self, session: &SessionId) -> Result<u64, StoreError>;
 
-    /// Inserts or updates a tool-call record. A state change must follow
-    /// pending → running → succeeded | failed | denied | cancelled (or pending → a final state);
-    /// anything else is [`StoreError::InvalidTransition`]. Like appends, a store may queue the
-    /// write; its failure is then reported by [`Store::flush`] or the session's next write.
+    /// Inserts or updates a tool-call record. A state change follows
+    /// pending → running → succeeded | failed | denied | cancelled (or pending → a final state).
+    /// A write of the state the record already has, or of one it has passed (running after
+    /// succeeded, say), is accepted and ignored: the stored record stays as it is (the first
+    /// writer wins), so a replayed turn can repeat its writes, late ones included. Moving from
+    /// one final state to another is [`StoreError::InvalidTransition`]. Like appends, a store
+    /// may queue the write; its failure is then reported by [`Store::flush`] or the session's
+    /// next write.
     async fn upsert_tool_call(&self, record: &ToolCallRecord) -> Result<(), StoreError>;
 
     /// Waits until every write accepted so far for `session` is durable. A write-behind store

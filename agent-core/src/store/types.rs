@@ -102,7 +102,9 @@ impl ToolCallState {
     }
 
     /// Whether moving from `self` to `next` is allowed (staying in the same state is, so
-    /// writes can be repeated).
+    /// writes can be repeated). Stores ignore a write of a state the record has already
+    /// reached or passed, that is one where `next.can_become(self)` (see
+    /// [`Store::upsert_tool_call`](super::Store::upsert_tool_call)).
     pub fn can_become(self, next: ToolCallState) -> bool {
         use ToolCallState::*;
         self == next

@@ -266,7 +266,8 @@ impl Group {
     }
 
     /// Inserts an append now, checked against the file unless it continues what this
-    /// connection last wrote to its session.
+    /// connection last wrote to its session (an append that repeats stored messages, a
+    /// replay, writes only what is new).
     fn append_now(&mut self, conn: &Connection, append: &Append, reply: Reply, ledger: &mut Ledger) {
         let Append {
             session,
@@ -285,8 +286,8 @@ impl Group {
             in_savepoint(conn, insert)
         };
         let result = match result {
-            Ok(()) => {
-                ledger.next_seq.insert(session.clone(), first_seq + rows.len() as u64);
+            Ok(next) => {
+                ledger.next_seq.insert(session.clone(), next);
                 Ok(())
             }
             Err(e) => {
@@ -309,7 +310,8 @@ impl Group {
     }
 
     /// Takes a tool-call record. A call's earlier state in this group is replaced if the state
-    /// machine allows the change (the file's state is checked when it is written). A final
+    /// machine allows the change, and kept if the record repeats it or goes back (the file's
+    /// state is checked when it is written). A final
     /// state is written now, while the loop is still busy; an open one waits for the commit,
     /// since the call's next state usually follows within the group and only the committed
     /// state can ever be seen (a crash loses the group whole).
@@ -330,6 +332,13 @@ impl Group {
         let mut replies = Vec::new();
         if let Some(index) = earlier {
             let from = self.records[index].record.state;
+            if record.state.can_become(from) {
+                // A state the call has already reached here: ignored (the first writer wins),
+                // answered with what becomes of the write it repeats.
+                self.records[index].replies.push(reply);
+                returns.give_back(Spent::Record(record));
+                return;
+            }
             if !from.can_become(record.state) {
                 let refused = StoreError::InvalidTransition {
                     call_id: record.call_id,
@@ -572,5 +581,37 @@ mod tests {
         // What the ledger believed of b is gone; a is known to continue at 3.
         assert_eq!(ledger.next_seq.get(&b), None);
         assert_eq!(ledger.next_seq.get(&a), Some(&3));
+    }
+
+    #[test]
+    fn rows_another_process_wrote_as_they_are_are_a_replay_not_a_conflict() {
+        let conn = database();
+        let shared = Shared::default();
+        let mut ledger = Ledger::default();
+        let (a, key_a) = session(&conn, &mut ledger);
+        // Another process replayed a's first append before this connection wrote it.
+        let first = append(&a, 1, &["a1", "a2"]);
+        writes::insert_messages(&conn, &a, key_a, 1, &first.rows, true).unwrap();
+        let mut group = Group::open(&conn).unwrap();
+        let mut answers = Vec::new();
+        for (seq, texts) in [(1, &["a1", "a2"][..]), (3, &["a3"][..])] {
+            let (tx, rx) = oneshot::channel();
+            group.append(
+                &conn,
+                append(&a, seq, texts),
+                Reply::Waiting(tx),
+                &mut ledger,
+                &shared.returns,
+            );
+            answers.push(rx);
+        }
+        group.commit(&conn, &shared, &mut ledger);
+        for mut rx in answers {
+            assert_eq!(rx.try_recv().unwrap(), Ok(()));
+        }
+        let rows = stored(&conn, key_a);
+        assert_eq!(rows.iter().map(|r| r.0).collect::<Vec<_>>(), vec![1, 2, 3]);
+        assert!(rows[2].1.contains("\"a3\""));
+        assert_eq!(ledger.next_seq.get(&a), Some(&4));
     }
 }

@@ -153,16 +153,6 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// What the queue knows of a session's next sequence number.
-pub(crate) enum SeqCheck {
-    /// `first_seq` is the next one; the numbers are now reserved for the caller.
-    Reserved,
-    /// Another writer of this process got there first; the session expects `actual`.
-    Conflict { actual: u64 },
-    /// Not known yet (first append of this session in this process): ask the database.
-    Unknown,
-}
-
 fn gone() -> StoreError {
     StoreError::Backend("the store's writer thread has stopped; reopen the store".to_owned())
 }
@@ -405,16 +395,17 @@ impl Writer {
         failure
     }
 
-    /// Reserves `count` sequence numbers from `first_seq` if that is what `session` expects.
-    pub fn reserve_seq(&self, session: &SessionId, first_seq: u64, count: u64) -> SeqCheck {
+    /// Reserves `count` sequence numbers from `first_seq` if that is what the queue knows
+    /// `session` to expect next, and says whether it did. When it did not (the number is not
+    /// known yet, or differs), the database must answer.
+    pub fn reserve_seq(&self, session: &SessionId, first_seq: u64, count: u64) -> bool {
         let mut next = lock(&self.shared.next_seq);
         match next.get_mut(session) {
             Some(expected) if *expected == first_seq => {
                 *expected += count;
-                SeqCheck::Reserved
+                true
             }
-            Some(expected) => SeqCheck::Conflict { actual: *expected },
-            None => SeqCheck::Unknown,
+            _ => false,
         }
     }
 
