@@ -11,6 +11,10 @@
 #   stop_restate           stops the server start_restate started (by its pid).
 #   check_restate_log DIR  fails if the server's log shows telemetry sent or a connection to any
 #                          address but loopback.
+#   with_durable_servers CMD...  runs CMD in a loopback-only network namespace with a throwaway
+#                          PostgreSQL and Restate server, exporting AGENT_CORE_TEST_POSTGRES_URL,
+#                          AGENT_DURABLE_TEST_RESTATE_ADMIN and AGENT_DURABLE_TEST_RESTATE_INGRESS
+#                          (agent-durable's ignored tests read them); stops both afterwards.
 #   start_haproxy DIR PORT BACKEND...  haproxy in the foreground of a child process, HTTP/2
 #                          (cleartext) on 127.0.0.1:PORT, balancing per request over the
 #                          BACKEND host:port list with `proto h2`; exports HAPROXY_PID.
@@ -209,6 +213,33 @@ start_haproxy() {
     cat "$dir/haproxy.log" >&2
     echo "error: haproxy did not listen on 127.0.0.1:$port (log above)" >&2
     return 1
+}
+
+with_durable_servers() {
+    # Installs need the registries: do them before leaving the network.
+    ensure_restate || return 1
+    # shellcheck source=ensure-postgres.sh
+    source "$_RESTATE_LIB_DIR/ensure-postgres.sh"
+    ensure_postgres || return 1
+    in_loopback_netns bash -c '
+        set -euo pipefail
+        source "$1/env.sh"
+        source "$1/ensure-postgres.sh"
+        source "$1/ensure-restate.sh"
+        shift
+        # A server started outside listens on the other namespace'"'"'s loopback.
+        unset AGENT_CORE_TEST_POSTGRES_URL
+        start_test_postgres
+        dir="$(mktemp -d "${TMPDIR:-/tmp}/agent-core-restate.XXXXXX")"
+        trap "stop_restate; rm -rf \"$dir\"; _stop_test_postgres" EXIT
+        start_restate "$dir"
+        export AGENT_DURABLE_TEST_RESTATE_ADMIN="$RESTATE_ADMIN_URL"
+        export AGENT_DURABLE_TEST_RESTATE_INGRESS="$RESTATE_INGRESS_URL"
+        rc=0
+        "$@" || rc=$?
+        check_restate_log "$dir" || rc=1
+        exit "$rc"
+    ' bash "$_RESTATE_LIB_DIR" "$@"
 }
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then

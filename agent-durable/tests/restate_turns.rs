@@ -1,0 +1,206 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! Durable turns against a real restate-server and PostgreSQL: a turn's tools run once each, a
+//! replica killed mid-turn is replaced and the turn finishes on the new one without repeating a
+//! completed tool or writing a message twice, and a cancel stops a turn in the middle of a model
+//! call, leaving a valid transcript.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent_core::{Role, SessionId, Store, StoredMessage};
+use agent_store_postgres::{PostgresOptions, PostgresStore};
+use serde_json::{Value, json};
+
+mod common;
+use common::replica::{Effects, Replica};
+use common::{ModelLog, admin, ingress, postgres};
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+async fn register(http: &reqwest::Client, port: u16) {
+    let response = http
+        .post(format!("{}/deployments", admin()))
+        .json(&json!({"uri": format!("http://127.0.0.1:{port}"), "force": true}))
+        .send()
+        .await
+        .unwrap();
+    let status = response.status();
+    assert!(
+        status.is_success(),
+        "registration: {status} {}",
+        response.text().await.unwrap()
+    );
+}
+
+async fn turn(http: &reqwest::Client, session: &str, text: &str) -> Value {
+    let response = http
+        .post(format!("{}/AgentSession/{session}/turn", ingress()))
+        .json(&json!({"text": text}))
+        .send()
+        .await
+        .unwrap();
+    let status = response.status();
+    let body = response.text().await.unwrap();
+    assert!(status.is_success(), "turn: {status} {body}");
+    serde_json::from_str(&body).unwrap()
+}
+
+async fn messages(schema: &str, session: &str) -> Vec<StoredMessage> {
+    let options = PostgresOptions {
+        schema: Some(schema.to_owned()),
+        max_connections: 1,
+        ..PostgresOptions::default()
+    };
+    let store = PostgresStore::connect_with(&postgres(), options).await.unwrap();
+    store
+        .load_messages(&SessionId::parse(session).unwrap(), 0)
+        .await
+        .unwrap()
+}
+
+/// Sequence numbers 1..n, every tool call answered once right after its assistant message.
+fn assert_valid(transcript: &[StoredMessage]) {
+    for (i, stored) in transcript.iter().enumerate() {
+        assert_eq!(stored.seq, i as u64 + 1, "sequence numbers run 1..n");
+    }
+    let mut open: Vec<String> = Vec::new();
+    for stored in transcript {
+        let m = &stored.message;
+        match m.role {
+            Role::Assistant => {
+                assert!(
+                    open.is_empty(),
+                    "calls {open:?} were not answered before the next message"
+                );
+                open = m.tool_calls.iter().map(|c| c.id.clone()).collect();
+            }
+            Role::Tool => {
+                let id = m.tool_call_id.clone().unwrap();
+                let at = open
+                    .iter()
+                    .position(|o| *o == id)
+                    .expect("a result answers an open call");
+                open.remove(at);
+            }
+            _ => assert!(open.is_empty(), "calls {open:?} were not answered"),
+        }
+    }
+    assert!(open.is_empty(), "calls {open:?} were never answered");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Restate and PostgreSQL: scripts/test starts them (with_durable_servers)"]
+async fn durable_turns_on_restate() {
+    let schema = format!("agent_test_{}", SessionId::new_random().as_str().replace('-', ""));
+    let log = Arc::new(ModelLog::default());
+    let effects: Effects = Effects::default();
+    let port = free_port();
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(120))
+        .build()
+        .unwrap();
+    let mut replica = Replica::start(port, &schema, log.clone(), effects.clone());
+    register(&http, port).await;
+
+    // A turn of three tool calls: each tool runs once, the transcript has every message once.
+    let plain = SessionId::new_random().to_string();
+    let reply = turn(&http, &plain, "tag=plain tools=3").await;
+    assert_eq!(reply["outcome"]["status"], "done", "{reply}");
+    assert_eq!(reply["outcome"]["final_text"], "done plain");
+    let transcript = messages(&schema, &plain).await;
+    assert_valid(&transcript);
+    assert_eq!(transcript.len(), 8, "user, 3 x (call, result), answer");
+    for k in 1..=3 {
+        assert_eq!(effects.lock().unwrap().get(&format!("plain-{k}")), Some(&1));
+    }
+
+    // The replica dies at the turn's third model call (two tools done and journaled); a new
+    // replica on the same address finishes the turn from the journal.
+    let (crash_tx, mut crash_rx) = tokio::sync::mpsc::unbounded_channel();
+    *log.crash.lock().unwrap() = Some(crash_tx);
+    log.crash_at_third.lock().unwrap().push("crash".into());
+    let crashed = SessionId::new_random().to_string();
+    let pending = {
+        let http = http.clone();
+        let crashed = crashed.clone();
+        tokio::spawn(async move { turn(&http, &crashed, "tag=crash tools=4").await })
+    };
+    tokio::time::timeout(Duration::from_secs(60), crash_rx.recv())
+        .await
+        .expect("the turn reaches its third model call")
+        .unwrap();
+    replica.kill();
+    replica = Replica::start(port, &schema, log.clone(), effects.clone());
+    let reply = tokio::time::timeout(Duration::from_secs(90), pending)
+        .await
+        .expect("the turn finishes on the new replica")
+        .unwrap();
+    assert_eq!(reply["outcome"]["status"], "done", "{reply}");
+    let transcript = messages(&schema, &crashed).await;
+    assert_valid(&transcript);
+    assert_eq!(transcript.len(), 10, "user, 4 x (call, result), answer");
+    for k in 1..=4 {
+        assert_eq!(
+            effects.lock().unwrap().get(&format!("crash-{k}")),
+            Some(&1),
+            "tool crash-{k} ran once"
+        );
+    }
+    // Model calls: 3 on the dead replica (the third never answered), then the third and later ones again
+    // on the new one; the two completed calls came from the journal.
+    assert_eq!(log.calls.lock().unwrap().get("crash"), Some(&6));
+
+    // A cancel sent while the model call hangs stops the turn through Restate and PostgreSQL.
+    let (hang_tx, mut hang_rx) = tokio::sync::mpsc::unbounded_channel();
+    *log.hanging.lock().unwrap() = Some(hang_tx);
+    let cancelled = SessionId::new_random().to_string();
+    let run_id = format!("run-{cancelled}");
+    let sent = http
+        .post(format!("{}/AgentSession/{cancelled}/turn/send", ingress()))
+        .header("idempotency-key", &run_id)
+        .json(&json!({"text": "tag=hang hang", "run_id": run_id}))
+        .send()
+        .await
+        .unwrap();
+    assert!(sent.status().is_success(), "send: {}", sent.status());
+    let invocation = sent.json::<Value>().await.unwrap()["invocationId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    tokio::time::timeout(Duration::from_secs(60), hang_rx.recv())
+        .await
+        .expect("the model call starts")
+        .unwrap();
+    let response = http
+        .post(format!("{}/AgentSession/{cancelled}/cancel", ingress()))
+        .json(&json!({"run_id": run_id}))
+        .send()
+        .await
+        .unwrap();
+    assert!(response.status().is_success(), "cancel: {}", response.status());
+    let reply: Value = response.json().await.unwrap();
+    assert_eq!(reply["invocation_id"], invocation.as_str(), "{reply}");
+    let attached = http
+        .get(format!("{}/restate/invocation/{invocation}/attach", ingress()))
+        .send()
+        .await
+        .unwrap();
+    let status = attached.status();
+    let body = attached.text().await.unwrap();
+    // The turn ended `cancelled`: its reply, or Restate's own 409 when the cancel reached the
+    // handler at a step boundary after the reply was decided.
+    assert!(
+        (status.is_success() && body.contains("\"cancelled\"")) || status.as_u16() == 409,
+        "attach: {status} {body}"
+    );
+    let transcript = messages(&schema, &cancelled).await;
+    assert_valid(&transcript);
+    assert_eq!(transcript[0].message.role, Role::User);
+    drop(replica);
+}
