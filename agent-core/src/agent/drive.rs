@@ -63,7 +63,6 @@ impl Session {
             state: &self.state,
             run_id: options.run_id,
             cancel: &options.cancel,
-            depth: 0,
             emitter: &emitter,
             steps: options.steps,
         };

@@ -111,14 +111,6 @@ struct Finished {
 
 type Inflight = FuturesUnordered<BoxFuture<'static, Finished>>;
 
-/// A call started by [`ExecCtx::start`], with what its result is recorded against.
-struct Started<F> {
-    span: Span,
-    arguments: Option<serde_json::Value>,
-    started_at_ms: i64,
-    run: F,
-}
-
 impl ExecCtx<'_> {
     pub async fn execute(&self, calls: &[ToolCall]) -> Executed {
         let max_parallel = self.agent.config.max_parallel_tools.max(1);
@@ -199,7 +191,8 @@ impl ExecCtx<'_> {
             if self.steps.is_durable() {
                 // A journaled call runs alone: an engine replays steps one at a time.
                 started[index] = true;
-                let ended = match self.run_step(index, call, prepared).await {
+                // Boxed: the in-process turn's future does not carry the durable path's state.
+                let ended = match Box::pin(self.run_step(index, call, prepared)).await {
                     Ok(done) => self.settle(calls, &mut slots, done).await,
                     Err(Interrupted::Cancelled) => Some(Stop::Cancelled),
                     Err(Interrupted::Engine(message)) => Some(Stop::Engine(message)),
@@ -347,16 +340,9 @@ impl ExecCtx<'_> {
         }
     }
 
-    /// Starts a call: its events and `running` record, and the call itself (not yet polled),
-    /// bounded by the tool's timeout, with panics caught.
-    async fn start(
-        &self,
-        call: &ToolCall,
-        prepared: Prepared,
-    ) -> Started<impl Future<Output = (Result<ToolOutput, Failure>, Duration)> + Send + 'static> {
-        let spec = prepared.tool.spec();
-        let timeout = spec.timeout.unwrap_or(self.agent.config.tool_timeout);
-        let span = genai_spans::execute_tool(self.agent, self.session, call, spec, &prepared.args);
+    /// Announces a call about to run: the status, the `tool_call_started` event and the
+    /// `running` record. Returns when it started.
+    async fn announce(&self, call: &ToolCall, args: &serde_json::Value) -> i64 {
         self.emitter.update(|s| {
             s.state = RunState::ToolCall;
             s.current_tool = Some(call.name.clone());
@@ -364,13 +350,17 @@ impl ExecCtx<'_> {
         self.emitter.emit(EventKind::ToolCallStarted {
             call_id: call.id.clone(),
             name: call.name.clone(),
-            arguments: prepared.args.clone(),
+            arguments: args.clone(),
         });
         let started_at_ms = now_millis();
         let mut record = self.record(call, ToolCallState::Running);
         record.started_at_ms = Some(started_at_ms);
         self.save(&record).await;
+        started_at_ms
+    }
 
+    /// What a call of `call` gets to know and the token that cancels it.
+    fn tool_context(&self, call: &ToolCall) -> (ToolContext, CancellationToken) {
         let cancel = self.cancel.child_token();
         let cx = ToolContext {
             session_id: self.session.clone(),
@@ -381,48 +371,51 @@ impl ExecCtx<'_> {
             origin: self.origin.clone(),
             spent: self.spent.clone(),
         };
-        let tool = prepared.tool;
-        let args = prepared.args;
-        let arguments = (!self.agent.hooks.is_empty()).then(|| args.clone());
-        let run = async move {
+        (cx, cancel)
+    }
+
+    /// The call itself (not yet polled): bounded by the tool's timeout, panics caught, and
+    /// how long it took.
+    fn call_future(
+        &self,
+        call: &ToolCall,
+        prepared: Prepared,
+        timeout: Duration,
+    ) -> impl Future<Output = (Result<ToolOutput, Failure>, Duration)> + Send + 'static {
+        let (cx, cancel) = self.tool_context(call);
+        let Prepared { tool, args } = prepared;
+        async move {
             let start = Instant::now();
             let guarded = AssertUnwindSafe(async move { tool.call(args, cx).await }).catch_unwind();
-            let result = match tokio::time::timeout(timeout, guarded).await {
-                Err(_) => {
-                    cancel.cancel();
-                    Err(Failure::Timeout(timeout))
-                }
-                Ok(Err(panic)) => Err(Failure::Panic(panic_message(panic.as_ref()))),
-                Ok(Ok(Err(e))) => Err(Failure::Tool(e)),
-                Ok(Ok(Ok(output))) => Ok(output),
-            };
+            let result = ended(tokio::time::timeout(timeout, guarded).await, &cancel, timeout);
             (result, start.elapsed())
-        };
-        Started {
-            span,
-            arguments,
-            started_at_ms,
-            run,
         }
     }
 
     async fn launch(&self, index: usize, call: &ToolCall, prepared: Prepared) -> BoxFuture<'static, Finished> {
-        let Started {
-            span,
-            arguments,
-            started_at_ms,
-            run,
-        } = self.start(call, prepared).await;
+        let spec = prepared.tool.spec();
+        let timeout = spec.timeout.unwrap_or(self.agent.config.tool_timeout);
+        let span = genai_spans::execute_tool(self.agent, self.session, call, spec, &prepared.args);
+        let started_at_ms = self.announce(call, &prepared.args).await;
+        // The call's future is built here, not by `call_future`: one async block, so the
+        // boxed future is no larger than the call needs (the loop benchmark shows a nested
+        // one).
+        let (cx, cancel) = self.tool_context(call);
+        let tool = prepared.tool;
+        let args = prepared.args;
+        let arguments = (!self.agent.hooks.is_empty()).then(|| args.clone());
         let traced = span.clone();
         let call = async move {
-            let (result, elapsed) = run.await;
+            let start = Instant::now();
+            let guarded = AssertUnwindSafe(async move { tool.call(args, cx).await }).catch_unwind();
+            let result = ended(tokio::time::timeout(timeout, guarded).await, &cancel, timeout);
             Finished {
                 index,
                 span,
                 arguments,
                 result,
                 started_at_ms,
-                elapsed,
+                elapsed: start.elapsed(),
             }
         };
         // A sub-agent's turn started by the tool nests under this span; without a subscriber
@@ -439,12 +432,12 @@ impl ExecCtx<'_> {
     /// recorded too, so a replay ends the turn the same way.
     async fn run_step(&self, index: usize, call: &ToolCall, prepared: Prepared) -> Result<Finished, Interrupted> {
         let input = serde_json::json!({ "tool": call.name, "arguments": prepared.args });
-        let Started {
-            span,
-            arguments,
-            started_at_ms,
-            run,
-        } = self.start(call, prepared).await;
+        let spec = prepared.tool.spec();
+        let timeout = spec.timeout.unwrap_or(self.agent.config.tool_timeout);
+        let span = genai_spans::execute_tool(self.agent, self.session, call, spec, &prepared.args);
+        let started_at_ms = self.announce(call, &prepared.args).await;
+        let arguments = (!self.agent.hooks.is_empty()).then(|| prepared.args.clone());
+        let run = self.call_future(call, prepared, timeout);
         let cancel = self.cancel.clone();
         let effect = async move {
             tokio::select! {
@@ -576,6 +569,24 @@ impl ExecCtx<'_> {
         self.save(&record).await;
         slots[done.index] = Some(message);
         hook_stop.or(stop)
+    }
+}
+
+/// How a call bounded by `timeout` ended: its output, or why there is none. A call that
+/// timed out is told to stop through `cancel`.
+fn ended(
+    result: Result<std::thread::Result<Result<ToolOutput, ToolError>>, tokio::time::error::Elapsed>,
+    cancel: &CancellationToken,
+    timeout: Duration,
+) -> Result<ToolOutput, Failure> {
+    match result {
+        Err(_) => {
+            cancel.cancel();
+            Err(Failure::Timeout(timeout))
+        }
+        Ok(Err(panic)) => Err(Failure::Panic(panic_message(panic.as_ref()))),
+        Ok(Ok(Err(e))) => Err(Failure::Tool(e)),
+        Ok(Ok(Ok(output))) => Ok(output),
     }
 }
 

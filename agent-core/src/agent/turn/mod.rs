@@ -105,70 +105,54 @@ pub(crate) async fn run_turn(
     depth: u32,
     emitter: Emitter,
 ) -> Outcome {
-    let parts = TurnParts {
-        agent: &agent,
-        state: &state,
-        run_id,
-        cancel: &cancel,
+    let origin = input.origin(&state);
+    let turn = Turn::started(
+        &agent,
+        &state,
+        &cancel,
+        &emitter,
+        &origin,
         depth,
-        emitter: &emitter,
-        steps: Steps::InProcess,
-    };
-    match run_turn_with(parts, slot, input).await {
-        Ok(outcome) => outcome,
-        // In process no step is interrupted by an engine; kept total all the same.
-        Err(message) => finish(&emitter, Outcome::failed(ErrorKind::Store, message)),
-    }
-}
-
-/// What a turn runs with, whoever drives it.
-pub(crate) struct TurnParts<'a> {
-    pub agent: &'a Arc<AgentInner>,
-    pub state: &'a Arc<SessionState>,
-    pub run_id: String,
-    pub cancel: &'a CancellationToken,
-    pub depth: u32,
-    pub emitter: &'a Emitter,
-    pub steps: Steps<'a>,
-}
-
-/// Runs one turn with its effects run as `parts.steps` says. `Err` with the executor's message
-/// when it stopped the attempt ([`Interrupted::Engine`]): the turn then wrote nothing after
-/// the step that stopped, and emitted no final event.
-pub(crate) async fn run_turn_with(parts: TurnParts<'_>, slot: TurnSlot, input: TurnInput) -> Result<Outcome, String> {
-    let TurnParts {
-        agent,
-        state,
+        Steps::InProcess,
         run_id,
-        cancel,
-        depth,
-        emitter,
-        steps,
-    } = parts;
-    let origin = input.origin(state);
-    emitter.emit(EventKind::RunStarted {
-        run_id,
-        origin: origin.clone(),
-    });
-    let turn = Turn {
-        agent,
-        state,
-        session: &state.id,
-        cancel,
-        emitter,
-        origin: &origin,
-        depth,
-        steps,
-        model_steps: AtomicU32::new(0),
-        engine_stop: std::sync::Mutex::new(None),
-    };
-    let span = genai_spans::invoke_agent(agent, &state.id);
+    );
+    let span = genai_spans::invoke_agent(&agent, &state.id);
     // Entered only when collected: wrapping the turn's future costs a copy of it otherwise.
     let outcome = if span.is_disabled() {
         turn.drive(slot, input).await
     } else {
         turn.drive(slot, input).instrument(span.clone()).await
     };
+    genai_spans::record_outcome(&span, &outcome);
+    finish(&emitter, outcome)
+}
+
+/// What a turn driven by the host runs with.
+pub(crate) struct TurnParts<'a> {
+    pub agent: &'a Arc<AgentInner>,
+    pub state: &'a Arc<SessionState>,
+    pub run_id: String,
+    pub cancel: &'a CancellationToken,
+    pub emitter: &'a Emitter,
+    pub steps: Steps<'a>,
+}
+
+/// [`run_turn`] for a turn the host drives, its effects run as `parts.steps` says. `Err` with
+/// the executor's message when it stopped the attempt ([`Interrupted::Engine`]): the turn then
+/// wrote nothing after the step that stopped, and emitted no final event.
+pub(crate) async fn run_turn_with(parts: TurnParts<'_>, slot: TurnSlot, input: TurnInput) -> Result<Outcome, String> {
+    let TurnParts {
+        agent,
+        state,
+        run_id,
+        cancel,
+        emitter,
+        steps,
+    } = parts;
+    let origin = input.origin(state);
+    let turn = Turn::started(agent, state, cancel, emitter, &origin, 0, steps, run_id);
+    let span = genai_spans::invoke_agent(agent, &state.id);
+    let outcome = turn.drive(slot, input).instrument(span.clone()).await;
     if let Some(message) = turn.take_engine_stop() {
         return Err(message);
     }
@@ -487,6 +471,38 @@ impl Turn<'_> {
                     Err(e) => Err(Box::new(Outcome::failed(ErrorKind::Approval, e.to_string()))),
                 }
             }
+        }
+    }
+}
+
+impl<'a> Turn<'a> {
+    /// A turn about to run: its `run_started` event is out.
+    #[allow(clippy::too_many_arguments)] // the parts of one turn, handed over once
+    fn started(
+        agent: &'a Arc<AgentInner>,
+        state: &'a Arc<SessionState>,
+        cancel: &'a CancellationToken,
+        emitter: &'a Emitter,
+        origin: &'a TurnOrigin,
+        depth: u32,
+        steps: Steps<'a>,
+        run_id: String,
+    ) -> Self {
+        emitter.emit(EventKind::RunStarted {
+            run_id,
+            origin: origin.clone(),
+        });
+        Turn {
+            agent,
+            state,
+            session: &state.id,
+            cancel,
+            emitter,
+            origin,
+            depth,
+            steps,
+            model_steps: AtomicU32::new(0),
+            engine_stop: std::sync::Mutex::new(None),
         }
     }
 }

@@ -111,25 +111,29 @@ impl Turn<'_> {
 
     /// [`Self::send_request`] as one step of the turn: journaled when the turn is durable.
     async fn send_step(&self, request: &ModelRequest) -> Result<ModelResponse, CallFailed> {
-        if !self.steps.is_durable() {
-            return self.send_request(request).await;
+        if self.steps.is_durable() {
+            // Boxed: the in-process turn's future does not carry the durable path's state.
+            Box::pin(self.send_journaled(request)).await
+        } else {
+            self.send_request(request).await
         }
-        let step = self.steps.run(
-            || StepRequest {
-                kind: StepKind::Model,
-                name: self.next_model_step(),
-                input: serde_json::Value::Null,
-            },
-            async {
-                match self.send_request(request).await {
-                    Ok(response) => ModelStep::Answered(Box::new(response)),
-                    Err(CallFailed::Provider(e)) => ModelStep::Failed(e),
-                    // send_request fails only with a provider error or a cancel.
-                    Err(_) => ModelStep::Cancelled,
-                }
-            },
-        );
-        match step.await.map_err(super::interrupted)? {
+    }
+
+    async fn send_journaled(&self, request: &ModelRequest) -> Result<ModelResponse, CallFailed> {
+        let call = async {
+            match self.send_request(request).await {
+                Ok(response) => ModelStep::Answered(Box::new(response)),
+                Err(CallFailed::Provider(e)) => ModelStep::Failed(e),
+                // send_request fails only with a provider error or a cancel.
+                Err(_) => ModelStep::Cancelled,
+            }
+        };
+        let request = || StepRequest {
+            kind: StepKind::Model,
+            name: self.next_model_step(),
+            input: serde_json::Value::Null,
+        };
+        match self.steps.run(request, call).await.map_err(super::interrupted)? {
             ModelStep::Answered(response) => Ok(*response),
             ModelStep::Failed(e) => Err(CallFailed::Provider(e)),
             // The loop's call bounds its own time: a timeout is a provider error.
