@@ -80,7 +80,7 @@ struct ChargeArgs {
 
 /// A tool with a side effect: each run is logged with its call id; it also counts how many
 /// of its calls run at once.
-fn charge_tool(runs: Log, running: Arc<AtomicUsize>, most: Arc<AtomicUsize>) -> impl agent_core::Tool {
+fn charge_tool(runs: Log, running: Arc<AtomicUsize>, most: Arc<AtomicUsize>, gated: bool) -> impl agent_core::Tool {
     tool_fn("charge", "Charges a card.", move |args: ChargeArgs, cx: ToolContext| {
         let runs = runs.clone();
         let running = running.clone();
@@ -95,6 +95,7 @@ fn charge_tool(runs: Log, running: Arc<AtomicUsize>, most: Arc<AtomicUsize>) -> 
         }
     })
     .parallel_safe(true)
+    .gated(gated)
 }
 
 /// Two charges at once, then one more, then the answer: decided from the request alone, as
@@ -124,7 +125,12 @@ fn fixture() -> Fixture {
     let agent = Agent::builder()
         .provider(model())
         .store_arc(store.clone())
-        .tool(charge_tool(runs.clone(), Arc::new(AtomicUsize::new(0)), most.clone()))
+        .tool(charge_tool(
+            runs.clone(),
+            Arc::new(AtomicUsize::new(0)),
+            most.clone(),
+            false,
+        ))
         .config(AgentConfig {
             max_parallel_tools: 4,
             ..AgentConfig::default()
@@ -323,4 +329,73 @@ async fn a_session_at_an_earlier_point_leaves_out_what_came_after() {
             .is_err(),
         "a session the store does not hold is not found"
     );
+}
+
+#[tokio::test]
+async fn a_durable_turn_parks_for_approval_and_a_driven_decision_resumes_it() {
+    let f = {
+        let store = Arc::new(MemoryStore::new());
+        let runs = Log::default();
+        let agent = Agent::builder()
+            .provider(model())
+            .store_arc(store.clone())
+            .tool(charge_tool(runs.clone(), Arc::default(), Arc::default(), true))
+            .gate(agent_core::gate_fn(|_| async {
+                agent_core::GateDecision::ask("Charge?")
+            }))
+            .build()
+            .unwrap();
+        Fixture {
+            agent,
+            store,
+            runs,
+            most: Arc::default(),
+        }
+    };
+    let id = f.agent.create_session().await.unwrap().id().clone();
+    let journal = Journal::default();
+    let attempt = Attempt::new(&journal, None);
+    let session = f.agent.session_at(&id, Some(0)).await.unwrap();
+    let outcome = session.drive(message("charge"), options(&attempt)).await.unwrap();
+    assert_eq!(outcome.status, OutcomeStatus::AwaitingApproval);
+    assert!(f.runs.entries().is_empty());
+
+    // Answered later, by a handle loaded afresh (another replica), in a turn of its own.
+    let base = f.store.last_seq(&id).await.unwrap();
+    let session = f.agent.session_at(&id, Some(base)).await.unwrap();
+    let approval = session
+        .pending_approval()
+        .expect("the approval is restored from the store");
+    let refused = TurnStart::Approval {
+        approval_id: approval.id.clone(),
+        decisions: Vec::new(),
+    };
+    assert!(matches!(
+        session.drive(refused, DriveOptions::default()).await,
+        Err(DriveError::Approval(_))
+    ));
+    let decisions = approval
+        .calls
+        .iter()
+        .map(|c| {
+            (
+                c.call_id.clone(),
+                agent_core::ApprovalDecision::approve().remember(agent_core::RememberScope::Session),
+            )
+        })
+        .collect();
+    let journal = Journal::default();
+    let attempt = Attempt::new(&journal, None);
+    let decided = TurnStart::Approval {
+        approval_id: approval.id,
+        decisions,
+    };
+    let outcome = session.drive(decided, options(&attempt)).await.unwrap();
+    assert_eq!(outcome.status, OutcomeStatus::Done, "{:?}", outcome.error);
+    assert_eq!(
+        f.runs.entries().len(),
+        3,
+        "the two approved charges and the remembered third ran"
+    );
+    assert_transcript_valid(&messages_of(&f.agent.open_session(&id).await.unwrap()).await);
 }

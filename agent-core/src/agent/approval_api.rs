@@ -26,13 +26,22 @@ impl Session {
         approval_id: &str,
         decisions: impl IntoIterator<Item = (String, ApprovalDecision)>,
     ) -> Result<Run, ApprovalError> {
+        let input = self.approval_input(approval_id, decisions)?;
+        Ok(self.start(input, CancellationToken::new(), 0))
+    }
+
+    /// The turn the decisions on the pending approval start, when they fit it.
+    pub(super) fn approval_input(
+        &self,
+        approval_id: &str,
+        decisions: impl IntoIterator<Item = (String, ApprovalDecision)>,
+    ) -> Result<TurnInput, ApprovalError> {
         let mut decisions: Decisions = decisions.into_iter().collect();
         check(&self.agent.inner, &self.state, approval_id, &mut decisions)?;
-        let input = TurnInput::Approval {
+        Ok(TurnInput::Approval {
             approval_id: approval_id.to_owned(),
             decisions,
-        };
-        Ok(self.start(input, CancellationToken::new(), 0))
+        })
     }
 
     /// Dismisses the pending approval without answering it: its calls do not run and get

@@ -35,8 +35,8 @@ impl Session {
     /// agent's observers ([`AgentBuilder::observer`](crate::AgentBuilder::observer)); there is
     /// no [`Run`](crate::Run) handle: cancel with `options.cancel`.
     ///
-    /// Fails with [`DriveError::Clarification`] when an answer does not fit the pending
-    /// question (which stays pending), and with [`DriveError::Engine`] when the executor
+    /// Fails with [`DriveError::Clarification`] or [`DriveError::Approval`] when an answer or
+    /// decisions do not fit what is pending (which stays pending), and with [`DriveError::Engine`] when the executor
     /// stopped the attempt; the turn then wrote nothing after that step.
     pub async fn drive(&self, start: TurnStart, options: DriveOptions<'_>) -> Result<Outcome, DriveError> {
         let input = match start {
@@ -49,6 +49,7 @@ impl Session {
                 clarification_id,
                 answer,
             } => self.answer_input(&clarification_id, &answer)?,
+            TurnStart::Approval { approval_id, decisions } => self.approval_input(&approval_id, decisions)?,
         };
         let inner = &self.agent.inner;
         let emitter = Emitter {

@@ -3,7 +3,7 @@
 use tokio_util::sync::CancellationToken;
 
 use super::Steps;
-use crate::agent::ClarificationError;
+use crate::agent::{ApprovalDecision, ApprovalError, ClarificationError};
 use crate::gate::TurnOrigin;
 use crate::message::Message;
 
@@ -24,6 +24,14 @@ pub enum TurnStart {
         clarification_id: String,
         /// The person's answer.
         answer: String,
+    },
+    /// The person's decisions on the approval the session is parked on, one per call (checked
+    /// as [`Session::resolve_approval`](crate::Session::resolve_approval) checks them).
+    Approval {
+        /// The pending approval's id.
+        approval_id: String,
+        /// A decision per call id.
+        decisions: Vec<(String, ApprovalDecision)>,
     },
 }
 
@@ -55,6 +63,9 @@ pub enum DriveError {
     /// The answer did not fit the pending question, or nothing is pending; the question stays.
     #[error(transparent)]
     Clarification(#[from] ClarificationError),
+    /// The decisions do not fit the pending approval, or nothing is pending; it stays.
+    #[error(transparent)]
+    Approval(#[from] ApprovalError),
     /// The executor stopped the attempt ([`Interrupted::Engine`](super::Interrupted::Engine)):
     /// the turn wrote nothing after the step that stopped; the engine should retry it.
     #[error("the turn stopped at a step so that the engine can retry it: {0}")]
