@@ -32,7 +32,7 @@ impl Session {
     /// Runs one turn in the caller's task and returns its outcome; with
     /// [`Steps::Durable`](crate::steps::Steps::Durable), every model call, tool call and
     /// summary is a step of the executor (tools then run one at a time). Events go to the
-    /// agent's observers ([`AgentBuilder::observer`](crate::AgentBuilder::observer)); there is
+    /// agent's observers ([`AgentBuilder::on_event`](crate::AgentBuilder::on_event)); there is
     /// no [`Run`](crate::Run) handle: cancel with `options.cancel`.
     ///
     /// Fails with [`DriveError::Clarification`] or [`DriveError::Approval`] when an answer or
