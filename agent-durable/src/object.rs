@@ -217,6 +217,7 @@ impl AgentSession {
                 Ok(Json(TurnReply { run_id, outcome }))
             }
             Err(DriveError::Clarification(e)) => Err(TerminalError::new_with_code(400, e.to_string()).into()),
+            Err(DriveError::Approval(e)) => Err(TerminalError::new_with_code(400, e.to_string()).into()),
             Err(DriveError::Engine(message)) => Err(HandlerError::from(message)),
         }
     }
