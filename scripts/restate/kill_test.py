@@ -112,8 +112,38 @@ for session, *_ in submitted:
         failures.append(f"{session}: transcript {row}, expected {expected} "
                         "(messages, first, last, distinct seqs, tool results, distinct calls, unknown calls)")
 
+# A cancel sent through the ingress (Restate runs the shared `cancel` handler on whichever replica
+# the balancer picks) stops a turn in the middle of its tool calls: the turn ends `cancelled`,
+# every call it made is answered, and fewer than all five effects happened.
+cancel_session = str(uuid.uuid4())
+cancel_run = f"cancel-{cancel_session[:8]}"
+cancel_invocation = post(f"{ingress}/AgentSession/{cancel_session}/turn/send",
+                         {"text": "Record five notes.", "run_id": cancel_run}, {"idempotency-key": cancel_run})["invocationId"]
+while time.monotonic() < deadline:
+    if sql(f"SELECT count(*) FROM durable_effects WHERE session_id = '{cancel_session}'")[0][0] != "0":
+        break
+    time.sleep(0.01)
+cancel_reply = post(f"{ingress}/AgentSession/{cancel_session}/cancel", {"run_id": cancel_run})
+_, _, cancel_outcome, _ = attach((cancel_session, cancel_run, cancel_invocation, 0))
+cancel_effects = int(sql(f"SELECT count(*) FROM durable_effects WHERE session_id = '{cancel_session}'")[0][0])
+calls, results, unanswered = sql(
+    "SELECT count(*) FILTER (WHERE m.role = 'assistant' AND m.tool_calls IS NOT NULL AND m.tool_calls <> '[]'),"
+    " count(*) FILTER (WHERE m.role = 'tool'),"
+    " count(*) FILTER (WHERE m.role = 'tool' AND m.tool_call_id IS NULL)"
+    f" FROM sessions s JOIN messages m ON m.session_key = s.key WHERE s.id = '{cancel_session}'")[0]
+if cancel_reply.get("invocation_id") != cancel_invocation:
+    failures.append(f"cancel: reply {cancel_reply}, expected the run's invocation {cancel_invocation}")
+if cancel_outcome.get("status") != "cancelled":
+    failures.append(f"cancel: the turn ended {cancel_outcome.get('status')}, not cancelled")
+if not 1 <= cancel_effects < TOOLS:
+    failures.append(f"cancel: {cancel_effects} effects, expected the turn stopped mid-way")
+if calls != results or unanswered != "0":
+    failures.append(f"cancel: {calls} tool calls, {results} results: the transcript is not whole")
+
 print(f"sessions: {sessions}, tool calls each: {TOOLS}, replicas: 3, one SIGKILLed at {killed_at and round(killed_at, 2)} s")
 print(f"submitted in {submitted_at:.2f} s; all turns finished in {elapsed:.2f} s ({sessions / elapsed:.1f} turns/s)")
+print(f"cancel through the ingress: the turn ended {cancel_outcome.get('status')} after {cancel_effects} of {TOOLS} "
+      f"tool calls ({calls} calls, {results} results)")
 print(f"outcomes: {statuses}; side-effect rows: {sum(int(r[1]) for r in effects)} (tool runs repeated because they were in flight at the kill: {repeats}); "
       f"transcripts checked: {len(seen)}")
 if killed_at is None:

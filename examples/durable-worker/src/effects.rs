@@ -2,6 +2,7 @@
 //! `durable_effects`, counting repeats, so a test can check each call's side effect happened once.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use agent_core::{ToolContext, ToolError, tool_fn};
 use schemars::JsonSchema;
@@ -34,14 +35,23 @@ struct Args {
     note: String,
 }
 
-/// The tool, over a shared connection.
-pub fn record_effect(client: Arc<Client>) -> impl agent_core::Tool {
+/// The tool, over a shared connection; it waits `delay` first (cut short by a cancel, which then
+/// records nothing), so that a test can stop a turn in the middle of a tool call.
+pub fn record_effect(client: Arc<Client>, delay: Duration) -> impl agent_core::Tool {
     tool_fn(
         "record_effect",
         "Records a note as a side effect (one row per call).",
         move |args: Args, cx: ToolContext| {
             let client = client.clone();
             async move {
+                if !delay.is_zero() {
+                    tokio::select! {
+                        _ = tokio::time::sleep(delay) => {}
+                        _ = cx.cancel.cancelled() => {
+                            return Ok::<_, ToolError>("cancelled before recording".to_owned());
+                        }
+                    }
+                }
                 let runs: i32 = client
                     .query_one(
                         "INSERT INTO durable_effects (session_id, call_id, note) VALUES ($1, $2, $3)

@@ -4,12 +4,14 @@
 //! durable-worker --port PORT
 //! ```
 //!
-//! Reads `AGENT_POSTGRES_URL` (the shared PostgreSQL) and the `LLM_*` variables for the model
+//! Reads `AGENT_POSTGRES_URL` (the shared PostgreSQL), `WORKER_TOOL_DELAY_MS` (how long the tool
+//! waits before it records, default 0) and the `LLM_*` variables for the model
 //! (`scripts/cluster` points them at the workspace's mock model server, `mock-llm`). Serves the
 //! `AgentSession` object on 127.0.0.1:PORT (HTTP/2, for Restate), with one tool,
 //! `record_effect`, which inserts a row per call into `durable_effects`.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use agent_core::Agent;
 use agent_durable::{AgentSession, RunRegistry, spawn_cancel_listener};
@@ -44,6 +46,10 @@ fn run() -> Result<(), String> {
     let port = port()?;
     let url = std::env::var("AGENT_POSTGRES_URL")
         .map_err(|_| "AGENT_POSTGRES_URL is not set (the PostgreSQL every replica shares)".to_owned())?;
+    let delay = match std::env::var("WORKER_TOOL_DELAY_MS") {
+        Ok(ms) => Duration::from_millis(ms.parse::<u64>().map_err(|e| format!("WORKER_TOOL_DELAY_MS: {e}"))?),
+        Err(_) => Duration::ZERO,
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -61,7 +67,7 @@ fn run() -> Result<(), String> {
             .map_err(|e| format!("PostgreSQL: {e}"))?;
         let agent = Agent::builder()
             .provider_arc(provider)
-            .tool(effects::record_effect(Arc::new(client)))
+            .tool(effects::record_effect(Arc::new(client), delay))
             .store(store)
             .build()
             .map_err(|e| e.to_string())?;
