@@ -2,7 +2,8 @@
 //! Durable turns against a real restate-server and PostgreSQL: a turn's tools run once each, a
 //! replica killed mid-turn is replaced and the turn finishes on the new one without repeating a
 //! completed tool or writing a message twice, and a cancel stops a turn in the middle of a model
-//! call, leaving a valid transcript.
+//! call, leaving a valid transcript; a question asked on one replica is answered on another; a message relayed between sessions runs
+//! once as a turn of the receiver.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -155,6 +156,64 @@ async fn durable_turns_on_restate() {
     // Model calls: 3 on the dead replica (the third never answered), then the third and later ones again
     // on the new one; the two completed calls came from the journal.
     assert_eq!(log.calls.lock().unwrap().get("crash"), Some(&6));
+
+    // A question asked on one replica, answered after that replica is gone: the `answer` turn
+    // on the new replica picks the question up from the store and finishes.
+    let asked = SessionId::new_random().to_string();
+    let reply = turn(&http, &asked, "tag=ask ask").await;
+    assert_eq!(reply["outcome"]["status"], "awaiting_user", "{reply}");
+    let question = reply["outcome"]["clarification"]["id"].as_str().unwrap().to_owned();
+    replica.kill();
+    replica = Replica::start(port, &schema, log.clone(), effects.clone());
+    let response = http
+        .post(format!("{}/AgentSession/{asked}/answer", ingress()))
+        .json(&json!({"clarification_id": question, "answer": "blue", "run_id": format!("answer-{asked}")}))
+        .send()
+        .await
+        .unwrap();
+    let status = response.status();
+    let reply: Value = response.json().await.unwrap();
+    assert!(status.is_success(), "answer: {status} {reply}");
+    assert_eq!(reply["outcome"]["status"], "done", "{reply}");
+    assert!(
+        reply["outcome"]["final_text"].as_str().unwrap().contains("blue"),
+        "{reply}"
+    );
+    let transcript = messages(&schema, &asked).await;
+    assert_valid(&transcript);
+    // An answer to a question no longer pending is refused (a terminal 400, not retried).
+    let response = http
+        .post(format!("{}/AgentSession/{asked}/answer", ingress()))
+        .json(&json!({"clarification_id": question, "answer": "red", "run_id": format!("again-{asked}")}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 400, "{}", response.text().await.unwrap());
+
+    // A message relayed from one session to another runs as a turn of the receiver, once, even
+    // when the relay is sent twice with the same run id.
+    let sender = SessionId::new_random().to_string();
+    let receiver = SessionId::new_random().to_string();
+    for _ in 0..2 {
+        let response = http
+            .post(format!("{}/AgentSession/{sender}/relay", ingress()))
+            .json(&json!({"to": receiver, "text": "tag=relayed tools=1", "run_id": format!("relay-{receiver}")}))
+            .send()
+            .await
+            .unwrap();
+        assert!(response.status().is_success(), "relay: {}", response.status());
+    }
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let mut transcript = messages(&schema, &receiver).await;
+    while transcript.len() < 4 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        transcript = messages(&schema, &receiver).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let transcript = messages(&schema, &receiver).await;
+    assert_valid(&transcript);
+    assert_eq!(transcript.len(), 4, "user, call, result, answer: one turn");
+    assert_eq!(effects.lock().unwrap().get("relayed-1"), Some(&1));
 
     // A cancel sent while the model call hangs stops the turn through Restate and PostgreSQL.
     let (hang_tx, mut hang_rx) = tokio::sync::mpsc::unbounded_channel();

@@ -50,7 +50,8 @@ pub struct ModelLog {
 }
 
 /// A model that calls the `record` tool `tools=N` times (default 3) for a user message
-/// `tag=T tools=N [hang]`, with call ids `T-1`, `T-2`..., then answers `done T`. Its answer
+/// `tag=T tools=N [hang]`, with call ids `T-1`, `T-2`..., then answers `done T`; for
+/// `tag=T ask`, asks the person a question, then answers `done T: <their answer>`. Its answer
 /// depends only on the request, so every replica gives the same one.
 pub struct Countdown {
     pub log: Arc<ModelLog>,
@@ -103,6 +104,41 @@ impl Provider for Countdown {
             }
         }
         let mut events = Vec::new();
+        if text.split_whitespace().any(|w| w == "ask") {
+            // Asks once; once answered, answers with what the person said.
+            let answered = request.messages[last_user..]
+                .iter()
+                .rev()
+                .find(|m| m.role == Role::Tool)
+                .map(|m| m.text());
+            match answered {
+                None => {
+                    let id = format!("{tag}-ask");
+                    events.push(Ok(StreamEvent::ToolCallStart {
+                        id: id.clone(),
+                        name: agent_core::CLARIFICATION_TOOL.into(),
+                        signature: None,
+                    }));
+                    events.push(Ok(StreamEvent::ToolArgsDelta {
+                        id: id.clone(),
+                        json: r#"{"kind":"input","question":"Which colour?"}"#.into(),
+                    }));
+                    events.push(Ok(StreamEvent::ToolCallEnd { id }));
+                    events.push(Ok(StreamEvent::Done {
+                        finish_reason: FinishReason::ToolCalls,
+                    }));
+                }
+                Some(answer) => {
+                    events.push(Ok(StreamEvent::TextDelta {
+                        text: format!("done {tag}: {answer}"),
+                    }));
+                    events.push(Ok(StreamEvent::Done {
+                        finish_reason: FinishReason::Stop,
+                    }));
+                }
+            }
+            return Ok(futures::stream::iter(events).boxed());
+        }
         if done < wanted {
             let id = format!("{tag}-{}", done + 1);
             events.push(Ok(StreamEvent::ToolCallStart {

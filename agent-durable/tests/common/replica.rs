@@ -60,6 +60,7 @@ impl Replica {
                 let agent = Agent::builder()
                     .provider(Countdown { log })
                     .tool(record)
+                    .clarification(true)
                     .store(store)
                     .build()
                     .unwrap();
