@@ -40,4 +40,4 @@ pub use notify::{CANCEL_CHANNEL, notify_cancel, spawn_cancel_listener};
 pub use object::{AgentSession, AgentSessionClient};
 pub use runs::{RunGuard, RunRegistry};
 pub use steps::RestateSteps;
-pub use wire::{AnswerRequest, CancelReply, CancelRequest, RelayRequest, TurnReply, TurnRequest};
+pub use wire::{AnswerRequest, ApproveRequest, CancelReply, CancelRequest, RelayRequest, TurnReply, TurnRequest};

@@ -12,13 +12,14 @@ use crate::notify::notify_cancel;
 use crate::records::{cancel_key, invocation_key};
 use crate::runs::RunRegistry;
 use crate::steps::RestateSteps;
-use crate::wire::{AnswerRequest, CancelReply, CancelRequest, RelayRequest, TurnReply, TurnRequest};
+use crate::wire::{AnswerRequest, ApproveRequest, CancelReply, CancelRequest, RelayRequest, TurnReply, TurnRequest};
 
 /// The Restate virtual object that runs a session's turns, keyed by session id.
 ///
 /// Handlers (ingress paths `/AgentSession/{session}/{handler}`):
 /// - `turn` (exclusive): runs one turn for a message ([`TurnRequest`]);
 /// - `answer` (exclusive): runs the turn that continues from a clarification ([`AnswerRequest`]);
+/// - `approve` (exclusive): runs the turn that continues from a gate approval ([`ApproveRequest`]);
 /// - `cancel` (shared, so it runs while a turn holds the session): stops a run ([`CancelRequest`]);
 /// - `relay` (shared): queues a message on another session's object ([`RelayRequest`]).
 ///
@@ -106,6 +107,22 @@ mod handlers {
             let start = TurnStart::Answer {
                 clarification_id: request.clarification_id,
                 answer: request.answer,
+            };
+            self.run_turn(&ctx, run_id, start).await
+        }
+
+        /// Runs the turn that continues from the approval the session is parked on.
+        #[handler]
+        async fn approve(
+            &self,
+            ctx: ObjectContext<'_>,
+            request: Json<ApproveRequest>,
+        ) -> HandlerResult<Json<TurnReply>> {
+            let request = request.into_inner();
+            let run_id = run_id(&ctx, request.run_id);
+            let start = TurnStart::Approval {
+                approval_id: request.approval_id,
+                decisions: request.decisions,
             };
             self.run_turn(&ctx, run_id, start).await
         }

@@ -1,5 +1,6 @@
 //! The JSON bodies of the object's handlers.
 
+use agent_core::ApprovalDecision;
 use serde::{Deserialize, Serialize};
 
 /// The body of `turn`: a message for the session.
@@ -24,6 +25,21 @@ pub struct AnswerRequest {
     pub clarification_id: String,
     /// The answer.
     pub answer: String,
+    /// The run's id, as for [`TurnRequest::run_id`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+}
+
+/// The body of `approve`: the person's decisions on the calls the session is parked on for
+/// approval. In JSON, `decisions` is a list of `[call id, decision]` pairs, a decision being
+/// `{"decision": "approve"}` or `{"decision": "reject", "reason": "..."}` (agent-core's
+/// `ApprovalDecision`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApproveRequest {
+    /// The pending approval's id (the `approval.id` of the turn that parked).
+    pub approval_id: String,
+    /// A decision per call id.
+    pub decisions: Vec<(String, ApprovalDecision)>,
     /// The run's id, as for [`TurnRequest::run_id`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,

@@ -2,7 +2,7 @@
 //! Durable turns against a real restate-server and PostgreSQL: a turn's tools run once each, a
 //! replica killed mid-turn is replaced and the turn finishes on the new one without repeating a
 //! completed tool or writing a message twice, and a cancel stops a turn in the middle of a model
-//! call, leaving a valid transcript; a question asked on one replica is answered on another; a message relayed between sessions runs
+//! call, leaving a valid transcript; a question asked on one replica is answered on another, and so is a gate's approval; a message relayed between sessions runs
 //! once as a turn of the receiver.
 
 use std::sync::Arc;
@@ -189,6 +189,33 @@ async fn durable_turns_on_restate() {
         .await
         .unwrap();
     assert_eq!(response.status().as_u16(), 400, "{}", response.text().await.unwrap());
+
+    // A gated call parks the turn for approval on one replica; the approval, sent after that
+    // replica is gone, runs the call on a new one and finishes the turn.
+    let gated = SessionId::new_random().to_string();
+    let reply = turn(&http, &gated, "tag=gate tools=1").await;
+    assert_eq!(reply["outcome"]["status"], "awaiting_approval", "{reply}");
+    let approval = reply["outcome"]["approval"]["id"].as_str().unwrap().to_owned();
+    assert_eq!(reply["outcome"]["approval"]["calls"][0]["call_id"], "gate-1");
+    assert_eq!(effects.lock().unwrap().get("gate-1"), None);
+    replica.kill();
+    replica = Replica::start(port, &schema, log.clone(), effects.clone());
+    let response = http
+        .post(format!("{}/AgentSession/{gated}/approve", ingress()))
+        .json(&json!({
+            "approval_id": approval,
+            "decisions": [["gate-1", {"decision": "approve"}]],
+            "run_id": format!("approve-{gated}"),
+        }))
+        .send()
+        .await
+        .unwrap();
+    let status = response.status();
+    let reply: Value = response.json().await.unwrap();
+    assert!(status.is_success(), "approve: {status} {reply}");
+    assert_eq!(reply["outcome"]["status"], "done", "{reply}");
+    assert_eq!(effects.lock().unwrap().get("gate-1"), Some(&1));
+    assert_valid(&messages(&schema, &gated).await);
 
     // A message relayed from one session to another runs as a turn of the receiver, once, even
     // when the relay is sent twice with the same run id.

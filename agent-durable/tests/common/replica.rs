@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use agent_core::{Agent, ToolContext, ToolError, tool_fn};
+use agent_core::{Agent, GateDecision, GateRequest, ToolContext, ToolError, gate_fn, tool_fn};
 use agent_durable::{AgentSession, RunRegistry, spawn_cancel_listener};
 use agent_store_postgres::{PostgresOptions, PostgresStore};
 use restate_sdk::prelude::{Endpoint, HttpServer};
@@ -56,11 +56,24 @@ impl Replica {
                             Ok::<_, ToolError>(format!("recorded {}", args.note))
                         }
                     },
-                );
+                )
+                // The gate below asks the person for calls of tag `gate`.
+                .gated(true);
                 let agent = Agent::builder()
                     .provider(Countdown { log })
                     .tool(record)
                     .clarification(true)
+                    // Calls of tag `gate` wait for the person's approval.
+                    .gate(gate_fn(|request: &GateRequest| {
+                        let ask = request.call_id.starts_with("gate-");
+                        async move {
+                            if ask {
+                                GateDecision::Ask { prompt: None }
+                            } else {
+                                GateDecision::Allow
+                            }
+                        }
+                    }))
                     .store(store)
                     .build()
                     .unwrap();
