@@ -94,3 +94,33 @@ impl Drop for RunGuard {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use super::RunRegistry;
+
+    #[test]
+    fn a_cancel_trips_the_registered_run_only_while_it_is_registered() {
+        let runs = RunRegistry::new();
+        let guard = runs.register("run-1");
+        assert!(!runs.cancel("run-2"), "an unknown run is not cancelled");
+        assert!(runs.cancel("run-1"));
+        assert!(guard.token().is_cancelled());
+        drop(guard);
+        assert!(runs.is_empty());
+        assert!(!runs.cancel("run-1"), "a finished run is no longer registered");
+    }
+
+    #[test]
+    fn an_earlier_attempt_ending_leaves_a_later_one_registered() {
+        let runs = RunRegistry::new();
+        let first = runs.register("run-1");
+        let second = runs.register("run-1");
+        drop(first);
+        assert_eq!(runs.len(), 1);
+        assert!(runs.cancel("run-1"));
+        assert!(second.token().is_cancelled());
+    }
+}
