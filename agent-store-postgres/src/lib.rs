@@ -30,6 +30,7 @@
 mod connect;
 mod error;
 mod kv;
+mod message_insert;
 mod messages;
 mod migrations;
 mod options;

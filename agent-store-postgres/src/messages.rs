@@ -1,9 +1,9 @@
 //! The `messages` table: appends with the sequence check, history reads.
 
 use agent_core::{Message, SessionId, StoreError, StoredMessage};
-use deadpool_postgres::Transaction;
 
 use crate::error::{backend, seq_from_sql, seq_to_sql};
+use crate::message_insert::insert;
 use crate::now_millis;
 use crate::rows::{MESSAGE_COLUMNS, MessageColumns, read_message};
 use crate::store::PostgresStore;
@@ -14,22 +14,6 @@ use crate::store::PostgresStore;
 /// what the winner wrote (a conflict unless it is the same), never interleaved.
 const CLAIM: &str = "UPDATE sessions SET last_seq = $3, updated_at = GREATEST(updated_at, $4)
                      WHERE id = $1 AND last_seq = $2 RETURNING key";
-
-/// Inserts the rows of a [`MessageColumns`] into the session with key `$1` and, in the same
-/// statement, notifies channel `$14` with `$15` (sent at commit, so only for rows that were
-/// committed).
-const INSERT: &str = "WITH inserted AS (
-     INSERT INTO messages (session_key, seq, role, content, tool_calls, tool_call_id,
-        tool_name, is_error, compressed, reasoning, model_visible, user_visible, created_at)
-     SELECT $1, m.* , $13 FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::bytea[],
-        $7::bytea[], $8::boolean[], $9::bytea[], $10::text[], $11::boolean[], $12::boolean[])
-        AS m(seq, role, content, tool_calls, tool_call_id, tool_name, is_error, compressed,
-             reasoning, model_visible, user_visible))
-     SELECT pg_notify($14, $15)";
-
-/// The channel every append that inserted rows notifies, with the payload
-/// `<session id> <last inserted seq>` (see docs/postgres.md).
-pub(crate) const CHANNEL: &str = "agent_core_messages";
 
 impl PostgresStore {
     /// Appends `messages` as `first_seq, first_seq + 1, ...` in one transaction: the claim of
@@ -104,43 +88,4 @@ impl PostgresStore {
             None => Err(StoreError::SessionNotFound(session.clone())),
         }
     }
-}
-
-/// Inserts the rows of `columns` (numbered already) into the session with this key, and
-/// notifies [`CHANNEL`] of the last one in the same transaction.
-pub(crate) async fn insert(
-    tx: &Transaction<'_>,
-    session: &SessionId,
-    key: i64,
-    columns: &MessageColumns,
-) -> Result<(), StoreError> {
-    let Some(last) = columns.seq.last() else {
-        return Ok(());
-    };
-    let notice = format!("{session} {last}");
-    let stmt = tx.prepare_cached(INSERT).await.map_err(backend)?;
-    let c = columns;
-    tx.execute(
-        &stmt,
-        &[
-            &key,
-            &c.seq,
-            &c.role,
-            &c.content,
-            &c.tool_calls,
-            &c.tool_call_id,
-            &c.tool_name,
-            &c.is_error,
-            &c.compressed,
-            &c.reasoning,
-            &c.model_visible,
-            &c.user_visible,
-            &now_millis(),
-            &CHANNEL,
-            &notice,
-        ],
-    )
-    .await
-    .map_err(backend)?;
-    Ok(())
 }

@@ -6,7 +6,7 @@ use agent_core::{Message, SessionId, StoreError};
 use deadpool_postgres::Transaction;
 
 use crate::error::{backend, seq_from_sql, seq_to_sql};
-use crate::messages::insert;
+use crate::message_insert::insert;
 use crate::now_millis;
 use crate::rows::MessageColumns;
 

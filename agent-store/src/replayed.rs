@@ -5,9 +5,8 @@ use rusqlite::{Connection, Row, params};
 
 use agent_core::StoreError;
 
-use crate::rows::MessageRow;
+use crate::rows::{MessageRow, seq_to_sql};
 use crate::sql_error::backend;
-use crate::writes::seq_to_sql;
 
 /// Whether the session with this key stores exactly `rows` at `first_seq, first_seq + 1, ...`,
 /// column by column as they were written (their creation time aside).

@@ -21,6 +21,11 @@ fn parse_role(text: &str) -> Result<Role, StoreError> {
     })
 }
 
+/// A sequence number as SQLite stores it (an `INTEGER`; numbers past `i64::MAX` never occur).
+pub(crate) fn seq_to_sql(seq: u64) -> i64 {
+    i64::try_from(seq).unwrap_or(i64::MAX)
+}
+
 /// A message serialised for its row.
 pub(crate) struct MessageRow {
     pub role: &'static str,

@@ -11,7 +11,7 @@ use crate::now_millis;
 use agent_core::{Compaction, Message, SessionId, SessionInfo, Store, StoreError, StoredMessage, ToolCallRecord};
 
 use crate::migrations;
-use crate::rows::{MessageRow, read_message, read_session, read_tool_call};
+use crate::rows::{MessageRow, read_message, read_session, read_tool_call, seq_to_sql};
 use crate::sql_error::backend;
 use crate::writer::{Append, Writer};
 use crate::writes;
@@ -537,7 +537,7 @@ impl Store for SqliteStore {
                 )
                 .map_err(backend)?;
             let rows = stmt
-                .query_map(params![key, writes::seq_to_sql(after_seq)], read_message)
+                .query_map(params![key, seq_to_sql(after_seq)], read_message)
                 .map_err(backend)?;
             rows.map(|r| r.map_err(backend)?).collect()
         })
@@ -578,12 +578,7 @@ impl Store for SqliteStore {
             writes::existing_session_key(conn, &c.session_id)?;
             conn.execute(
                 "INSERT INTO compactions (session_id, cursor, summary, created_at) VALUES (?1, ?2, ?3, ?4)",
-                params![
-                    c.session_id.as_str(),
-                    writes::seq_to_sql(c.cursor),
-                    c.summary,
-                    c.created_at_ms
-                ],
+                params![c.session_id.as_str(), seq_to_sql(c.cursor), c.summary, c.created_at_ms],
             )
             .map_err(backend)?;
             Ok(())

@@ -9,12 +9,8 @@ use crate::now_millis;
 use agent_core::{SessionId, SessionInfo, StoreError, ToolCallRecord, ToolCallState};
 
 use crate::replayed;
-use crate::rows::MessageRow;
+use crate::rows::{MessageRow, seq_to_sql};
 use crate::sql_error::backend;
-
-pub(crate) fn seq_to_sql(seq: u64) -> i64 {
-    i64::try_from(seq).unwrap_or(i64::MAX)
-}
 
 /// The sequence number the session with this key expects next, read from the file.
 pub(crate) fn next_seq(conn: &Connection, key: i64) -> Result<u64, StoreError> {
