@@ -4,6 +4,7 @@
 use std::sync::{Arc, Mutex};
 
 use super::emit::Emitter;
+use super::error_kind::ErrorKind;
 use super::history::History;
 use super::run::{Outcome, RunStatus};
 use super::turn::{self, TurnInput, TurnParts, TurnSlot};
@@ -44,12 +45,18 @@ impl Session {
                 message,
                 origin,
                 output: None,
+                tools: None,
             },
             TurnStart::Answer {
                 clarification_id,
                 answer,
             } => self.answer_input(&clarification_id, &answer)?,
             TurnStart::Approval { approval_id, decisions } => self.approval_input(&approval_id, decisions)?,
+            TurnStart::ToolResults { pending_id, results } => match self.tool_results_input(&pending_id, results) {
+                Ok(input) => input,
+                // Refused before any turn runs: the calls stay pending.
+                Err(e) => return Ok(Outcome::failed(ErrorKind::ToolResults, e.to_string())),
+            },
         };
         let inner = &self.agent.inner;
         let emitter = Emitter {

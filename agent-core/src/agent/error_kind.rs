@@ -10,7 +10,7 @@ use crate::provider::ProviderErrorKind;
 /// Why a turn ended in error, or was denied: [`Outcome::error_kind`](super::Outcome::error_kind).
 ///
 /// It serializes to the same strings hosts have always read: `provider.<kind>` (for example
-/// `provider.timeout`), `tool.fatal`, `store`, `denied`, `clarification`, `approval`, `hook`,
+/// `provider.timeout`), `tool.fatal`, `store`, `denied`, `clarification`, `approval`, `tool_results`, `hook`,
 /// `output.invalid`, `output.schema` and `internal`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ErrorKind {
@@ -26,6 +26,9 @@ pub enum ErrorKind {
     Clarification,
     /// An answer arrived for an approval that is no longer pending (`approval`).
     Approval,
+    /// Results arrived for external tool calls that are no longer pending, or that do not
+    /// fit them (`tool_results`).
+    ToolResults,
     /// A host hook failed ([`Hooks`](crate::Hooks)) (`hook`).
     Hook,
     /// A typed turn's answer did not match its schema, also after one correction
@@ -40,12 +43,13 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind that is not a provider's, then every provider kind.
-    const OWN: [ErrorKind; 9] = [
+    const OWN: [ErrorKind; 10] = [
         ErrorKind::ToolFatal,
         ErrorKind::Store,
         ErrorKind::Denied,
         ErrorKind::Clarification,
         ErrorKind::Approval,
+        ErrorKind::ToolResults,
         ErrorKind::Hook,
         ErrorKind::OutputInvalid,
         ErrorKind::OutputSchema,
@@ -72,6 +76,7 @@ impl ErrorKind {
             ErrorKind::Denied => "denied",
             ErrorKind::Clarification => "clarification",
             ErrorKind::Approval => "approval",
+            ErrorKind::ToolResults => "tool_results",
             ErrorKind::Hook => "hook",
             ErrorKind::OutputInvalid => "output.invalid",
             ErrorKind::OutputSchema => "output.schema",
@@ -137,6 +142,7 @@ mod tests {
             "denied",
             "clarification",
             "approval",
+            "tool_results",
             "hook",
             "output.invalid",
             "output.schema",

@@ -11,6 +11,8 @@ mod drive;
 mod emit;
 mod error_kind;
 mod event_log;
+mod external_api;
+mod external_tools;
 mod genai_spans;
 mod history;
 mod hook_points;
@@ -45,6 +47,7 @@ pub use config::{
 };
 pub use emit::EventObserver;
 pub use error_kind::{ErrorKind, UnknownErrorKind};
+pub use external_tools::{ExternalCall, ExternalTool, ExternalToolError, ExternalToolResult, PendingToolCalls};
 pub use hooks::{HookError, Hooks, ToolCallDecision, ToolCallInfo};
 pub use run::{AnswerError, Outcome, OutcomeStatus, Run, RunEvents, RunState, RunStatus, SubAgentUsage};
 pub use sub_agent::{AgentTool, DEFAULT_MAX_AGENT_DEPTH, agent_tool};
@@ -131,6 +134,11 @@ pub(crate) struct SessionState {
     pub clarification: clarification::Slot,
     /// The approval a turn is parked on, if any.
     pub approval: approval::Slot,
+    /// The external tool calls a turn is parked on, if any.
+    pub external: external_tools::Slot,
+    /// The external tools of the turn running or parked, if it has any, for the turn that
+    /// continues it; stored with the parked turn, like `parked_output`.
+    pub parked_tools: Mutex<Option<Arc<[ExternalTool]>>>,
     /// The output schema of the typed turn running or parked (on a question or an approval),
     /// for the turn that continues it; stored with the parked turn, so restored with it after
     /// a restart.
@@ -145,12 +153,19 @@ impl SessionState {
         self.parked_output.lock().ok().and_then(|kept| kept.clone())
     }
 
+    /// The external tools of the turn running or parked, if any.
+    pub(crate) fn parked_tools(&self) -> Option<Arc<[ExternalTool]>> {
+        self.parked_tools.lock().ok().and_then(|kept| kept.clone())
+    }
+
     fn new(id: SessionId, history: History) -> Self {
         SessionState {
             id,
             history: Arc::new(tokio::sync::Mutex::new(history)),
             clarification: clarification::Slot::default(),
             approval: approval::Slot::default(),
+            external: external_tools::Slot::default(),
+            parked_tools: Mutex::new(None),
             parked_output: Mutex::new(None),
             spend: Mutex::new(crate::pricing::Spend::default()),
         }
@@ -297,17 +312,22 @@ impl Agent {
         let parked_run = store.parked_run(id).await?;
         let mut parked = parked_run.as_ref().and_then(clarification::from_parked);
         let mut approval = parked_run.as_ref().and_then(approval::from_parked);
+        let mut external = parked_run.as_ref().and_then(external_tools::from_parked);
         if how == Restore::Detached {
             // Parked by a later turn than the history loaded (an attempt an engine replays
             // from an earlier point): not this history's to wait on.
             parked = parked.filter(|q| history.has_call(&q.call_id));
             approval = approval.filter(|a| approval::waiting_ids(a).iter().all(|id| history.has_call(id)));
+            external = external.filter(|e| external_tools::waiting_ids(e).iter().all(|id| history.has_call(id)));
         }
-        // A typed turn parked on either stays typed when it continues.
+        // A typed turn parked on any stays typed when it continues, and offers the same
+        // external tools.
         let output = parked_run.as_ref().and_then(parked_output::read);
+        let offered = parked_run.as_ref().and_then(parked_output::read_tools);
         // Calls a parked turn holds back are waiting, not interrupted.
         let mut waiting: Vec<String> = parked.iter().map(|q| q.call_id.clone()).collect();
         waiting.extend(approval.iter().flat_map(approval::waiting_ids));
+        waiting.extend(external.iter().flat_map(external_tools::waiting_ids));
         history.repair_interrupted(Some(store), id, &waiting).await?;
         let session = match how {
             Restore::Shared => self.attach(id.clone(), history),
@@ -319,10 +339,13 @@ impl Agent {
         if let Ok(mut kept) = session.state.spend.lock() {
             *kept = spend;
         }
-        if (parked.is_some() || approval.is_some())
-            && let Ok(mut kept) = session.state.parked_output.lock()
-        {
-            *kept = output;
+        if parked.is_some() || approval.is_some() || external.is_some() {
+            if let Ok(mut kept) = session.state.parked_output.lock() {
+                *kept = output;
+            }
+            if let Ok(mut kept) = session.state.parked_tools.lock() {
+                *kept = offered;
+            }
         }
         // The turn was parked when the process stopped: keep waiting.
         if let Some(question) = parked {
@@ -330,6 +353,9 @@ impl Agent {
         }
         if let Some(approval) = approval {
             approval::restore(&self.inner, &session.state, approval);
+        }
+        if let Some(external) = external {
+            external_tools::restore(&session.state, external);
         }
         Ok(session)
     }
@@ -409,6 +435,7 @@ impl Session {
             message,
             origin,
             output: None,
+            tools: None,
         };
         self.start(input, cancel, 0)
     }
@@ -425,6 +452,7 @@ impl Session {
             message,
             origin,
             output: None,
+            tools: None,
         };
         self.start(input, cancel, depth)
     }

@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::error_kind::ErrorKind;
 use super::event_log::{EventCursor, EventLog};
+use super::external_tools::PendingToolCalls;
 use super::pending_approval::PendingApproval;
 use super::question::Clarification;
 use crate::event::{AgentEvent, EventKind};
@@ -36,6 +37,9 @@ pub enum OutcomeStatus {
     AwaitingUser,
     /// The turn is parked until the person approves or rejects a gated call.
     AwaitingApproval,
+    /// The turn is parked until the host runs the calls of its external tools
+    /// ([`Session::send_with_tools`](crate::Session::send_with_tools)).
+    AwaitingTools,
 }
 
 impl OutcomeStatus {
@@ -49,6 +53,7 @@ impl OutcomeStatus {
             OutcomeStatus::Error => "error",
             OutcomeStatus::AwaitingUser => "awaiting_user",
             OutcomeStatus::AwaitingApproval => "awaiting_approval",
+            OutcomeStatus::AwaitingTools => "awaiting_tools",
         }
     }
 }
@@ -99,6 +104,10 @@ pub struct Outcome {
     /// The approval the turn is parked on, for `awaiting_approval`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<PendingApproval>,
+    /// The external tool calls the host must run, for `awaiting_tools`. Boxed: every outcome
+    /// carries the field, and most never use it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_calls: Option<Box<PendingToolCalls>>,
     /// What sub-agents ([`crate::agent_tool`]) spent, by tool; already counted in `usage`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sub_agents: Vec<SubAgentUsage>,
@@ -139,6 +148,7 @@ impl Outcome {
             error_source: None,
             clarification: None,
             approval: None,
+            external_calls: None,
             sub_agents: Vec::new(),
         }
     }
@@ -201,6 +211,8 @@ pub enum RunState {
     AwaitingUser,
     /// Parked until the person approves or rejects a gated call.
     AwaitingApproval,
+    /// Parked until the host runs the calls of the turn's external tools.
+    AwaitingTools,
 }
 
 /// A cheap snapshot of a run's progress.

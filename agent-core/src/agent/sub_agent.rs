@@ -117,6 +117,10 @@ impl Tool for AgentTool {
             OutcomeStatus::AwaitingApproval => Err(ToolError::model(format!(
                 "{name} stopped to wait for the person's approval of a call, which a sub-agent cannot: do that step yourself"
             ))),
+            // A sub-agent's turns offer no external tools.
+            OutcomeStatus::AwaitingTools => Err(ToolError::model(format!(
+                "{name} stopped to wait for tool results from the host, which a sub-agent cannot: do that step yourself"
+            ))),
             OutcomeStatus::Error => Err(ToolError::model(format!(
                 "{name} failed: {}",
                 outcome.error.as_deref().unwrap_or("unknown error")

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use tokio_util::sync::CancellationToken;
 
 use super::emit::Emitter;
+use super::external_tools::ExternalSet;
 use super::{AgentInner, SessionState};
 use crate::gate::TurnOrigin;
 use crate::session::SessionId;
@@ -31,9 +32,22 @@ pub(crate) struct Turn<'a> {
     pub model_steps: AtomicU32,
     /// Set when an executor interrupted a step to have the engine retry the attempt.
     pub engine_stop: std::sync::Mutex<Option<String>>,
+    /// The tools the host runs itself that this turn offers, if any (set once, as it starts).
+    pub external: std::sync::OnceLock<Arc<ExternalSet>>,
 }
 
 impl Turn<'_> {
+    /// The tools offered to the model now: the agent's (a snapshot), and the turn's external
+    /// tools when it has any.
+    #[inline]
+    pub fn offered_tools(&self) -> Arc<crate::tool::ToolSet> {
+        let tools = self.agent.tool_snapshot();
+        match self.external.get() {
+            None => tools,
+            Some(external) => external.offered(tools),
+        }
+    }
+
     /// The name of the next model call's step, stable across replays of the turn.
     pub fn next_model_step(&self) -> String {
         format!("model:{}", self.model_steps.fetch_add(1, Ordering::Relaxed) + 1)

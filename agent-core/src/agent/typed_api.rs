@@ -56,6 +56,7 @@ impl Session {
             message,
             origin,
             output: Some(Box::new(schema)),
+            tools: None,
         };
         self.start(input, cancel, 0)
     }

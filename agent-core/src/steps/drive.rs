@@ -33,6 +33,16 @@ pub enum TurnStart {
         /// A decision per call id.
         decisions: Vec<(String, ApprovalDecision)>,
     },
+    /// The host's results of the external tool calls the session is parked on, one per call
+    /// (checked as [`Session::submit_tool_results`](crate::Session::submit_tool_results) checks
+    /// them; results that do not fit end the drive with an `error` outcome of kind
+    /// `tool_results`, no turn runs, and the calls stay pending).
+    ToolResults {
+        /// The pending calls' id ([`PendingToolCalls::id`](crate::PendingToolCalls::id)).
+        pending_id: String,
+        /// A result per pending call.
+        results: Vec<crate::ExternalToolResult>,
+    },
 }
 
 /// How a driven turn runs.

@@ -21,9 +21,19 @@ export interface Usage {
 /**
  * How a turn ended. `awaiting_user`: parked on a question (`ask_clarification`);
  * `awaiting_approval`: parked until the person approves or rejects a gated call (the gate
- * answered `'ask'`; see `outcome.approval` and `session.resolveApproval`).
+ * answered `'ask'`; see `outcome.approval` and `session.resolveApproval`); `awaiting_tools`:
+ * parked until the host runs the calls of the turn's external tools (a Rust host's
+ * `Session::send_with_tools`; not offered through this binding yet).
  */
-export type OutcomeStatus = 'done' | 'denied' | 'capped' | 'cancelled' | 'error' | 'awaiting_user' | 'awaiting_approval'
+export type OutcomeStatus =
+  | 'done'
+  | 'denied'
+  | 'capped'
+  | 'cancelled'
+  | 'error'
+  | 'awaiting_user'
+  | 'awaiting_approval'
+  | 'awaiting_tools'
 
 /** The result of a turn; `T` is the type of a typed turn's answer (`structured`). */
 export interface Outcome<T = Json> {

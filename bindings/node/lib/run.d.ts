@@ -14,6 +14,7 @@ export type RunState =
   | 'cancelled'
   | 'awaiting_user'
   | 'awaiting_approval'
+  | 'awaiting_tools'
 
 /** A cheap snapshot of a run's progress. */
 export interface RunStatus {

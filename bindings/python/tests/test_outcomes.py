@@ -124,7 +124,7 @@ async def test_status_snapshots():
 
 
 def test_outcome_statuses_constant():
-    assert set(ac.OUTCOME_STATUSES) == {"done", "denied", "capped", "cancelled", "error", "awaiting_user", "awaiting_approval"}
+    assert set(ac.OUTCOME_STATUSES) == {"done", "denied", "capped", "cancelled", "error", "awaiting_user", "awaiting_approval", "awaiting_tools"}
 
 
 async def test_send_a_message_with_an_image():

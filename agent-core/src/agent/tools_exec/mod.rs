@@ -22,6 +22,7 @@ use super::approval::{ApprovalDecision, Asked, Decisions};
 use super::clarification;
 use super::emit::Emitter;
 use super::error_kind::ErrorKind;
+use super::external_tools::ExternalSet;
 use super::genai_spans;
 use super::hook_points::{self, Decided};
 use super::run::RunState;
@@ -66,6 +67,10 @@ pub(crate) struct Executed {
     /// A call the gate asked the person about, and its index: the turn parks on it, and it
     /// and the calls after it have no result yet.
     pub approval: Option<(usize, Asked)>,
+    /// Calls of the turn's external tools, with their checked arguments, to park the turn on
+    /// (the host runs them; their results come with the host's). Empty unless the turn parks
+    /// on them.
+    pub external: Vec<(ToolCall, serde_json::Value)>,
 }
 
 pub(crate) struct ExecCtx<'a> {
@@ -85,6 +90,8 @@ pub(crate) struct ExecCtx<'a> {
     pub decided: Option<&'a Decisions>,
     /// How calls run: in place, or each one a journaled step (then one at a time).
     pub steps: Steps<'a>,
+    /// The tools the host runs itself, when the turn offers any.
+    pub external: Option<&'a ExternalSet>,
 }
 
 struct Prepared {
@@ -120,6 +127,7 @@ impl ExecCtx<'_> {
         let mut stop = None;
         let mut question: Option<(usize, serde_json::Value)> = None;
         let mut approval: Option<(usize, Asked)> = None;
+        let mut external: Vec<(usize, serde_json::Value)> = Vec::new();
 
         'calls: for (index, call) in calls.iter().enumerate() {
             let prepared = match self.prepare(call) {
@@ -136,6 +144,13 @@ impl ExecCtx<'_> {
                 } else {
                     question = Some((index, prepared.args));
                 }
+                continue;
+            }
+            // The host runs the calls of its own tools: the turn parks on them.
+            if let Some(tools) = self.external
+                && tools.has(&call.name)
+            {
+                external.push((index, prepared.args));
                 continue;
             }
             let prepared = if self.agent.hooks.is_empty() {
@@ -239,14 +254,31 @@ impl ExecCtx<'_> {
                 stop,
                 question: None,
                 approval: None,
+                external: Vec::new(),
             };
+        }
+        // External calls park the turn when nothing else ends or parks it; those before a call
+        // that waits for approval are refused (those after it wait with it).
+        let parks_external = stop.is_none() && approval.is_none() && !external.is_empty();
+        if stop.is_none()
+            && let Some((parked, _)) = &approval
+        {
+            for (index, _) in external.iter().filter(|(index, _)| index < parked) {
+                let why = "not run: a call in the same message is waiting for the person's approval; call it again once it is answered";
+                slots[*index] = Some(self.refuse(&calls[*index], why.to_owned()).await);
+            }
         }
 
         // A question parks the turn only when nothing else stopped it, and not when an
         // approval does: a question the model asked before the approved call is refused, one
         // after it waits with it.
         let question = match (question, &stop, &approval) {
-            (Some((index, args)), None, None) => Some((index, args)),
+            (Some((index, args)), None, None) if !parks_external => Some((index, args)),
+            (Some((index, _)), None, None) => {
+                let why = "not asked: calls in the same message are waiting for the host's results; ask again once they are answered";
+                slots[index] = Some(self.refuse(&calls[index], why.to_owned()).await);
+                None
+            }
             (Some((index, _)), None, Some((parked, _))) if index < *parked => {
                 let why = "not asked: a call in the same message is waiting for the person's approval; ask again once it is answered";
                 slots[index] = Some(self.refuse(&calls[index], why.to_owned()).await);
@@ -258,6 +290,9 @@ impl ExecCtx<'_> {
         let mut results = Vec::with_capacity(calls.len());
         for (index, call) in calls.iter().enumerate() {
             if question.as_ref().is_some_and(|(q, _)| *q == index) {
+                continue;
+            }
+            if parks_external && external.iter().any(|(e, _)| *e == index) {
                 continue;
             }
             // The parked call and those after it get their results when the person answers.
@@ -275,6 +310,14 @@ impl ExecCtx<'_> {
             stop,
             question: question.map(|(index, args)| (calls[index].clone(), args)),
             approval,
+            external: if parks_external {
+                external
+                    .into_iter()
+                    .map(|(index, args)| (calls[index].clone(), args))
+                    .collect()
+            } else {
+                Vec::new()
+            },
         }
     }
 

@@ -23,6 +23,7 @@ use super::context;
 use super::cost;
 use super::emit::Emitter;
 use super::error_kind::ErrorKind;
+use super::external_tools::{self, ExternalSet, ExternalToolError, ExternalToolResult};
 use super::genai_spans;
 use super::history::History;
 use super::run::{Outcome, OutcomeStatus, RunState};
@@ -50,6 +51,8 @@ pub(crate) enum TurnInput {
         message: Message,
         origin: TurnOrigin,
         output: Option<Box<OutputSchema>>,
+        /// The tools the host runs itself that the turn offers (checked).
+        tools: Option<Arc<ExternalSet>>,
     },
     /// The answer to the pending clarification question (already checked). The turn keeps
     /// the origin of the turn that asked.
@@ -59,6 +62,12 @@ pub(crate) enum TurnInput {
     Approval {
         approval_id: String,
         decisions: approval::Decisions,
+    },
+    /// The host's results of the external tool calls the turn is parked on (already checked).
+    /// The turn keeps the origin of the turn that parked.
+    ToolResults {
+        pending_id: String,
+        results: Vec<ExternalToolResult>,
     },
 }
 
@@ -71,6 +80,7 @@ impl TurnInput {
                 state.clarification.origin_of(clarification_id).unwrap_or_default()
             }
             TurnInput::Approval { approval_id, .. } => state.approval.origin_of(approval_id).unwrap_or_default(),
+            TurnInput::ToolResults { pending_id, .. } => state.external.origin_of(pending_id).unwrap_or_default(),
         }
     }
 }
@@ -168,6 +178,7 @@ fn finish(emitter: &Emitter, outcome: Outcome) -> Outcome {
         OutcomeStatus::Cancelled => RunState::Cancelled,
         OutcomeStatus::AwaitingUser => RunState::AwaitingUser,
         OutcomeStatus::AwaitingApproval => RunState::AwaitingApproval,
+        OutcomeStatus::AwaitingTools => RunState::AwaitingTools,
     };
     emitter.update(|s| {
         s.state = state;
@@ -175,11 +186,13 @@ fn finish(emitter: &Emitter, outcome: Outcome) -> Outcome {
         s.error = outcome.error.clone();
     });
     let kind = match outcome.status {
-        OutcomeStatus::Done | OutcomeStatus::Denied | OutcomeStatus::AwaitingUser | OutcomeStatus::AwaitingApproval => {
-            EventKind::RunCompleted {
-                outcome: outcome.clone(),
-            }
-        }
+        OutcomeStatus::Done
+        | OutcomeStatus::Denied
+        | OutcomeStatus::AwaitingUser
+        | OutcomeStatus::AwaitingApproval
+        | OutcomeStatus::AwaitingTools => EventKind::RunCompleted {
+            outcome: outcome.clone(),
+        },
         OutcomeStatus::Error => EventKind::RunFailed {
             outcome: outcome.clone(),
         },
@@ -206,7 +219,7 @@ impl Turn<'_> {
         let parked = self.state.parked_output.lock().ok().and_then(|mut p| p.take());
         let output = match &input {
             TurnInput::User { output, .. } => output.as_deref().cloned(),
-            TurnInput::Answer { .. } | TurnInput::Approval { .. } => parked,
+            TurnInput::Answer { .. } | TurnInput::Approval { .. } | TurnInput::ToolResults { .. } => parked,
         };
         // Kept while the turn runs, so that parking it stores the schema with it.
         if output.is_some()
@@ -214,6 +227,7 @@ impl Turn<'_> {
         {
             p.clone_from(&output);
         }
+        self.take_external_tools(&input);
         let mut outcome = self.drive_locked(&mut history, input, output).await;
         if self.engine_stopped() {
             // The engine retries the attempt from what it recorded: nothing more is written,
@@ -225,10 +239,16 @@ impl Turn<'_> {
         self.count_spend(&mut outcome).await;
         if !matches!(
             outcome.status,
-            OutcomeStatus::AwaitingUser | OutcomeStatus::AwaitingApproval
-        ) && let Ok(mut p) = self.state.parked_output.lock()
-        {
-            *p = None;
+            OutcomeStatus::AwaitingUser | OutcomeStatus::AwaitingApproval | OutcomeStatus::AwaitingTools
+        ) {
+            if let Ok(mut p) = self.state.parked_output.lock() {
+                *p = None;
+            }
+            if self.external.get().is_some()
+                && let Ok(mut p) = self.state.parked_tools.lock()
+            {
+                *p = None;
+            }
         }
         self.tools_turn_ended().await;
         if !self.agent.hooks.is_empty()
@@ -242,6 +262,34 @@ impl Turn<'_> {
         history.forget_model_view();
         // Still holding the session: the next turn starts from a durable history.
         self.settle_store(&mut history, outcome).await
+    }
+
+    /// The turn's external tools: a new message's own, or, for a turn continuing a parked one,
+    /// the parked turn's; kept in the session while the turn runs, so that parking it stores
+    /// them with it. Nothing to do for a turn without any.
+    fn take_external_tools(&self, input: &TurnInput) {
+        let tools = match input {
+            TurnInput::User { tools: None, .. } => {
+                // A parked turn's tools end with it: the new message dismisses it.
+                if let Ok(mut p) = self.state.parked_tools.lock() {
+                    *p = None;
+                }
+                return;
+            }
+            TurnInput::User { tools: Some(tools), .. } => {
+                if let Ok(mut p) = self.state.parked_tools.lock() {
+                    *p = Some(tools.tools().clone());
+                }
+                tools.clone()
+            }
+            TurnInput::Answer { .. } | TurnInput::Approval { .. } | TurnInput::ToolResults { .. } => {
+                match self.state.parked_tools() {
+                    Some(tools) => Arc::new(ExternalSet::parked(tools)),
+                    None => return,
+                }
+            }
+        };
+        let _ = self.external.set(tools);
     }
 
     /// Adds what the turn spent to the session's count, and puts both in the outcome; records
@@ -321,7 +369,7 @@ impl Turn<'_> {
         let mut repeats = repeat_guard::RepeatGuard::new(self.agent.config.max_repeated_calls);
         // A turn resumed from an approval first runs the calls that waited, as decided.
         if let Some((calls, decisions)) = resumed {
-            let tools = self.agent.tool_snapshot();
+            let tools = self.offered_tools();
             outcome = match self
                 .run_tools(history, outcome, &tools, &calls, &mut repeats, Some(&decisions))
                 .await
@@ -344,7 +392,7 @@ impl Turn<'_> {
             self.emitter.emit(EventKind::ModelCallStarted { iteration });
 
             // One snapshot per iteration: the schemas offered and the dispatch agree.
-            let tools = self.agent.tool_snapshot();
+            let tools = self.offered_tools();
             let output = answer.as_ref().map(AnswerCheck::schema);
             let mut meter = cost::Meter {
                 usage: &mut outcome.usage,
@@ -442,6 +490,7 @@ impl Turn<'_> {
         }
         let mut waiting: Vec<String> = self.state.clarification.parked_call().into_iter().collect();
         waiting.extend(self.state.approval.waiting_calls());
+        waiting.extend(self.state.external.waiting_calls());
         history
             .repair_interrupted(store, self.session, &waiting)
             .await
@@ -452,6 +501,9 @@ impl Turn<'_> {
                     .await
                     .map_err(failed)?;
                 approval::dismiss_for_new_message(self, history).await.map_err(failed)?;
+                external_tools::dismiss_for_new_message(self, history)
+                    .await
+                    .map_err(failed)?;
                 history.turn_start = history.messages.len();
                 history.push(store, self.session, vec![message]).await.map_err(failed)?;
                 Ok(None)
@@ -469,6 +521,13 @@ impl Turn<'_> {
                     Ok(calls) => Ok(Some((calls, decisions))),
                     Err(ApprovalError::Store(e)) => Err(failed(e)),
                     Err(e) => Err(Box::new(Outcome::failed(ErrorKind::Approval, e.to_string()))),
+                }
+            }
+            TurnInput::ToolResults { pending_id, results } => {
+                match external_tools::resume(self, history, &pending_id, &results).await {
+                    Ok(()) => Ok(None),
+                    Err(ExternalToolError::Store(e)) => Err(failed(e)),
+                    Err(e) => Err(Box::new(Outcome::failed(ErrorKind::ToolResults, e.to_string()))),
                 }
             }
         }
@@ -503,6 +562,7 @@ impl<'a> Turn<'a> {
             steps,
             model_steps: AtomicU32::new(0),
             engine_stop: std::sync::Mutex::new(None),
+            external: std::sync::OnceLock::new(),
         }
     }
 }
@@ -546,6 +606,7 @@ fn failed_with(mut outcome: Outcome, kind: ErrorKind, error: impl Into<String>) 
     outcome.error_source = None;
     outcome.clarification = None;
     outcome.approval = None;
+    outcome.external_calls = None;
     outcome
 }
 

@@ -8,6 +8,7 @@ use super::{Turn, store_failed, with_status};
 use crate::agent::approval::{self, Asked, Decisions};
 use crate::agent::clarification;
 use crate::agent::error_kind::ErrorKind;
+use crate::agent::external_tools;
 use crate::agent::history::History;
 use crate::agent::run::{Outcome, OutcomeStatus};
 use crate::agent::tools_exec::{ExecCtx, Executed, Stop, not_run};
@@ -45,6 +46,11 @@ fn watch_repeats(repeats: &mut RepeatGuard, calls: &[ToolCall], results: &mut [M
     stop
 }
 
+/// The calls of external tools, without their arguments.
+fn host_calls(external: &[(ToolCall, serde_json::Value)]) -> Vec<ToolCall> {
+    external.iter().map(|(call, _)| call.clone()).collect()
+}
+
 impl Turn<'_> {
     /// Runs one assistant message's tool calls. `Continue` with the turn so far when the loop
     /// calls the model again; `Break` with the outcome when the turn ends here.
@@ -71,6 +77,7 @@ impl Turn<'_> {
             spent: &spent,
             decided,
             steps: self.steps,
+            external: self.external.get().map(|tools| &**tools),
         };
         if outcome.iterations >= config.max_iterations {
             let results = not_run(&exec, calls, "the iteration cap was reached").await;
@@ -90,6 +97,7 @@ impl Turn<'_> {
             stop,
             question,
             approval,
+            external,
         } = exec.execute(run_now).await;
         if let Some(Stop::Engine(message)) = stop {
             return ControlFlow::Break(self.stop_for_engine(outcome, message));
@@ -109,6 +117,7 @@ impl Turn<'_> {
                 results.extend(not_run(&exec, std::slice::from_ref(call), TOOL_CALL_CAP).await);
             }
             results.extend(not_run(&exec, waiting, TOOL_CALL_CAP).await);
+            results.extend(not_run(&exec, &host_calls(&external), TOOL_CALL_CAP).await);
             let message = tool_call_cap_message(config.max_tool_calls.unwrap_or_default());
             return ControlFlow::Break(self.capped(history, outcome, results, message).await);
         }
@@ -118,6 +127,7 @@ impl Turn<'_> {
                 results.extend(not_run(&exec, std::slice::from_ref(call), REPEATED_CALLS).await);
             }
             results.extend(not_run(&exec, waiting, REPEATED_CALLS).await);
+            results.extend(not_run(&exec, &host_calls(&external), REPEATED_CALLS).await);
             return ControlFlow::Break(self.capped(history, outcome, results, message).await);
         }
         if let Err(e) = history.push(self.agent.store.as_ref(), self.session, results).await {
@@ -126,9 +136,24 @@ impl Turn<'_> {
         if let Some((_, asked)) = approval {
             return ControlFlow::Break(self.park_for_approval(history, outcome, waiting.to_vec(), asked).await);
         }
+        if !external.is_empty() {
+            return ControlFlow::Break(self.park_for_tools(outcome, external).await);
+        }
         match question {
             Some((call, args)) => self.ask(history, outcome, &call, &args).await,
             None => ControlFlow::Continue(outcome),
+        }
+    }
+
+    /// Parks the turn until the host returns the results of its external tools' calls.
+    async fn park_for_tools(&self, outcome: Outcome, calls: Vec<(ToolCall, serde_json::Value)>) -> Outcome {
+        match external_tools::park(self, calls).await {
+            Ok(pending) => {
+                let mut parked = with_status(outcome, OutcomeStatus::AwaitingTools);
+                parked.external_calls = Some(Box::new(pending));
+                parked
+            }
+            Err(e) => store_failed(outcome, e),
         }
     }
 

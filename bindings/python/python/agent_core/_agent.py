@@ -60,7 +60,7 @@ __all__ = [
     "OUTCOME_STATUSES",
 ]
 
-OUTCOME_STATUSES = ("done", "denied", "capped", "cancelled", "error", "awaiting_user", "awaiting_approval")
+OUTCOME_STATUSES = ("done", "denied", "capped", "cancelled", "error", "awaiting_user", "awaiting_approval", "awaiting_tools")
 """Every way a turn can end."""
 
 
