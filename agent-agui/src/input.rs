@@ -1,9 +1,10 @@
 //! AG-UI's `RunAgentInput`: what a client posts to start (or resume) a run. `context` and
-//! `state` go to the model with the new user message, as data; fields this adapter does not
-//! use (`tools`, `forwardedProps`) are accepted and ignored; unknown fields too, so newer
-//! clients still work.
+//! `state` go to the model with the new user message, as data; `tools` (the client's own
+//! tools) are offered to the model as external tools of the turn. `forwardedProps` is accepted
+//! and ignored; unknown fields too, so newer clients still work.
 
 use agent_core::untrusted::{Provenance, wrap_untrusted};
+use agent_core::{ExternalTool, ExternalToolResult};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -39,6 +40,36 @@ pub struct RunAgentInput {
     /// marked as data) unless it is `null` or `{}`.
     #[serde(default)]
     pub state: Option<Value>,
+    /// The client's own tools (frontend tools): offered to the model with the agent's; a call
+    /// of one ends the run for the client to run it, and the client's next run carries the
+    /// result as a `tool` message.
+    #[serde(default)]
+    pub tools: Vec<ClientTool>,
+}
+
+/// One of the client's tools.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ClientTool {
+    /// The tool's name.
+    pub name: String,
+    /// What it does, for the model.
+    #[serde(default)]
+    pub description: String,
+    /// JSON Schema of its arguments (an object with no declared properties when absent).
+    #[serde(default)]
+    pub parameters: Option<Value>,
+}
+
+impl ClientTool {
+    /// The tool as agent-core offers it to the model.
+    pub fn to_external(&self) -> ExternalTool {
+        let parameters = self
+            .parameters
+            .clone()
+            .filter(|p| !p.is_null())
+            .unwrap_or_else(|| serde_json::json!({"type": "object", "properties": {}}));
+        ExternalTool::new(self.name.clone(), self.description.clone(), parameters)
+    }
 }
 
 /// One entry of the client's `context`.
@@ -60,6 +91,31 @@ pub struct InputMessage {
     /// A string, or (for user messages) a list of content parts.
     #[serde(default)]
     pub content: Option<Value>,
+    /// For a `tool` message: the call it answers.
+    #[serde(default, rename = "toolCallId")]
+    pub tool_call_id: Option<String>,
+    /// For a `tool` message: the error, when the client's tool failed.
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+impl InputMessage {
+    /// A `tool` message as the result of its call: its error when it has one, else its text.
+    pub fn tool_result(&self) -> Option<ExternalToolResult> {
+        if self.role != "tool" {
+            return None;
+        }
+        let call_id = self.tool_call_id.clone()?;
+        let text = match &self.content {
+            Some(Value::String(text)) => text.clone(),
+            Some(Value::Null) | None => String::new(),
+            Some(other) => other.to_string(),
+        };
+        Some(match self.error.as_deref().filter(|e| !e.is_empty()) {
+            Some(error) => ExternalToolResult::error(call_id, error),
+            None => ExternalToolResult::ok(call_id, text),
+        })
+    }
 }
 
 /// An answer to one interrupt.
@@ -98,6 +154,21 @@ impl RunAgentInput {
         check_id("threadId", &input.thread_id)?;
         check_id("runId", &input.run_id)?;
         Ok(input)
+    }
+
+    /// The client's tools as the turn's external tools.
+    pub fn external_tools(&self) -> Vec<ExternalTool> {
+        self.tools.iter().map(ClientTool::to_external).collect()
+    }
+
+    /// The results the trailing `tool` messages carry (those after the last message of another
+    /// role), in order; empty when the last message is not a `tool` message.
+    pub fn trailing_tool_results(&self) -> Vec<ExternalToolResult> {
+        let trailing = self.messages.iter().rev().take_while(|m| m.role == "tool").count();
+        self.messages[self.messages.len() - trailing..]
+            .iter()
+            .filter_map(InputMessage::tool_result)
+            .collect()
     }
 
     /// The text of the last message, which must be a user message: the new turn's input.

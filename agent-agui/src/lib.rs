@@ -9,7 +9,9 @@
 //! A clarification question (`ask_clarification`) ends the run with an interrupt outcome; the
 //! client answers it with a new run whose `resume` entry carries `{"answer": "..."}`. A turn
 //! parked for the person's approval ends with one interrupt per waiting call (reason
-//! `tool_approval`), answered by `{"approved": true|false, ...}`.
+//! `tool_approval`), answered by `{"approved": true|false, ...}`. The client's own tools
+//! (`RunAgentInput.tools`) are offered to the model; a call of one ends the run for the client
+//! to run it, and the client's next run, ending with the `tool` messages, continues the turn.
 //! Aborting the request cancels the run. See `docs/agui.md` for the whole mapping.
 //!
 //! ```no_run
@@ -32,6 +34,7 @@ mod input;
 mod iso_time;
 mod mapping;
 mod resume_approval;
+mod resume_tools;
 mod router;
 mod start;
 mod started;
@@ -40,7 +43,8 @@ mod thread;
 pub use approval::{APPROVAL_REASON, approval_interrupts};
 pub use events::{AguiEvent, Interrupt, RunOutcome, TokenUsage};
 pub use input::{
-    BadInput, ContextEntry, InputMessage, MAX_CONTEXT_BYTES, MAX_ID_LEN, ResumeEntry, ResumeStatus, RunAgentInput,
+    BadInput, ClientTool, ContextEntry, InputMessage, MAX_CONTEXT_BYTES, MAX_ID_LEN, ResumeEntry, ResumeStatus,
+    RunAgentInput,
 };
 pub use mapping::{CLARIFICATION_REASON, EventMapper, PROTOCOL_VERSION, interrupt};
 pub use router::{AguiEndpoint, DEFAULT_MAX_BODY_BYTES, router};

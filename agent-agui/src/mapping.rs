@@ -9,11 +9,11 @@
 //! | `reasoning_token` | `REASONING_START` + `REASONING_MESSAGE_START` / `..._CONTENT` / `..._END` + `REASONING_END` |
 //! | `tool_call_arguments_delta` (with `stream_tool_arguments`) | `TOOL_CALL_START` (first piece) / `TOOL_CALL_ARGS` (each piece) / `TOOL_CALL_END` (when the model call ends) |
 //! | `tool_call_started` | `TOOL_CALL_START` + `TOOL_CALL_ARGS` (the arguments' JSON) + `TOOL_CALL_END`, unless already streamed |
-//! | `tool_call_succeeded` | `TOOL_CALL_RESULT` |
+//! | `tool_call_succeeded` | `TOOL_CALL_RESULT` (none for a call of the client's tool: the client sent the result) |
 //! | `tool_call_failed`, `tool_call_denied` | `TOOL_CALL_RESULT` (the error) and `CUSTOM` (the details) |
 //! | `clarification_pending` | the `ask_clarification` call's `TOOL_CALL_*`; the run ends `RUN_FINISHED` with an interrupt outcome |
 //! | `clarification_responded` | `TOOL_CALL_RESULT` of the `ask_clarification` call (when resuming) and `CUSTOM` |
-//! | `run_completed` | `RUN_FINISHED`: outcome `success`, or `interrupt` for `awaiting_user` (the question) and `awaiting_approval` (one interrupt per waiting call, reason `tool_approval`) |
+//! | `run_completed` | `RUN_FINISHED`: outcome `success` (also for `awaiting_tools`: the client runs its tools' calls), or `interrupt` for `awaiting_user` (the question) and `awaiting_approval` (one interrupt per waiting call, reason `tool_approval`) |
 //! | `run_capped` | `RUN_FINISHED` (outcome `success`, `result.status` `capped`) |
 //! | `run_cancelled` | `RUN_FINISHED` with outcome `cancelled` |
 //! | `run_failed` | `RUN_ERROR` (`code`: the error kind) |
@@ -52,6 +52,9 @@ pub struct EventMapper {
     streaming_calls: Vec<String>,
     pending: Option<Clarification>,
     resuming: Option<Clarification>,
+    /// Calls of the client's tools whose results the client has (it sent them) or will not
+    /// get (dismissed): no `TOOL_CALL_RESULT` for them.
+    host_calls: Vec<String>,
     finished: bool,
 }
 
@@ -70,6 +73,7 @@ impl EventMapper {
             streaming_calls: Vec::new(),
             pending: None,
             resuming: None,
+            host_calls: Vec::new(),
             finished: false,
         }
     }
@@ -78,6 +82,14 @@ impl EventMapper {
     /// becomes the result of the question's `ask_clarification` tool call.
     pub fn resuming(mut self, question: Clarification) -> Self {
         self.resuming = Some(question);
+        self
+    }
+
+    /// For a run that continues (or dismisses) a turn parked on calls of the client's tools
+    /// `call_ids`: the client holds their results as its own `tool` messages, so none is sent
+    /// as `TOOL_CALL_RESULT` (a dismissed call's failure goes out as `CUSTOM` only).
+    pub fn host_calls(mut self, call_ids: Vec<String>) -> Self {
+        self.host_calls = call_ids;
         self
     }
 
@@ -118,6 +130,13 @@ impl EventMapper {
                 name,
                 arguments,
             } => self.start_call(&mut out, call_id, name, Some(arguments)),
+            EventKind::ToolCallSucceeded { call_id, .. } | EventKind::ToolCallFailed { call_id, .. }
+                if self.host_calls.contains(call_id) =>
+            {
+                if matches!(event, EventKind::ToolCallFailed { .. }) {
+                    out.push(custom(event));
+                }
+            }
             EventKind::ToolCallSucceeded { call_id, output, .. } => {
                 self.close_messages(&mut out);
                 out.push(self.result(call_id, output.clone()));

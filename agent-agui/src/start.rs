@@ -1,13 +1,15 @@
 //! What a request starts: a new turn with the last user message, the parked turn continued
-//! with the answer a `resume` entry carries, or (for a cancelled entry) the question dismissed.
+//! with the answer a `resume` entry carries or with the results of the client's tools that the
+//! last `tool` messages carry, or (for a cancelled entry) the question dismissed.
 
-use agent_core::{Agent, ClarificationError, Session};
+use agent_core::{Agent, ClarificationError, Message, Session};
 use axum::http::StatusCode;
 use serde_json::Value;
 
 use crate::input::{ResumeEntry, ResumeStatus, RunAgentInput};
 use crate::mapping::EventMapper;
 use crate::resume_approval::resume_approval;
+use crate::resume_tools::{refusal as tools_refusal, resume_tools};
 use crate::started::{Refusal, Running, Started, dismissed};
 use crate::thread::open_thread;
 
@@ -24,13 +26,29 @@ pub(crate) async fn start(agent: &Agent, input: &RunAgentInput) -> Result<Starte
     {
         return resume_approval(&session, input, mapper, approval, entries).await;
     }
+    let pending_tools = session.pending_tool_calls();
     match input.resume.as_deref() {
         Some([]) | None => {
+            let results = input.trailing_tool_results();
+            if !results.is_empty() {
+                return resume_tools(&session, mapper, pending_tools, &results);
+            }
             let text = input.turn_text()?;
-            Ok(Started::Run(Box::new(Running {
-                run: session.send(text),
-                mapper,
-            })))
+            let tools = input.external_tools();
+            let run = if tools.is_empty() {
+                session.send(text)
+            } else {
+                session
+                    .send_with_tools(Message::user(text), tools)
+                    .map_err(tools_refusal)?
+            };
+            // The new message dismisses calls of the client's tools still pending: the model
+            // is told they did not run; the client has nothing more to do with them.
+            let mapper = match pending_tools {
+                Some(pending) => mapper.host_calls(pending.calls.into_iter().map(|c| c.call_id).collect()),
+                None => mapper,
+            };
+            Ok(Started::Run(Box::new(Running { run, mapper })))
         }
         Some([entry]) => resume(&session, input, mapper, entry).await,
         Some(_) => Err(Refusal::new(

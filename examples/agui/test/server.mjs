@@ -1,5 +1,5 @@
-// Starts the agui-server binary (offline scripted model) in a temporary directory holding one
-// known file, and resolves with its URL once it prints it.
+// Starts the agui-server binary (offline scripted model, unless `env` names another) in a
+// temporary directory holding one known file, and resolves with its URL once it prints it.
 import { spawn } from 'node:child_process'
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -12,11 +12,12 @@ export function serverBinary() {
   return join(target, 'debug', 'agui-server')
 }
 
-export async function startServer() {
+export async function startServer({ env: extra = {} } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'agui-test-'))
   writeFileSync(join(dir, 'hello.txt'), 'hello from the AG-UI test\n')
   const env = { ...process.env }
   for (const name of Object.keys(env)) if (name.startsWith('LLM_')) delete env[name]
+  Object.assign(env, extra)
   const child = spawn(serverBinary(), ['--addr', '127.0.0.1:0'], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   const url = await new Promise((resolve, reject) => {
