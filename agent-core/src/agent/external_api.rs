@@ -4,7 +4,9 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use super::external_tools::{self, ExternalSet, ExternalTool, ExternalToolError, ExternalToolResult, PendingToolCalls};
+use super::external_tools;
+use super::offered_tools::ExternalSet;
+use super::pending_tools::{ExternalTool, ExternalToolError, ExternalToolResult, PendingToolCalls};
 use crate::agent::turn::TurnInput;
 use crate::agent::{Run, Session};
 use crate::gate::TurnOrigin;

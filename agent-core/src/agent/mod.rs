@@ -18,10 +18,12 @@ mod history;
 mod hook_points;
 mod hooks;
 mod images;
+mod offered_tools;
 mod parked_output;
 mod parked_slot;
 mod parked_watch;
 mod pending_approval;
+mod pending_tools;
 mod question;
 mod run;
 mod session_spend;
@@ -47,8 +49,8 @@ pub use config::{
 };
 pub use emit::EventObserver;
 pub use error_kind::{ErrorKind, UnknownErrorKind};
-pub use external_tools::{ExternalCall, ExternalTool, ExternalToolError, ExternalToolResult, PendingToolCalls};
 pub use hooks::{HookError, Hooks, ToolCallDecision, ToolCallInfo};
+pub use pending_tools::{ExternalCall, ExternalTool, ExternalToolError, ExternalToolResult, PendingToolCalls};
 pub use run::{AnswerError, Outcome, OutcomeStatus, Run, RunEvents, RunState, RunStatus, SubAgentUsage};
 pub use sub_agent::{AgentTool, DEFAULT_MAX_AGENT_DEPTH, agent_tool};
 
@@ -138,7 +140,7 @@ pub(crate) struct SessionState {
     pub external: external_tools::Slot,
     /// The external tools of the turn running or parked, if it has any, for the turn that
     /// continues it; stored with the parked turn, like `parked_output`.
-    pub parked_tools: Mutex<Option<Arc<[ExternalTool]>>>,
+    pub parked_tools: Mutex<Option<Arc<[pending_tools::ExternalTool]>>>,
     /// The output schema of the typed turn running or parked (on a question or an approval),
     /// for the turn that continues it; stored with the parked turn, so restored with it after
     /// a restart.
@@ -154,7 +156,7 @@ impl SessionState {
     }
 
     /// The external tools of the turn running or parked, if any.
-    pub(crate) fn parked_tools(&self) -> Option<Arc<[ExternalTool]>> {
+    pub(crate) fn parked_tools(&self) -> Option<Arc<[pending_tools::ExternalTool]>> {
         self.parked_tools.lock().ok().and_then(|kept| kept.clone())
     }
 

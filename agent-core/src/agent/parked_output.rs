@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::external_tools::ExternalTool;
+use super::pending_tools::ExternalTool;
 use crate::provider::OutputSchema;
 
 /// The key of the schema in the parked-run state.

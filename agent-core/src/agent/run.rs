@@ -11,8 +11,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::error_kind::ErrorKind;
 use super::event_log::{EventCursor, EventLog};
-use super::external_tools::PendingToolCalls;
 use super::pending_approval::PendingApproval;
+use super::pending_tools::PendingToolCalls;
 use super::question::Clarification;
 use crate::event::{AgentEvent, EventKind};
 use crate::provider::Usage;

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use tokio_util::sync::CancellationToken;
 
 use super::emit::Emitter;
-use super::external_tools::ExternalSet;
+use super::offered_tools::ExternalSet;
 use super::{AgentInner, SessionState};
 use crate::gate::TurnOrigin;
 use crate::session::SessionId;
