@@ -9,11 +9,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agent_core::steps::{DriveError, DriveOptions, DurableSteps, Interrupted, StepRequest, Steps, TurnStart};
+use agent_core::steps::{DurableSteps, Interrupted, StepRequest, Steps};
 use agent_core::{
     Agent, AgentConfig, MemoryStore, Message, ModelRequest, OutcomeStatus, Role, ScriptStep, ScriptedProvider,
     ScriptedReply, Store, ToolContext, ToolError, TurnOrigin, tool_fn,
 };
+use agent_core::{DriveError, DriveOptions, TurnStart};
 use common::{Log, assert_transcript_valid, messages_of};
 use futures::future::BoxFuture;
 use schemars::JsonSchema;

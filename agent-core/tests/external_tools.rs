@@ -8,11 +8,11 @@ mod common;
 
 use std::sync::Arc;
 
-use agent_core::steps::{DriveOptions, TurnStart};
 use agent_core::{
     Agent, ExternalTool, ExternalToolError, ExternalToolResult, MemoryStore, Message, OutcomeStatus, RunState,
     ScriptedProvider, ScriptedReply, Store, ToolContext, ToolError, tool_fn,
 };
+use agent_core::{DriveOptions, TurnStart};
 use common::{Log, assert_transcript_valid, collect_events, messages_of, names, tool_results};
 use serde_json::json;
 

@@ -2,8 +2,9 @@
 
 use std::sync::Arc;
 
-use agent_core::steps::{DriveError, DriveOptions, Steps, TurnStart};
+use agent_core::steps::Steps;
 use agent_core::{Agent, Message, SessionId, SessionInfo, Store, StoreError, TurnOrigin};
+use agent_core::{DriveError, DriveOptions, TurnStart};
 use restate_sdk::prelude::*;
 use serde::{Deserialize, Serialize};
 

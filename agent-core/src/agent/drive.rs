@@ -8,9 +8,8 @@ use super::error_kind::ErrorKind;
 use super::history::History;
 use super::run::{Outcome, RunStatus};
 use super::turn::{self, TurnInput, TurnParts, TurnSlot};
-use super::{Agent, AgentError, Restore, Session};
+use super::{Agent, AgentError, DriveError, DriveOptions, Restore, Session, TurnStart};
 use crate::session::SessionId;
-use crate::steps::{DriveError, DriveOptions, TurnStart};
 
 impl Agent {
     /// A handle on stored session `id` as of sequence number `through_seq` (all of it for

@@ -8,6 +8,7 @@ mod config;
 mod context;
 mod cost;
 mod drive;
+mod drive_options;
 mod emit;
 mod error_kind;
 mod event_log;
@@ -47,6 +48,7 @@ pub use clarification::{CLARIFICATION_TOOL, Clarification, ClarificationError, C
 pub use config::{
     AgentConfig, DEFAULT_BUDGET_OUTPUT_TOKENS, DEFAULT_MAX_IMAGES, DEFAULT_MAX_TOOL_CALLS, DenialPolicy, Vision,
 };
+pub use drive_options::{DriveError, DriveOptions, TurnStart};
 pub use emit::EventObserver;
 pub use error_kind::{ErrorKind, UnknownErrorKind};
 pub use hooks::{HookError, Hooks, ToolCallDecision, ToolCallInfo};

@@ -27,10 +27,6 @@ use futures::future::BoxFuture;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-mod drive;
-
-pub use drive::{DriveError, DriveOptions, TurnStart};
-
 /// What kind of effect a step is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]

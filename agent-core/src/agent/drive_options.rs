@@ -2,10 +2,10 @@
 
 use tokio_util::sync::CancellationToken;
 
-use super::Steps;
-use crate::agent::{ApprovalDecision, ApprovalError, ClarificationError};
+use super::{ApprovalDecision, ApprovalError, ClarificationError};
 use crate::gate::TurnOrigin;
 use crate::message::Message;
+use crate::steps::Steps;
 
 /// What starts a turn driven by the host.
 #[derive(Debug, Clone)]
@@ -76,7 +76,7 @@ pub enum DriveError {
     /// The decisions do not fit the pending approval, or nothing is pending; it stays.
     #[error(transparent)]
     Approval(#[from] ApprovalError),
-    /// The executor stopped the attempt ([`Interrupted::Engine`](super::Interrupted::Engine)):
+    /// The executor stopped the attempt ([`Interrupted::Engine`](crate::steps::Interrupted::Engine)):
     /// the turn wrote nothing after the step that stopped; the engine should retry it.
     #[error("the turn stopped at a step so that the engine can retry it: {0}")]
     Engine(String),
