@@ -344,6 +344,22 @@ pub struct ClientFigures {
     pub cpu_s: f64,
     /// Peak resident set size of the client process, KiB.
     pub peak_rss_kib: u64,
+    /// Median time of one session's turn, ms (agent variants only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_p50_ms: Option<f64>,
+    /// 99th percentile of one session's turn, ms (agent variants only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_p99_ms: Option<f64>,
+}
+
+/// The `q` quantile (0..=1) of `values`, nearest rank; `None` when there are none.
+pub fn quantile(values: &mut [f64], q: f64) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
+    let rank = ((q * values.len() as f64).ceil() as usize).clamp(1, values.len());
+    Some(values[rank - 1])
 }
 
 /// A `mock-llm` process started by a harness; killed when dropped.

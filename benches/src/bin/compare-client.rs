@@ -301,17 +301,34 @@ async fn build_agent(o: &Opts, dir: &std::path::Path) -> Result<Agent, String> {
     builder.build().map_err(|e| e.to_string())
 }
 
-async fn run_agent(agent: Arc<Agent>, sessions: usize, concurrency: usize, steps: u64) -> Result<usize, String> {
-    run_workers(
+/// Runs the sessions; returns the model calls made and each session's turn time in ms.
+async fn run_agent(
+    agent: Arc<Agent>,
+    sessions: usize,
+    concurrency: usize,
+    steps: u64,
+) -> Result<(usize, Vec<f64>), String> {
+    let times = Arc::new(std::sync::Mutex::new(Vec::with_capacity(sessions)));
+    let kept = times.clone();
+    let calls = run_workers(
         concurrency,
         sessions,
         async || Ok(agent.clone()),
-        move |agent: Arc<Agent>| async move {
-            let calls = agent_session(&agent, steps).await?;
-            Ok((agent, calls))
+        move |agent: Arc<Agent>| {
+            let times = kept.clone();
+            async move {
+                let started = Instant::now();
+                let calls = agent_session(&agent, steps).await?;
+                if let Ok(mut times) = times.lock() {
+                    times.push(started.elapsed().as_secs_f64() * 1000.0);
+                }
+                Ok((agent, calls))
+            }
         },
     )
-    .await
+    .await?;
+    let times = times.lock().map(|t| t.clone()).unwrap_or_default();
+    Ok((calls, times))
 }
 
 /// The figures of `calls` model calls made since `t0`, when the CPU time was `cpu0`.
@@ -321,6 +338,8 @@ fn figures(calls: usize, t0: Instant, cpu0: std::time::Duration) -> ClientFigure
         wall_s: t0.elapsed().as_secs_f64(),
         cpu_s: cpu_time().saturating_sub(cpu0).as_secs_f64(),
         peak_rss_kib: peak_rss_kib("self").unwrap_or(0),
+        turn_p50_ms: None,
+        turn_p99_ms: None,
     }
 }
 
@@ -339,8 +358,10 @@ async fn run(o: Opts) -> Result<ClientFigures, String> {
             (cpu0, t0) = (cpu_time(), Instant::now());
             // A clone keeps the agent, and so its store's threads, alive until the CPU time
             // is read: the time of a thread that has exited is no longer counted.
-            let calls = run_agent(agent.clone(), o.sessions, o.concurrency, o.steps).await?;
-            let figures = figures(calls, t0, cpu0);
+            let (calls, mut times) = run_agent(agent.clone(), o.sessions, o.concurrency, o.steps).await?;
+            let mut figures = figures(calls, t0, cpu0);
+            figures.turn_p50_ms = agent_bench::quantile(&mut times, 0.5);
+            figures.turn_p99_ms = agent_bench::quantile(&mut times, 0.99);
             drop(agent);
             return Ok(figures);
         };
