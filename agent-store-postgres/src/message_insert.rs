@@ -6,7 +6,7 @@ use deadpool_postgres::Transaction;
 
 use crate::error::backend;
 use crate::now_millis;
-use crate::rows::MessageColumns;
+use crate::rows::{MessageColumns, Param};
 
 /// Inserts the rows of a [`MessageColumns`] into the session with key `$1` and, in the same
 /// statement, notifies channel `$14` with `$15` (sent at commit, so only for rows that were
@@ -37,28 +37,9 @@ pub(crate) async fn insert(
     };
     let notice = format!("{session} {last}");
     let stmt = tx.prepare_cached(INSERT).await.map_err(backend)?;
-    let c = columns;
-    tx.execute(
-        &stmt,
-        &[
-            &key,
-            &c.seq,
-            &c.role,
-            &c.content,
-            &c.tool_calls,
-            &c.tool_call_id,
-            &c.tool_name,
-            &c.is_error,
-            &c.compressed,
-            &c.reasoning,
-            &c.model_visible,
-            &c.user_visible,
-            &now_millis(),
-            &CHANNEL,
-            &notice,
-        ],
-    )
-    .await
-    .map_err(backend)?;
+    let now = now_millis();
+    let mut params: Vec<Param<'_>> = columns.params(&key).to_vec();
+    params.extend([&now as Param<'_>, &CHANNEL, &notice]);
+    tx.execute(&stmt, &params).await.map_err(backend)?;
     Ok(())
 }

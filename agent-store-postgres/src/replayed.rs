@@ -58,26 +58,10 @@ pub(crate) async fn append_over(
         .min(messages.len());
     let (stored, new) = messages.split_at(taken);
     if !stored.is_empty() {
-        let c = MessageColumns::new(first_seq, stored)?;
+        let columns = MessageColumns::new(first_seq, stored)?;
         let stmt = tx.prepare_cached(SAME_ROWS).await.map_err(backend)?;
         let same: i64 = tx
-            .query_one(
-                &stmt,
-                &[
-                    &key,
-                    &c.seq,
-                    &c.role,
-                    &c.content,
-                    &c.tool_calls,
-                    &c.tool_call_id,
-                    &c.tool_name,
-                    &c.is_error,
-                    &c.compressed,
-                    &c.reasoning,
-                    &c.model_visible,
-                    &c.user_visible,
-                ],
-            )
+            .query_one(&stmt, &columns.params(&key))
             .await
             .map_err(backend)?
             .get(0);

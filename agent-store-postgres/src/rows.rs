@@ -41,7 +41,29 @@ pub(crate) struct MessageColumns {
     pub user_visible: Vec<bool>,
 }
 
+/// A statement parameter.
+pub(crate) type Param<'a> = &'a (dyn tokio_postgres::types::ToSql + Sync);
+
 impl MessageColumns {
+    /// The session key `$1`, then the eleven columns as `$2` .. `$12`, in the order of the
+    /// `unnest(...)` both the insert and the replay's comparison read them in.
+    pub fn params<'a>(&'a self, key: &'a i64) -> [Param<'a>; 12] {
+        [
+            key,
+            &self.seq,
+            &self.role,
+            &self.content,
+            &self.tool_calls,
+            &self.tool_call_id,
+            &self.tool_name,
+            &self.is_error,
+            &self.compressed,
+            &self.reasoning,
+            &self.model_visible,
+            &self.user_visible,
+        ]
+    }
+
     /// The columns of `messages`, numbered from `first_seq`.
     pub fn new(first_seq: u64, messages: &[Message]) -> Result<Self, StoreError> {
         let mut c = MessageColumns::default();
