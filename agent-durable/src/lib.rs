@@ -32,6 +32,7 @@ mod notify;
 mod object;
 mod records;
 mod runs;
+mod send_tool;
 mod steps;
 mod wire;
 
@@ -39,5 +40,6 @@ pub use error::DurableError;
 pub use notify::{CANCEL_CHANNEL, notify_cancel, spawn_cancel_listener};
 pub use object::{AgentSession, AgentSessionClient};
 pub use runs::{RunGuard, RunRegistry};
+pub use send_tool::send_to_session_tool;
 pub use steps::RestateSteps;
 pub use wire::{AnswerRequest, ApproveRequest, CancelReply, CancelRequest, RelayRequest, TurnReply, TurnRequest};

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_core::{Role, SessionId, Store, StoredMessage};
+use agent_core::{Role, SessionId, Store, StoredMessage, Tool};
 use agent_store_postgres::{PostgresOptions, PostgresStore};
 use serde_json::{Value, json};
 
@@ -241,6 +241,40 @@ async fn durable_turns_on_restate() {
     assert_valid(&transcript);
     assert_eq!(transcript.len(), 4, "user, call, result, answer: one turn");
     assert_eq!(effects.lock().unwrap().get("relayed-1"), Some(&1));
+
+    // The durable send_to_tab: a turn's message to another session runs as a turn of that
+    // session, from the sender; the same call run again (its replica died before the step was
+    // journaled) queues nothing more.
+    let sender = SessionId::new_random().to_string();
+    let receiver = SessionId::new_random().to_string();
+    let reply = turn(&http, &sender, &format!("tag=sent send={receiver}")).await;
+    assert_eq!(reply["outcome"]["status"], "done", "{reply}");
+    let tool = agent_durable::send_to_session_tool(ingress());
+    let again = agent_core::ToolContext::detached(SessionId::parse(&sender).unwrap(), "sent-send");
+    let output = tool
+        .call(json!({"tab_id": receiver, "message": "tag=sentr tools=1"}), again)
+        .await
+        .unwrap();
+    assert!(output.text_content().contains(&receiver), "{output:?}");
+    let refused = tool
+        .call(
+            json!({"tab_id": "not a session", "message": "x"}),
+            agent_core::ToolContext::detached(SessionId::parse(&sender).unwrap(), "bad"),
+        )
+        .await
+        .unwrap_err();
+    assert!(refused.to_string().contains("not a session id"), "{refused}");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let mut transcript = messages(&schema, &receiver).await;
+    while transcript.len() < 4 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        transcript = messages(&schema, &receiver).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let transcript = messages(&schema, &receiver).await;
+    assert_valid(&transcript);
+    assert_eq!(transcript.len(), 4, "user, call, result, answer: one turn");
+    assert_eq!(effects.lock().unwrap().get("sentr-1"), Some(&1));
 
     // A cancel sent while the model call hangs stops the turn through Restate and PostgreSQL.
     let (hang_tx, mut hang_rx) = tokio::sync::mpsc::unbounded_channel();

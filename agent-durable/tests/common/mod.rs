@@ -139,6 +139,33 @@ impl Provider for Countdown {
             }
             return Ok(futures::stream::iter(events).boxed());
         }
+        if let Some(target) = word(&text, "send=") {
+            // Sends one message to session `target`, then answers.
+            if done == 0 {
+                let id = format!("{tag}-send");
+                events.push(Ok(StreamEvent::ToolCallStart {
+                    id: id.clone(),
+                    name: agent_core::tabs::SEND_TO_TAB.into(),
+                    signature: None,
+                }));
+                events.push(Ok(StreamEvent::ToolArgsDelta {
+                    id: id.clone(),
+                    json: format!("{{\"tab_id\":\"{target}\",\"message\":\"tag={tag}r tools=1\"}}"),
+                }));
+                events.push(Ok(StreamEvent::ToolCallEnd { id }));
+                events.push(Ok(StreamEvent::Done {
+                    finish_reason: FinishReason::ToolCalls,
+                }));
+            } else {
+                events.push(Ok(StreamEvent::TextDelta {
+                    text: format!("done {tag}"),
+                }));
+                events.push(Ok(StreamEvent::Done {
+                    finish_reason: FinishReason::Stop,
+                }));
+            }
+            return Ok(futures::stream::iter(events).boxed());
+        }
         if done < wanted {
             let id = format!("{tag}-{}", done + 1);
             events.push(Ok(StreamEvent::ToolCallStart {

@@ -62,6 +62,7 @@ impl Replica {
                 let agent = Agent::builder()
                     .provider(Countdown { log })
                     .tool(record)
+                    .tool(agent_durable::send_to_session_tool(super::ingress()))
                     .clarification(true)
                     // Calls of tag `gate` wait for the person's approval.
                     .gate(gate_fn(|request: &GateRequest| {
