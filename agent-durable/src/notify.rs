@@ -52,13 +52,14 @@ pub fn spawn_cancel_listener(postgres_url: &str, runs: RunRegistry) -> Result<Jo
 
 async fn listen(config: &Config, runs: &RunRegistry) -> Result<(), tokio_postgres::Error> {
     let (client, mut connection) = config.connect(NoTls).await?;
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    // Bounded: a burst of notices waits in the connection rather than in memory.
+    let (tx, mut rx) = tokio::sync::mpsc::channel(64);
     let mut messages = futures::stream::poll_fn(move |cx| connection.poll_message(cx));
     let driver = tokio::spawn(async move {
         while let Some(message) = messages.next().await {
             match message {
                 Ok(AsyncMessage::Notification(n)) => {
-                    if tx.send(n.payload().to_owned()).is_err() {
+                    if tx.send(n.payload().to_owned()).await.is_err() {
                         break;
                     }
                 }
