@@ -356,3 +356,32 @@ async fn arguments_that_do_not_fit_the_schema_are_refused_to_the_model_not_parke
     assert_eq!(results.len(), 1);
     assert!(results[0].1, "the model reads why the call was refused");
 }
+
+#[tokio::test]
+async fn an_oversized_result_is_cut_to_the_result_cap_for_the_model() {
+    let p = provider(vec![
+        ScriptedReply::tool_call("confirm_dialog", json!({"text": "Read the page?"})),
+        ScriptedReply::text("Read."),
+    ]);
+    let log = Log::default();
+    let agent = agent(p.clone(), Arc::new(MemoryStore::new()), &log);
+    let cap = agent.config().result_cap_chars;
+    let session = agent.create_session().await.unwrap();
+    let run = session
+        .send_with_tools(Message::user("read it"), vec![confirm_tool()])
+        .unwrap();
+    let pending = run.outcome().await.external_calls.map(|b| *b).unwrap();
+    // A client that answers with far more than any tool may hand the model.
+    let flood = "x".repeat(cap * 3);
+    let resumed = session
+        .submit_tool_results(&pending.id, [ExternalToolResult::ok(&pending.calls[0].call_id, flood)])
+        .unwrap();
+    assert_eq!(resumed.outcome().await.status, OutcomeStatus::Done);
+    let (seen, _) = tool_results(&p.requests()[1].messages).remove(0);
+    assert!(
+        seen.chars().count() < cap + 100,
+        "{} characters reached the model",
+        seen.chars().count()
+    );
+    assert!(seen.contains(&format!("[truncated: showing {cap} of {} characters]", cap * 3)));
+}

@@ -65,6 +65,17 @@ async fn messages(schema: &str, session: &str) -> Vec<StoredMessage> {
         .unwrap()
 }
 
+/// The session's messages once it holds `count` of them (at most 30 s) and a moment more has
+/// passed, so that a second turn that should not happen would have shown.
+async fn settled_messages(schema: &str, session: &str, count: usize) -> Vec<StoredMessage> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while messages(schema, session).await.len() < count && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    messages(schema, session).await
+}
+
 /// Sequence numbers 1..n, every tool call answered once right after its assistant message.
 fn assert_valid(transcript: &[StoredMessage]) {
     for (i, stored) in transcript.iter().enumerate() {
@@ -230,14 +241,7 @@ async fn durable_turns_on_restate() {
             .unwrap();
         assert!(response.status().is_success(), "relay: {}", response.status());
     }
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    let mut transcript = messages(&schema, &receiver).await;
-    while transcript.len() < 4 && tokio::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        transcript = messages(&schema, &receiver).await;
-    }
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let transcript = messages(&schema, &receiver).await;
+    let transcript = settled_messages(&schema, &receiver, 4).await;
     assert_valid(&transcript);
     assert_eq!(transcript.len(), 4, "user, call, result, answer: one turn");
     assert_eq!(effects.lock().unwrap().get("relayed-1"), Some(&1));
@@ -264,14 +268,7 @@ async fn durable_turns_on_restate() {
         .await
         .unwrap_err();
     assert!(refused.to_string().contains("not a session id"), "{refused}");
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    let mut transcript = messages(&schema, &receiver).await;
-    while transcript.len() < 4 && tokio::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        transcript = messages(&schema, &receiver).await;
-    }
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let transcript = messages(&schema, &receiver).await;
+    let transcript = settled_messages(&schema, &receiver, 4).await;
     assert_valid(&transcript);
     assert_eq!(transcript.len(), 4, "user, call, result, answer: one turn");
     assert_eq!(effects.lock().unwrap().get("sentr-1"), Some(&1));

@@ -12,12 +12,14 @@ use super::pending_tools::{ExternalCall, ExternalToolError, ExternalToolResult, 
 use super::history::History;
 use super::parked_output;
 use super::parked_slot::{Parked, ParkedSlot};
+use super::tools_exec::cap_output;
 use super::turn_context::Turn;
 use super::{AgentInner, SessionState};
 use crate::event::EventKind;
 use crate::gate::TurnOrigin;
 use crate::message::{Message, ToolCall};
 use crate::store::{StoreError, ToolCallRecord, ToolCallState, now_millis};
+use crate::tool::ToolOutput;
 
 /// The `kind` of the parked-run state of a turn parked on external calls.
 const PARKED_KIND: &str = "external_tools";
@@ -147,11 +149,13 @@ pub(crate) async fn resume(
         return Err(ExternalToolError::NotPending(id.to_owned()));
     };
     history.turn_start = history.messages.len();
+    // Bounded like the agent's own tools' results: cut to the result cap, with the marker.
+    let cap = turn.agent.config.result_cap_chars;
     let settled = parked.pending.calls.iter().map(|call| {
         let result = results.iter().find(|r| r.call_id == call.call_id);
         let (content, is_error) =
             result.map_or_else(|| ("no result".to_owned(), true), |r| (r.content.clone(), r.is_error));
-        (call, content, is_error)
+        (call, cap_output(ToolOutput::text(content), cap).model_text, is_error)
     });
     let settled: Vec<_> = settled.collect();
     settle(turn.agent, &turn.state.id, history, &parked, &settled).await?;

@@ -4,7 +4,7 @@ use crate::message::ContentPart;
 use crate::tool::ToolOutput;
 use crate::untrusted::{Provenance, wrap_untrusted};
 
-pub(super) struct Capped {
+pub(crate) struct Capped {
     pub content: Vec<ContentPart>,
     pub model_text: String,
     pub full_text: String,
@@ -24,7 +24,7 @@ impl Capped {
 }
 
 /// Cuts a result's text to `cap` characters, with an explicit marker.
-pub(super) fn cap_output(output: ToolOutput, cap: usize) -> Capped {
+pub(crate) fn cap_output(output: ToolOutput, cap: usize) -> Capped {
     let full_text = output.text_content();
     let total = full_text.chars().count();
     let (mut model_text, cut) = if total > cap {

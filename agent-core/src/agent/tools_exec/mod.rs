@@ -36,7 +36,7 @@ use crate::steps::{Interrupted, StepKind, StepRequest, Steps};
 use crate::store::{StoreError, ToolCallState, now_millis};
 use crate::tool::{BoxError, Tool, ToolContext, ToolError, ToolOutput, ToolSet, UsageMeter};
 use crate::untrusted::wrap_untrusted;
-use cap::cap_output;
+pub(super) use cap::cap_output;
 use consent::Consent;
 use step::ToolStep;
 
