@@ -42,7 +42,9 @@ use tokio::runtime::Handle;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-pub use approval::{ApprovalCall, ApprovalDecision, ApprovalError, ApprovalRule, PendingApproval, RememberScope};
+pub use approval::{
+    ApprovalCall, ApprovalDecision, ApprovalError, ApprovalRule, PendingApproval, RememberScope, SubAgentStep,
+};
 pub use builder::AgentBuilder;
 pub use clarification::{CLARIFICATION_TOOL, Clarification, ClarificationError, ClarificationKind};
 pub use config::{

@@ -24,6 +24,24 @@ pub struct ApprovalCall {
     /// be remembered for hosts matching a pattern ([`RememberScope::Host`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
+    /// The sub-agents the call waits in, outermost first, when a sub-agent's turn asked for
+    /// it ([`agent_tool`](crate::agent_tool)); empty for the session's own calls. The call's id
+    /// is then the calling tool call's id and the sub-agent's own, joined by `/`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub via: Vec<SubAgentStep>,
+}
+
+/// One sub-agent between a session and a call waiting for approval in a sub-agent's turn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SubAgentStep {
+    /// The name of the tool the sub-agent is offered as.
+    pub tool: String,
+    /// The id of the call of that tool that started the sub-agent's turn.
+    pub call_id: String,
+    /// The sub-agent's session, parked on the approval.
+    pub session_id: crate::SessionId,
+    /// The sub-agent's own pending approval.
+    pub approval_id: String,
 }
 
 /// A turn parked until the person approves or rejects a gated call: the outcome of a turn

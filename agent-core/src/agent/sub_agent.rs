@@ -2,14 +2,28 @@
 //! in a session of its own, with its own tools, limits and system prompt; its answer is the
 //! result; cancelling the calling turn cancels it; it acts for whoever started the calling
 //! turn (its gate requests say so); what it spent is added to the calling turn's outcome.
+//!
+//! A sub-agent's turn that parks for the person's approval parks the calling turn too: the
+//! calling session's approval holds the sub-agent's calls, and answering it resumes the
+//! sub-agent's turn, whose answer is then the result (see `approval::nested`).
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
 
 use schemars::JsonSchema;
 use serde::Deserialize;
+use tokio_util::sync::CancellationToken;
 
-use super::{Agent, OutcomeStatus};
+use super::approval::{ApprovalCall, NestedDecisions, lift_nested};
+use super::{Agent, Outcome, OutcomeStatus, Run, Session};
 use crate::async_trait;
 use crate::message::Message;
-use crate::tool::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema_for};
+use crate::session::SessionId;
+use crate::tool::{Tool, ToolContext, ToolError, ToolOutput, ToolSet, ToolSpec, schema_for};
+
+/// How many sub-agent sessions parked for approval one [`AgentTool`] keeps open at most; past
+/// it the oldest is let go (a sub-agent with a store reopens it from there when answered).
+const PARKED_SESSIONS: usize = 256;
 
 /// Default of [`AgentTool::max_depth`]: sub-agents may call sub-agents of their own, three
 /// levels below the first agent.
@@ -28,6 +42,9 @@ pub struct AgentTool {
     spec: ToolSpec,
     agent: Agent,
     max_depth: u32,
+    /// The sub-agent's sessions parked for approval, kept open until their turn resumes (a
+    /// sub-agent without a store has them nowhere else).
+    parked: Mutex<VecDeque<Session>>,
 }
 
 /// Offers `agent` to another agent as the tool `name`: each call runs one turn of `agent`, in
@@ -51,6 +68,7 @@ pub fn agent_tool(name: impl Into<String>, description: impl Into<String>, agent
         spec: ToolSpec::new(name, description, schema_for::<AgentToolArgs>()),
         agent,
         max_depth: DEFAULT_MAX_AGENT_DEPTH,
+        parked: Mutex::new(VecDeque::new()),
     }
 }
 
@@ -66,6 +84,100 @@ impl AgentTool {
     pub fn gated(mut self, gated: bool) -> Self {
         self.spec.gated = gated;
         self
+    }
+
+    /// The tools the sub-agent offers now, to check the person's edits of its calls.
+    pub(crate) fn tool_snapshot(&self) -> Arc<ToolSet> {
+        self.agent.inner.tool_snapshot()
+    }
+
+    /// Continues the sub-agent's turn parked for approval with the person's decisions (the
+    /// calling turn resumed from its own approval, which held the sub-agent's calls).
+    pub(crate) async fn resume(&self, nested: &NestedDecisions, cx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let name = &self.spec.name;
+        let session = self.agent.open_session(&nested.session_id).await.map_err(|e| {
+            ToolError::model(format!(
+                "{name} could not continue its task after the person's answer ({e}): start it again if it is still needed"
+            ))
+        })?;
+        self.release(&nested.session_id);
+        let run = session
+            .resolve_nested(&nested.approval_id, nested.decisions.clone(), cx.cancel.child_token(), cx.depth.saturating_add(1))
+            .map_err(|e| {
+                ToolError::model(format!(
+                    "{name} could not continue its task after the person's answer ({e}): start it again if it is still needed"
+                ))
+            })?;
+        self.finish(session, run, &cx).await
+    }
+
+    /// Waits for the sub-agent's turn and makes its outcome the call's result; a turn parked
+    /// for approval parks the calling turn (the session is kept open until then).
+    async fn finish(&self, session: Session, run: Run, cx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let name = &self.spec.name;
+        let outcome = run.await;
+        cx.spent
+            .report(name, &outcome.usage, outcome.iterations, outcome.cost_usd);
+        if outcome.status == OutcomeStatus::AwaitingApproval
+            && let Some(pending) = outcome.approval.clone()
+        {
+            let calls = lift_nested(pending, name, &cx.call_id, session.id());
+            self.keep(session);
+            return Err(ToolError::Fatal {
+                message: format!(
+                    "{name} stopped to wait for the person's approval, which a turn run by a durable engine cannot wait for in a sub-agent"
+                ),
+                source: Some(Box::new(SubAgentParked { calls })),
+            });
+        }
+        answer(name, outcome)
+    }
+
+    fn keep(&self, session: Session) {
+        let mut parked = self.parked.lock().unwrap_or_else(|p| p.into_inner());
+        if parked.len() >= PARKED_SESSIONS {
+            parked.pop_front();
+        }
+        parked.push_back(session);
+    }
+
+    fn release(&self, id: &SessionId) {
+        let mut parked = self.parked.lock().unwrap_or_else(|p| p.into_inner());
+        parked.retain(|s| s.id() != id);
+    }
+}
+
+/// What a sub-agent's call ends with when the sub-agent's turn parked for approval: the
+/// loop parks the calling turn on these calls instead of recording an error.
+#[derive(Debug)]
+pub(crate) struct SubAgentParked {
+    pub calls: Vec<ApprovalCall>,
+}
+
+impl std::fmt::Display for SubAgentParked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "a sub-agent waits for the person's approval of {} call(s)",
+            self.calls.len()
+        )
+    }
+}
+
+impl std::error::Error for SubAgentParked {}
+
+impl Session {
+    /// [`Session::resolve_approval`] for a sub-agent's turn: cancelled with the calling turn,
+    /// at the sub-agent's depth.
+    pub(crate) fn resolve_nested(
+        &self,
+        approval_id: &str,
+        decisions: Vec<(String, super::ApprovalDecision)>,
+        cancel: CancellationToken,
+        depth: u32,
+    ) -> Result<Run, super::ApprovalError> {
+        let input = self.approval_input(approval_id, decisions)?;
+        Ok(self.start(input, cancel, depth))
     }
 }
 
@@ -93,38 +205,44 @@ impl Tool for AgentTool {
             .map_err(|e| ToolError::model(format!("{name} could not start: {e}")))?;
         // It acts for whoever started the calling turn, and stops when that turn is cancelled.
         let origin = cx.origin.clone();
-        let outcome = session
-            .send_nested(Message::user(args.task), origin, cx.cancel.child_token(), depth)
-            .await;
-        cx.spent
-            .report(name, &outcome.usage, outcome.iterations, outcome.cost_usd);
-        let answer = outcome.final_text.clone().unwrap_or_default();
-        match outcome.status {
-            OutcomeStatus::Done if !answer.trim().is_empty() => Ok(ToolOutput::text(answer)),
-            OutcomeStatus::Done => Ok(ToolOutput::text(format!("{name} finished without an answer"))),
-            OutcomeStatus::Capped => Ok(ToolOutput::text(format!(
-                "{name} stopped at a limit ({}); what it had: {answer}",
-                outcome.error.as_deref().unwrap_or("a cap")
-            ))),
-            OutcomeStatus::Cancelled => Err(ToolError::model(format!("{name} was cancelled"))),
-            OutcomeStatus::Denied => Err(ToolError::model(format!(
-                "{name} stopped: {}",
-                outcome.error.as_deref().unwrap_or("a call was denied")
-            ))),
-            OutcomeStatus::AwaitingUser => Err(ToolError::model(format!(
-                "{name} stopped to ask the person a question, which a sub-agent cannot: give it everything it needs in the task"
-            ))),
-            OutcomeStatus::AwaitingApproval => Err(ToolError::model(format!(
-                "{name} stopped to wait for the person's approval of a call, which a sub-agent cannot: do that step yourself"
-            ))),
-            // A sub-agent's turns offer no external tools.
-            OutcomeStatus::AwaitingTools => Err(ToolError::model(format!(
-                "{name} stopped to wait for tool results from the host, which a sub-agent cannot: do that step yourself"
-            ))),
-            OutcomeStatus::Error => Err(ToolError::model(format!(
-                "{name} failed: {}",
-                outcome.error.as_deref().unwrap_or("unknown error")
-            ))),
-        }
+        let run = session.send_nested(Message::user(args.task), origin, cx.cancel.child_token(), depth);
+        self.finish(session, run, &cx).await
+    }
+
+    fn as_sub_agent(&self) -> Option<&AgentTool> {
+        Some(self)
+    }
+}
+
+/// The call's result for a sub-agent's turn that ended (did not park for approval).
+fn answer(name: &str, outcome: Outcome) -> Result<ToolOutput, ToolError> {
+    let answer = outcome.final_text.clone().unwrap_or_default();
+    match outcome.status {
+        OutcomeStatus::Done if !answer.trim().is_empty() => Ok(ToolOutput::text(answer)),
+        OutcomeStatus::Done => Ok(ToolOutput::text(format!("{name} finished without an answer"))),
+        OutcomeStatus::Capped => Ok(ToolOutput::text(format!(
+            "{name} stopped at a limit ({}); what it had: {answer}",
+            outcome.error.as_deref().unwrap_or("a cap")
+        ))),
+        OutcomeStatus::Cancelled => Err(ToolError::model(format!("{name} was cancelled"))),
+        OutcomeStatus::Denied => Err(ToolError::model(format!(
+            "{name} stopped: {}",
+            outcome.error.as_deref().unwrap_or("a call was denied")
+        ))),
+        OutcomeStatus::AwaitingUser => Err(ToolError::model(format!(
+            "{name} stopped to ask the person a question, which a sub-agent cannot: give it everything it needs in the task"
+        ))),
+        // Only without the pending approval, which a parked outcome always has.
+        OutcomeStatus::AwaitingApproval => Err(ToolError::model(format!(
+            "{name} stopped to wait for the person's approval of a call, which could not be passed on: do that step yourself"
+        ))),
+        // A sub-agent's turns offer no external tools.
+        OutcomeStatus::AwaitingTools => Err(ToolError::model(format!(
+            "{name} stopped to wait for tool results from the host, which a sub-agent cannot: do that step yourself"
+        ))),
+        OutcomeStatus::Error => Err(ToolError::model(format!(
+            "{name} failed: {}",
+            outcome.error.as_deref().unwrap_or("unknown error")
+        ))),
     }
 }

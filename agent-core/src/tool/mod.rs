@@ -377,6 +377,13 @@ pub trait Tool: Send + Sync {
     async fn target_host(&self, _args: &serde_json::Value) -> Option<String> {
         None
     }
+
+    /// The sub-agent this tool runs, for [`agent_tool`](crate::agent_tool)'s tool: the loop
+    /// resumes a sub-agent's turn parked for approval through it. Not for other tools.
+    #[doc(hidden)]
+    fn as_sub_agent(&self) -> Option<&crate::AgentTool> {
+        None
+    }
 }
 
 /// How long a turn's end waits for the tools' [`Tool::turn_ended`] hooks.

@@ -18,6 +18,24 @@ export interface ApprovalCall {
    * to remember must match it.
    */
   host?: string
+  /**
+   * The sub-agents (`agentTool`) the call waits in, outermost first, when a sub-agent's turn
+   * asked for it; absent for the session's own calls. Its `callId` is then the calling call's
+   * id and the sub-agent's own, joined by `/`: answer it like any other call.
+   */
+  via?: SubAgentStep[]
+}
+
+/** One sub-agent between a session and a call waiting for approval in the sub-agent's turn. */
+export interface SubAgentStep {
+  /** The name of the tool the sub-agent is offered as. */
+  tool: string
+  /** The id of the call of that tool that started the sub-agent's turn. */
+  callId: string
+  /** The sub-agent's session, parked on the approval. */
+  sessionId: string
+  /** The sub-agent's own pending approval. */
+  approvalId: string
 }
 
 /**

@@ -3,7 +3,7 @@
 // outcome.subAgents; a call nesting deeper than maxDepth is refused with a message the model sees.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { Agent, ScriptedProvider, ToolSet, ConfigError, agentTool } from '../lib/index.js'
+import { Agent, ScriptedProvider, ToolSet, ConfigError, agentTool, tool } from '../lib/index.js'
 import { collect } from './helpers.mjs'
 
 /** Calls `tool` once with `task` (reporting `usage`), then answers with what it returned. */
@@ -92,4 +92,57 @@ test('agentTool checks its arguments', () => {
   assert.throws(() => agentTool('x', 'y', agent, { maxDepth: 1.5 }), ConfigError)
   assert.throws(() => agentTool('x', 'y', agent, { depth: 1 }), /unknown option `depth`/)
   assert.deepEqual(agentTool('x', 'y', agent, { maxDepth: 0 }).names, ['x'])
+})
+
+/** Calls `tool` with `args` for each new user message, then answers with its result. */
+const perMessage = (tool, args, prefix) =>
+  ScriptedProvider.fromFn((request) => {
+    const last = request.messages.at(-1)
+    if (last.role === 'user') return { toolCalls: [{ name: tool, arguments: args }] }
+    return { text: prefix + last.content.map((p) => p.text ?? '').join('') }
+  })
+
+test("a sub-agent's approval parks the caller; answering it resumes both", async () => {
+  const paid = []
+  const pay = tool({
+    name: 'pay',
+    description: 'Pays.',
+    gated: true,
+    parameters: { type: 'object', properties: { amount: { type: 'integer' } }, required: ['amount'] },
+    execute: ({ amount }) => {
+      paid.push(amount)
+      return `paid ${amount}`
+    },
+  })
+  const helper = new Agent({
+    provider: perMessage('pay', { amount: 5 }, 'helper: '),
+    tools: [pay],
+    gate: () => ({ decision: 'ask', prompt: 'Pay?' }),
+  })
+  const lead = new Agent({
+    provider: perMessage('helper', { task: 'pay 5' }, 'heard: '),
+    tools: [agentTool('helper', 'Pays.', helper)],
+  })
+  const session = await lead.createSession()
+  let outcome = await session.send('pay the bill').outcome
+  assert.equal(outcome.status, 'awaiting_approval', JSON.stringify(outcome))
+  const [call] = outcome.approval.calls
+  assert.equal(call.tool, 'pay')
+  assert.deepEqual(call.arguments, { amount: 5 })
+  assert.equal(call.via.length, 1)
+  assert.deepEqual(Object.keys(call.via[0]).sort(), ['approvalId', 'callId', 'sessionId', 'tool'])
+  assert.equal(call.via[0].tool, 'helper')
+  assert.ok(call.callId.startsWith(`${call.via[0].callId}/`), call.callId)
+  assert.notEqual(call.via[0].sessionId, session.id)
+  assert.deepEqual(paid, [])
+
+  // Edits are checked against the sub-agent's tool.
+  assert.throws(
+    () => session.resolveApproval(outcome.approval.id, { [call.callId]: { decision: 'approve', arguments: { amount: 'x' } } }),
+    /amount/,
+  )
+  outcome = await session.resolveApproval(outcome.approval.id, { [call.callId]: 'approve' }).outcome
+  assert.equal(outcome.status, 'done', JSON.stringify(outcome))
+  assert.equal(outcome.finalText, 'heard: helper: paid 5')
+  assert.deepEqual(paid, [5])
 })

@@ -365,6 +365,7 @@ async function approvals(): Promise<void> {
     const a: PendingApproval = outcome.approval
     const call = a.calls[0]
     const prompt: string | undefined = call.prompt
+    const outermost: string | undefined = call.via?.[0]?.sessionId
     const decisions: ApprovalDecisions = {
       [call.callId]: { decision: 'approve', arguments: { amount: 200 }, remember: 'session' },
       other: 'reject',
@@ -374,7 +375,7 @@ async function approvals(): Promise<void> {
     const host: string | undefined = call.host
     console.log(host)
     const run: Run = session.resolveApproval(a.id, decisions, { signal: AbortSignal.timeout(1000) })
-    console.log(prompt, a.expiresAtMs - a.askedAtMs, a.origin.kind, run.id)
+    console.log(prompt, outermost, a.expiresAtMs - a.askedAtMs, a.origin.kind, run.id)
     // @ts-expect-error: a reason goes with a rejection
     session.resolveApproval(a.id, { [call.callId]: { decision: 'approve', reason: 'x' } })
     // @ts-expect-error: remember is 'session', 'always' or { host }

@@ -43,3 +43,54 @@ def test_agent_tool_takes_an_agent():
 
     with pytest.raises(TypeError, match="takes an agent_core Agent"):
         ac.agent_tool("x", "y", object())
+
+
+def paying_helper(paid):
+    """A sub-agent that pays 5 through a gated tool its gate asks the person about."""
+
+    @ac.tool(gated=True)
+    def pay(amount: int) -> str:
+        """Pays an amount in cents."""
+        paid.append(amount)
+        return f"paid {amount}"
+
+    return ac.Agent(answers_each_message("pay", {"amount": 5}, "helper: "), tools=[pay], gate=lambda _r: ac.Ask("Pay?"))
+
+
+def answers_each_message(tool, args, prefix):
+    """Calls ``tool`` for each new user message, then answers with its result."""
+
+    def choose(request):
+        last = request["messages"][-1]
+        if last["role"] == "user":
+            return ac.ToolCallStep(tool, args)
+        return ac.Reply(prefix + "".join(p.get("text", "") for p in last["content"]))
+
+    return ac.ScriptedProvider.from_fn(choose)
+
+
+async def test_a_sub_agents_approval_parks_the_caller_and_the_answer_resumes_both():
+    paid = []
+    helper = ac.agent_tool("helper", "Pays.", paying_helper(paid))
+    lead = ac.Agent(answers_each_message("helper", {"task": "pay 5"}, "heard: "), tools=[helper])
+    session = await lead.create_session()
+    outcome, _ = await run_and_collect(session.send("pay the bill"))
+    assert outcome.status == "awaiting_approval", outcome
+    (call,) = outcome.approval.calls
+    assert (call.tool, call.arguments, call.prompt) == ("pay", {"amount": 5}, "Pay?")
+    (step,) = call.via
+    assert isinstance(step, ac.SubAgentStep) and step.tool == "helper"
+    assert call.call_id.startswith(step.call_id + "/") and step.session_id != session.id
+    assert paid == []
+
+    run = session.resolve_approval(outcome.approval.id, {call.call_id: ac.Reject("not today")})
+    outcome, _ = await run_and_collect(run)
+    assert outcome.status == "done", outcome
+    assert outcome.final_text.startswith("heard: helper: ") and "not today" in outcome.final_text
+    assert paid == []
+
+    outcome, _ = await run_and_collect(session.send("pay again"))
+    (call,) = outcome.approval.calls
+    outcome, _ = await run_and_collect(session.resolve_approval(outcome.approval.id, {call.call_id: "approve"}))
+    assert outcome.final_text == "heard: helper: paid 5", outcome
+    assert paid == [5]

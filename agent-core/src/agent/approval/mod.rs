@@ -8,6 +8,7 @@
 //! tool step only calls in.
 
 mod host_pattern;
+mod nested;
 mod rules;
 mod watch;
 
@@ -18,9 +19,12 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-pub use super::pending_approval::{ApprovalCall, ApprovalDecision, ApprovalError, PendingApproval, RememberScope};
+pub use super::pending_approval::{
+    ApprovalCall, ApprovalDecision, ApprovalError, PendingApproval, RememberScope, SubAgentStep,
+};
 use super::pending_approval::{PARKED_KIND, ParkedApproval};
 pub(crate) use host_pattern::normalize_host;
+pub(crate) use nested::lift as lift_nested;
 pub use rules::ApprovalRule;
 pub(crate) use rules::ApprovalRules;
 
@@ -44,6 +48,19 @@ pub(crate) struct Decisions {
     /// page is still there. Filled from the approval by [`check`].
     #[serde(skip)]
     hosts: HashMap<String, String>,
+    /// The decisions for calls waiting in sub-agents, by the id of the call of the sub-agent
+    /// tool they wait in: that call resumes its sub-agent's turn with them. Filled by [`check`].
+    #[serde(skip)]
+    nested: HashMap<String, NestedDecisions>,
+}
+
+/// What a sub-agent's parked turn is resumed with: its session, its approval, and the
+/// decisions for its calls under the sub-agent's own call ids.
+#[derive(Debug, Clone)]
+pub(crate) struct NestedDecisions {
+    pub session_id: crate::SessionId,
+    pub approval_id: String,
+    pub decisions: Vec<(String, ApprovalDecision)>,
 }
 
 impl Decisions {
@@ -56,6 +73,11 @@ impl Decisions {
     pub fn host(&self, id: &str) -> Option<&str> {
         self.hosts.get(id).map(String::as_str)
     }
+
+    /// When call `id` is a sub-agent's call its turn parked in: what resumes that turn.
+    pub fn nested(&self, id: &str) -> Option<&NestedDecisions> {
+        self.nested.get(id)
+    }
 }
 
 impl FromIterator<(String, ApprovalDecision)> for Decisions {
@@ -63,6 +85,7 @@ impl FromIterator<(String, ApprovalDecision)> for Decisions {
         Decisions {
             by_call: iter.into_iter().collect(),
             hosts: HashMap::new(),
+            nested: HashMap::new(),
         }
     }
 }
@@ -74,6 +97,9 @@ pub(crate) struct Asked {
     pub prompt: Option<String>,
     /// The host its page was on (see [`crate::Tool::target_host`]).
     pub host: Option<String>,
+    /// When the call is a sub-agent's that parked for approval: the calls its turn waits on,
+    /// as this session's approval holds them (the sub-agent asked; nothing is asked here).
+    pub nested: Vec<ApprovalCall>,
 }
 
 /// A session's parked approval.
@@ -112,20 +138,26 @@ pub(crate) async fn park(
 ) -> Result<PendingApproval, StoreError> {
     let ttl = turn.agent.config.approval_ttl;
     let now = now_millis();
-    let tool = waiting
-        .iter()
-        .find(|c| c.id == asked.call_id)
-        .map(|c| c.name.clone())
-        .unwrap_or_default();
-    let approval = PendingApproval {
-        id: uuid::Uuid::new_v4().to_string(),
-        calls: vec![ApprovalCall {
+    let calls = if asked.nested.is_empty() {
+        let tool = waiting
+            .iter()
+            .find(|c| c.id == asked.call_id)
+            .map(|c| c.name.clone())
+            .unwrap_or_default();
+        vec![ApprovalCall {
             call_id: asked.call_id,
             tool,
             arguments: asked.arguments,
             prompt: asked.prompt,
             host: asked.host,
-        }],
+            via: Vec::new(),
+        }]
+    } else {
+        asked.nested
+    };
+    let approval = PendingApproval {
+        id: uuid::Uuid::new_v4().to_string(),
+        calls,
         message,
         origin: turn.origin.clone(),
         asked_at_ms: now,
@@ -197,7 +229,14 @@ pub(crate) fn check(
             Some(ApprovalDecision::Approve {
                 arguments: Some(edited),
                 ..
-            }) => tools
+            }) => nested::tools_of(&tools, call)
+                .ok_or_else(|| ApprovalError::InvalidArguments {
+                    call_id: call.call_id.clone(),
+                    message: format!(
+                        "{} is no longer offered here, so its arguments cannot be checked",
+                        call.tool
+                    ),
+                })?
                 .validate(&call.tool, edited)
                 .map_err(|e| ApprovalError::InvalidArguments {
                     call_id: call.call_id.clone(),
@@ -215,6 +254,7 @@ pub(crate) fn check(
             decisions.hosts.insert(call.call_id.clone(), host.clone());
         }
     }
+    decisions.nested = nested::by_sub_agent_call(&approval, &decisions.by_call);
     Ok(())
 }
 
@@ -255,7 +295,8 @@ pub(crate) async fn resume(
     if let Some(store) = store {
         store.set_parked_run(turn.session, None).await?;
     }
-    for call in &parked.approval.calls {
+    // A sub-agent's call is remembered by the sub-agent, which gets the decision.
+    for call in parked.approval.calls.iter().filter(|c| c.via.is_empty()) {
         let Some(decision) = decisions.get(&call.call_id) else {
             continue;
         };

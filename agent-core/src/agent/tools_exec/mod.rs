@@ -18,7 +18,7 @@ mod record;
 mod step;
 
 use super::AgentInner;
-use super::approval::{ApprovalDecision, Asked, Decisions};
+use super::approval::{ApprovalCall, ApprovalDecision, Asked, Decisions, NestedDecisions};
 use super::clarification;
 use super::emit::Emitter;
 use super::error_kind::ErrorKind;
@@ -26,6 +26,7 @@ use super::genai_spans;
 use super::hook_points::{self, Decided};
 use super::offered_tools::ExternalSet;
 use super::run::RunState;
+use super::sub_agent::SubAgentParked;
 use crate::agent::hooks::ToolCallInfo;
 use crate::compress::{compress_text, compress_value_text};
 use crate::event::EventKind;
@@ -97,6 +98,17 @@ pub(crate) struct ExecCtx<'a> {
 struct Prepared {
     tool: Arc<dyn Tool>,
     args: serde_json::Value,
+    /// For a sub-agent's call its turn parked in: the decisions that resume that turn (the
+    /// call runs the sub-agent on, it does not start it again).
+    resume: Option<Box<NestedDecisions>>,
+}
+
+/// Why settling a call stops the message's calls.
+enum Halt {
+    Stop(Stop),
+    /// The call's sub-agent parked for approval (the call's index, the sub-agent's calls):
+    /// the turn parks on them.
+    SubAgentParked(usize, Vec<ApprovalCall>),
 }
 
 enum Failure {
@@ -130,15 +142,24 @@ impl ExecCtx<'_> {
         let mut external: Vec<(usize, serde_json::Value)> = Vec::new();
 
         'calls: for (index, call) in calls.iter().enumerate() {
-            let prepared = match self.prepare(call) {
+            let mut prepared = match self.prepare(call) {
                 Ok(p) => p,
                 Err(message) => {
                     slots[index] = Some(self.refuse(call, message).await);
                     continue;
                 }
             };
+            // A sub-agent's call parked on the person's approval, now answered: it continues the
+            // sub-agent's turn, consented and hooked when it first ran.
+            let resumes = match self.decided.and_then(|d| d.nested(&call.id)) {
+                Some(nested) => {
+                    prepared.resume = Some(Box::new(nested.clone()));
+                    true
+                }
+                None => false,
+            };
             // The loop parks on a question instead of running it (see `clarification`).
-            if clarification::is_question(call) {
+            if !resumes && clarification::is_question(call) {
                 if question.is_some() {
                     slots[index] = Some(self.refuse(call, clarification::ONE_AT_A_TIME.to_owned()).await);
                 } else {
@@ -147,13 +168,14 @@ impl ExecCtx<'_> {
                 continue;
             }
             // The host runs the calls of its own tools: the turn parks on them.
-            if let Some(tools) = self.external
+            if !resumes
+                && let Some(tools) = self.external
                 && tools.has(&call.name)
             {
                 external.push((index, prepared.args));
                 continue;
             }
-            let prepared = if self.agent.hooks.is_empty() {
+            let prepared = if resumes || self.agent.hooks.is_empty() {
                 prepared
             } else {
                 match self.hooked(call, prepared).await {
@@ -169,7 +191,7 @@ impl ExecCtx<'_> {
                 }
             };
             let spec = prepared.tool.spec();
-            if spec.gated {
+            if spec.gated && !resumes {
                 match self.consent(call, &prepared.tool, &prepared.args).await {
                     Consent::Run => {}
                     Consent::Refused(result) => {
@@ -189,6 +211,7 @@ impl ExecCtx<'_> {
                                 arguments: prepared.args,
                                 prompt,
                                 host,
+                                nested: Vec::new(),
                             },
                         ));
                         break 'calls;
@@ -209,11 +232,11 @@ impl ExecCtx<'_> {
                 // Boxed: the in-process turn's future does not carry the durable path's state.
                 let ended = match Box::pin(self.run_step(index, call, prepared)).await {
                     Ok(done) => self.settle(calls, &mut slots, done).await,
-                    Err(Interrupted::Cancelled) => Some(Stop::Cancelled),
-                    Err(Interrupted::Engine(message)) => Some(Stop::Engine(message)),
+                    Err(Interrupted::Cancelled) => Some(Halt::Stop(Stop::Cancelled)),
+                    Err(Interrupted::Engine(message)) => Some(Halt::Stop(Stop::Engine(message))),
                 };
-                if let Some(s) = ended {
-                    stop = Some(s);
+                if let Some(halt) = ended {
+                    stop = halted(calls, halt, &mut approval);
                     break 'calls;
                 }
                 continue;
@@ -222,16 +245,16 @@ impl ExecCtx<'_> {
             let parallel = spec.parallel_safe;
             let room = if parallel { max_parallel } else { 1 };
             while inflight.len() >= room || (!parallel && !inflight.is_empty()) {
-                if let Some(s) = self.settle_next(calls, &mut slots, &mut inflight).await {
-                    stop = Some(s);
+                if let Some(halt) = self.settle_next(calls, &mut slots, &mut inflight).await {
+                    stop = halted(calls, halt, &mut approval);
                     break 'calls;
                 }
             }
             started[index] = true;
             let future = self.launch(index, call, prepared).await;
             inflight.push(future);
-            if !parallel && let Some(s) = self.settle_next(calls, &mut slots, &mut inflight).await {
-                stop = Some(s);
+            if !parallel && let Some(halt) = self.settle_next(calls, &mut slots, &mut inflight).await {
+                stop = halted(calls, halt, &mut approval);
                 break 'calls;
             }
         }
@@ -239,9 +262,11 @@ impl ExecCtx<'_> {
         // Calls already running finish unless the turn was cancelled or failed.
         if matches!(stop, None | Some(Stop::Denied(_))) {
             while !inflight.is_empty() {
-                if let Some(s) = self.settle_next(calls, &mut slots, &mut inflight).await {
-                    stop = Some(s);
-                    break;
+                if let Some(halt) = self.settle_next(calls, &mut slots, &mut inflight).await {
+                    stop = halted(calls, halt, &mut approval);
+                    if stop.is_some() {
+                        break;
+                    }
                 }
             }
         }
@@ -353,6 +378,7 @@ impl ExecCtx<'_> {
         Ok(Prepared {
             tool: tool.clone(),
             args,
+            resume: None,
         })
     }
 
@@ -374,6 +400,7 @@ impl ExecCtx<'_> {
                 Ok(()) => Ok(Ok(Prepared {
                     tool: prepared.tool,
                     args,
+                    resume: None,
                 })),
                 Err(e) => Ok(Err(format!(
                     "the host rewrote the arguments of {} into ones its schema refuses ({}); the tool did not run.",
@@ -426,10 +453,16 @@ impl ExecCtx<'_> {
         timeout: Duration,
     ) -> impl Future<Output = (Result<ToolOutput, Failure>, Duration)> + Send + 'static {
         let (cx, cancel) = self.tool_context(call);
-        let Prepared { tool, args } = prepared;
+        let Prepared { tool, args, resume } = prepared;
         async move {
             let start = Instant::now();
-            let guarded = AssertUnwindSafe(async move { tool.call(args, cx).await }).catch_unwind();
+            let guarded = AssertUnwindSafe(async move {
+                match resume {
+                    None => tool.call(args, cx).await,
+                    Some(nested) => resume_sub_agent(tool.as_ref(), nested, cx).await,
+                }
+            })
+            .catch_unwind();
             let result = ended(tokio::time::timeout(timeout, guarded).await, &cancel, timeout);
             (result, start.elapsed())
         }
@@ -444,13 +477,18 @@ impl ExecCtx<'_> {
         // boxed future is no larger than the call needs (the loop benchmark shows a nested
         // one).
         let (cx, cancel) = self.tool_context(call);
-        let tool = prepared.tool;
-        let args = prepared.args;
+        let Prepared { tool, args, resume } = prepared;
         let arguments = (!self.agent.hooks.is_empty()).then(|| args.clone());
         let traced = span.clone();
         let call = async move {
             let start = Instant::now();
-            let guarded = AssertUnwindSafe(async move { tool.call(args, cx).await }).catch_unwind();
+            let guarded = AssertUnwindSafe(async move {
+                match resume {
+                    None => tool.call(args, cx).await,
+                    Some(nested) => resume_sub_agent(tool.as_ref(), nested, cx).await,
+                }
+            })
+            .catch_unwind();
             let result = ended(tokio::time::timeout(timeout, guarded).await, &cancel, timeout);
             Finished {
                 index,
@@ -513,17 +551,25 @@ impl ExecCtx<'_> {
         calls: &[ToolCall],
         slots: &mut [Option<Message>],
         inflight: &mut Inflight,
-    ) -> Option<Stop> {
+    ) -> Option<Halt> {
         let done = tokio::select! {
             biased;
-            _ = self.cancel.cancelled() => return Some(Stop::Cancelled),
+            _ = self.cancel.cancelled() => return Some(Halt::Stop(Stop::Cancelled)),
             done = inflight.next() => done?,
         };
         self.settle(calls, slots, done).await
     }
 
-    /// Turns a finished call into its result message; returns a stop for fatal errors.
-    async fn settle(&self, calls: &[ToolCall], slots: &mut [Option<Message>], done: Finished) -> Option<Stop> {
+    /// Turns a finished call into its result message; returns a stop for fatal errors, and a
+    /// park for a sub-agent's call whose turn parked for approval (no result yet).
+    async fn settle(&self, calls: &[ToolCall], slots: &mut [Option<Message>], done: Finished) -> Option<Halt> {
+        if let Err(Failure::Tool(ToolError::Fatal {
+            source: Some(source), ..
+        })) = &done.result
+            && let Some(parked) = source.downcast_ref::<SubAgentParked>()
+        {
+            return Some(Halt::SubAgentParked(done.index, parked.calls.clone()));
+        }
         let call = &calls[done.index];
         let mut record = self.record(call, ToolCallState::Succeeded);
         record.started_at_ms = Some(done.started_at_ms);
@@ -611,8 +657,50 @@ impl ExecCtx<'_> {
         };
         self.save(&record).await;
         slots[done.index] = Some(message);
-        hook_stop.or(stop)
+        hook_stop.or(stop).map(Halt::Stop)
     }
+}
+
+/// A halt as the message's calls take it: a stop, or (for a sub-agent that parked) the
+/// approval the turn parks on, unless an earlier call already parks it.
+fn halted(calls: &[ToolCall], halt: Halt, approval: &mut Option<(usize, Asked)>) -> Option<Stop> {
+    match halt {
+        Halt::Stop(stop) => Some(stop),
+        Halt::SubAgentParked(index, nested) => {
+            if approval.as_ref().is_none_or(|(parked, _)| index < *parked) {
+                *approval = Some((
+                    index,
+                    Asked {
+                        call_id: calls[index].id.clone(),
+                        // The sub-agent's calls carry their own arguments.
+                        arguments: serde_json::Value::Null,
+                        prompt: None,
+                        host: None,
+                        nested,
+                    },
+                ));
+            }
+            None
+        }
+    }
+}
+
+/// Continues the sub-agent's turn a call of `tool` parked in (see [`Prepared::resume`]).
+fn resume_sub_agent(
+    tool: &dyn Tool,
+    nested: Box<NestedDecisions>,
+    cx: ToolContext,
+) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+    async move {
+        match tool.as_sub_agent() {
+            Some(sub_agent) => sub_agent.resume(&nested, cx).await,
+            None => Err(ToolError::model(format!(
+                "{} is no longer a sub-agent, so its parked task cannot continue",
+                tool.spec().name
+            ))),
+        }
+    }
+    .boxed()
 }
 
 /// How a call bounded by `timeout` ended: its output, or why there is none. A call that

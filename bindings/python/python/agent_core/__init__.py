@@ -39,7 +39,7 @@ from ._agent import (
     Usage,
     agent_tool,
 )
-from ._approvals import ApprovalCall, ApprovalRule, Approve, Ask, Reject, RememberHost, RememberScope
+from ._approvals import ApprovalCall, ApprovalRule, Approve, Ask, Reject, RememberHost, RememberScope, SubAgentStep
 from ._prompt import browser_prompt
 from ._schema import SchemaError
 from ._tracing import Tracing, enable_tracing
@@ -109,6 +109,7 @@ __all__ = [
     "browser_prompt",
     "agent_tool",
     "ModelPrice",
+    "SubAgentStep",
     "SubAgentUsage",
     "PageToolsConfig",
     "TabInfo",

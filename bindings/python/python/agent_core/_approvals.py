@@ -1,7 +1,7 @@
 """Durable approvals: what a turn parked for the person's approval holds, and the decisions
 that answer it (see :meth:`Session.resolve_approval`)."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Dict, List, Literal, Mapping, Optional, Union
 
 from ._options import plain
@@ -84,6 +84,21 @@ def decisions_dict(decisions: Mapping[str, Decision]) -> Dict[str, Dict[str, Any
 
 
 @dataclass
+class SubAgentStep:
+    """One sub-agent (:func:`agent_tool`) between a session and a call waiting for approval in
+    the sub-agent's turn."""
+
+    tool: str
+    """The name of the tool the sub-agent is offered as."""
+    call_id: str
+    """The id of the call of that tool that started the sub-agent's turn."""
+    session_id: str
+    """The sub-agent's session, parked on the approval."""
+    approval_id: str
+    """The sub-agent's own pending approval."""
+
+
+@dataclass
 class ApprovalCall:
     """One gated call waiting for the person's answer."""
 
@@ -96,6 +111,10 @@ class ApprovalCall:
     """The host of the web page the call acts on, for a tool that names one (the page tools):
     approved, the call runs only while its page is still on this host; :class:`RememberHost`
     patterns must match it."""
+    via: List[SubAgentStep] = field(default_factory=list)
+    """The sub-agents the call waits in, outermost first, when a sub-agent's turn asked for it
+    (empty for the session's own calls). Its ``call_id`` is then the calling call's id and the
+    sub-agent's own, joined by ``/``: answer it like any other call."""
 
 
 @dataclass
@@ -121,7 +140,9 @@ class ApprovalRule:
 def approval_fields(d: Mapping[str, Any]) -> Dict[str, Any]:
     """The fields of a native pending-approval dict, its calls as :class:`ApprovalCall`."""
     fields = dict(d)
-    fields["calls"] = [ApprovalCall(**c) for c in d.get("calls") or []]
+    fields["calls"] = [
+        ApprovalCall(**{**c, "via": [SubAgentStep(**step) for step in c.get("via") or []]}) for c in d.get("calls") or []
+    ]
     return fields
 
 
@@ -133,4 +154,5 @@ __all__: List[str] = [
     "Reject",
     "RememberHost",
     "RememberScope",
+    "SubAgentStep",
 ]
