@@ -31,7 +31,7 @@ use chromiumoxide::cdp::browser_protocol::dom::SetFileInputFilesParams;
 use chromiumoxide::cdp::browser_protocol::input::{
     DispatchKeyEventParams, DispatchKeyEventType, DispatchMouseEventParams, DispatchMouseEventType,
 };
-use chromiumoxide::cdp::browser_protocol::page::HandleJavaScriptDialogParams;
+use chromiumoxide::cdp::browser_protocol::page::{GetNavigationHistoryParams, HandleJavaScriptDialogParams};
 use chromiumoxide::cdp::browser_protocol::target::CreateTargetParams;
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use chromiumoxide::error::CdpError;
@@ -42,7 +42,9 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio_util::sync::CancellationToken;
 
 use crate::cdp_dialogs::Dialogs;
-use crate::host::{BrowserHost, DialogInfo, HostError, Screenshot, ScreenshotRequest, TabInfo, settle_with_script};
+use crate::host::{
+    BrowserHost, DialogInfo, HostError, Screenshot, ScreenshotRequest, TabHistory, TabInfo, settle_with_script,
+};
 
 /// The flags every launch uses, so that the browser never reaches the network by itself
 /// (background services, component updates, autofill, optimization hints) and resolves only
@@ -732,6 +734,28 @@ impl BrowserHost for CdpHost {
         let next = self.page(None)?;
         let _ = self.call("activating a tab", next.activate()).await;
         Ok(())
+    }
+
+    /// `Page.getNavigationHistory`: answered by the browser, not the page, so a dialog that
+    /// pauses the page's scripts does not hold it up.
+    async fn history(&self, tab: Option<&str>) -> Result<Option<TabHistory>, HostError> {
+        let page = self.page(tab)?;
+        let read = self.call(
+            "reading a tab's history",
+            page.execute(GetNavigationHistoryParams::default()),
+        );
+        let history = match read.await {
+            Ok(r) => r.result,
+            Err(e) => return Err(self.in_tab(&page, e)),
+        };
+        let current = usize::try_from(history.current_index)
+            .ok()
+            .filter(|i| *i < history.entries.len())
+            .ok_or_else(|| HostError::Other("the browser reported a history position outside its entries".into()))?;
+        Ok(Some(TabHistory {
+            entries: history.entries.into_iter().map(|e| e.url).collect(),
+            current,
+        }))
     }
 
     async fn hover(&self, tab: Option<&str>, x: f64, y: f64) -> Result<(), HostError> {

@@ -32,6 +32,25 @@ pub struct DialogInfo {
     pub default_text: String,
 }
 
+/// A tab's session history as the browser records it: the addresses of its entries, oldest
+/// first, and which one the tab is on. Entries a page adds with the history API are there too
+/// (same origin as the page that added them: their host is that page's).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TabHistory {
+    /// The entries' addresses, oldest first.
+    pub entries: Vec<String>,
+    /// The index in `entries` of the one the tab is on.
+    pub current: usize,
+}
+
+impl TabHistory {
+    /// The address one step back (`-1`) or forward (`1`) from the current entry, if there is one.
+    pub fn step(&self, offset: isize) -> Option<&str> {
+        let at = self.current.checked_add_signed(offset)?;
+        self.entries.get(at).map(String::as_str)
+    }
+}
+
 /// What part of a tab a screenshot shows.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -144,6 +163,15 @@ pub trait BrowserHost: Send + Sync {
     /// search phrase) into a URL. `Ok(None)` (the default) uses the built-in resolver.
     async fn resolve_address(&self, input: &str) -> Result<Option<String>, HostError> {
         let _ = input;
+        Ok(None)
+    }
+
+    /// The tab's session history, from the browser's own record (never from the page's
+    /// scripts): page_back and page_forward name the host of the entry they go to, for the
+    /// consent gate and host rules. `Ok(None)` (the default): this host cannot tell; those two
+    /// tools then name no host, so no host rule approves them and the person is asked.
+    async fn history(&self, tab: Option<&str>) -> Result<Option<TabHistory>, HostError> {
+        let _ = tab;
         Ok(None)
     }
 

@@ -52,7 +52,7 @@ pub use fs::{
 };
 pub use gating::with_gated;
 pub use host::{
-    BrowserHost, DialogInfo, HostError, SETTLE_JS, Screenshot, ScreenshotArea, ScreenshotRequest, TabInfo,
+    BrowserHost, DialogInfo, HostError, SETTLE_JS, Screenshot, ScreenshotArea, ScreenshotRequest, TabHistory, TabInfo,
     settle_with_script,
 };
 pub use page::{

@@ -38,10 +38,12 @@ pub const PAGE_JS: &str = include_str!("page.js");
 /// Gated: page_scrape, page_navigate, page_back, page_forward, page_click, page_fill,
 /// page_select, page_press_key, page_dialog, page_upload, tab_open, tab_activate, tab_close
 /// ([`crate::with_gated`] changes that, for example to let a host's page_scrape run freely).
-/// The page_* tools name the host of their tab's page ([`Tool::target_host`], from
-/// [`BrowserHost::tabs`]): the gate sees it, and the person can remember a decision for the
-/// pages of one site ([`agent_core::RememberScope::Host`]). For page_navigate, page_back and
-/// page_forward that is the page they leave, not where they go.
+/// The page_* tools name the host of the page they act on ([`Tool::target_host`]): the gate
+/// sees it, and the person can remember a decision for the pages of one site
+/// ([`agent_core::RememberScope::Host`]). That is their tab's page (from [`BrowserHost::tabs`]),
+/// except for the tools that load another: page_navigate names the host of the address it
+/// loads, page_back and page_forward that of the history entry they go to (from
+/// [`BrowserHost::history`]; none on a host that cannot tell, so the person is asked).
 pub fn page_tools(host: Arc<dyn BrowserHost>) -> Vec<Arc<dyn Tool>> {
     page_tools_with(host, PageToolsConfig::default())
 }
@@ -76,27 +78,32 @@ pub fn page_tools_for_tab_with(
 ) -> Vec<Arc<dyn Tool>> {
     // One shared state, so refs issued by one tool's read are known to the others.
     let sh = Arc::new(tools::Shared::new(host, tab.into(), cfg));
-    // The page tools name the host of their tab's page, for the gate and host-scoped
-    // remembered decisions; the tab tools act on tabs, not on a page.
+    // The page tools name the host of the page they act on, for the gate and host-scoped
+    // remembered decisions: their tab's, or the one they load; the tab tools act on tabs, not
+    // on a page.
+    use tools::Acts::{Back, Forward, Loads, OnPage};
     let on_page = [
-        tools::page_read(&sh),
-        tools::page_screenshot(&sh),
-        tools::page_text(&sh),
-        tools::page_scrape(&sh),
-        tools::page_scroll(&sh),
-        tools::page_wait_for(&sh),
-        tools::page_navigate(&sh),
-        tools::page_back(&sh),
-        tools::page_forward(&sh),
-        tools::page_click(&sh),
-        tools::page_fill(&sh),
-        tools::page_select(&sh),
-        tools::page_hover(&sh),
-        tools::page_press_key(&sh),
-        tools::page_dialog(&sh),
-        tools::page_upload(&sh),
+        (tools::page_read(&sh), OnPage),
+        (tools::page_screenshot(&sh), OnPage),
+        (tools::page_text(&sh), OnPage),
+        (tools::page_scrape(&sh), OnPage),
+        (tools::page_scroll(&sh), OnPage),
+        (tools::page_wait_for(&sh), OnPage),
+        (tools::page_navigate(&sh), Loads),
+        (tools::page_back(&sh), Back),
+        (tools::page_forward(&sh), Forward),
+        (tools::page_click(&sh), OnPage),
+        (tools::page_fill(&sh), OnPage),
+        (tools::page_select(&sh), OnPage),
+        (tools::page_hover(&sh), OnPage),
+        (tools::page_press_key(&sh), OnPage),
+        (tools::page_dialog(&sh), OnPage),
+        (tools::page_upload(&sh), OnPage),
     ];
-    let mut all: Vec<Arc<dyn Tool>> = on_page.into_iter().map(|t| tools::on_page(&sh, t)).collect();
+    let mut all: Vec<Arc<dyn Tool>> = on_page
+        .into_iter()
+        .map(|(t, acts)| tools::on_page(&sh, t, acts))
+        .collect();
     all.extend([
         tools::tabs_list(&sh),
         tools::tab_open(&sh),

@@ -24,7 +24,7 @@ pub(crate) use click::page_click;
 pub(crate) use dialog::page_dialog;
 pub(crate) use history::{page_back, page_forward};
 pub(crate) use input::{page_hover, page_press_key};
-pub(crate) use on_page::on_page;
+pub(crate) use on_page::{Acts, on_page};
 pub(crate) use read::{page_read, page_scrape, page_text};
 pub(crate) use screenshot::page_screenshot;
 pub(crate) use scroll::page_scroll;
