@@ -239,3 +239,59 @@ async fn a_call_the_gate_allowed_for_one_host_does_not_run_once_its_page_moved()
     let results = tool_results(&messages_of(&session).await);
     assert!(results[0].0.contains("not run"), "{results:?}");
 }
+
+/// A gated `visit` whose host is that of its `url` argument, like `page_navigate`.
+struct Visit {
+    spec: ToolSpec,
+    ran: Arc<Mutex<Vec<String>>>,
+}
+
+#[async_trait]
+impl Tool for Visit {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn call(&self, args: Value, _cx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let url = args["url"].as_str().unwrap_or_default().to_owned();
+        self.ran.lock().unwrap().push(url.clone());
+        Ok(ToolOutput::text(format!("went to {url}")))
+    }
+
+    async fn target_host(&self, args: &Value) -> Option<String> {
+        let url = args["url"].as_str()?;
+        url.split("//").nth(1)?.split('/').next().map(str::to_owned)
+    }
+}
+
+#[tokio::test]
+async fn an_approval_that_edits_where_a_call_goes_runs_it_there() {
+    let ran: Arc<Mutex<Vec<String>>> = Arc::default();
+    let visit = Visit {
+        spec: ToolSpec::new("visit", "Visits.", json!({"type": "object"})).gated(true),
+        ran: ran.clone(),
+    };
+    let agent = Agent::builder()
+        .provider(ScriptedProvider::new([
+            ScriptedReply::tool_call("visit", json!({"url": "https://a.example/x"})).into(),
+            ScriptedReply::text("ok").into(),
+        ]))
+        .tool_arc(Arc::new(visit))
+        .gate(gate_fn(|_| async { GateDecision::ask("Go?") }))
+        .build()
+        .unwrap();
+    let session = agent.create_session().await.unwrap();
+    let approval = session.send("go").await.approval.unwrap();
+    assert_eq!(approval.calls[0].host.as_deref(), Some("a.example"));
+    let edited = ApprovalDecision::approve_with(json!({"url": "https://b.example/y"}));
+    let outcome = session
+        .resolve_approval(&approval.id, [(approval.calls[0].call_id.clone(), edited)])
+        .unwrap()
+        .await;
+    assert_eq!(outcome.status, OutcomeStatus::Done, "{:?}", outcome.error);
+    assert_eq!(
+        *ran.lock().unwrap(),
+        vec!["https://b.example/y"],
+        "the person chose the new address"
+    );
+}

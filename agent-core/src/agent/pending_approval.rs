@@ -75,9 +75,34 @@ pub(crate) struct ParkedApproval {
     pub kind: String,
     pub approval: PendingApproval,
     pub waiting: Vec<ToolCall>,
+    /// What the gate decided for the waiting calls it did not ask the person about.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gated: Vec<Gated>,
 }
 
 pub(crate) const PARKED_KIND: &str = "approval";
+
+/// The gate's decision for a later gated call of a parked message, applied when the turn
+/// resumes: the gate allowed it (on the page host it was on), denied it, or a remembered
+/// decision answered for it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Gated {
+    pub call_id: String,
+    pub verdict: Verdict,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Verdict {
+    /// The gate allowed it, or a remembered approval did.
+    Allow,
+    /// The gate denied it (the agent's denial policy applies).
+    Deny { reason: Option<String> },
+    /// A remembered rejection answered for it.
+    Rejected { reason: Option<String> },
+}
 
 /// How far a remembered decision holds. Serialized as `"session"`, `"always"` or
 /// `{"host": "*.example.com"}`.

@@ -1,5 +1,5 @@
-// Decisions remembered for a host pattern: the page tools name their tab's host (from the
-// host's tabs()), the gate and the parked call carry it, `remember: { host }` answers later
+// Decisions remembered for a host pattern: the page tools name the host they act on (their
+// tab's, from the host's tabs(); a navigation's destination), the gate and the parked call carry it, `remember: { host }` answers later
 // calls on matching hosts only, a pattern that does not fit the call is refused, and an
 // approved call does not run once the tab has moved to another host.
 import { test } from 'node:test'
@@ -12,7 +12,12 @@ function site(url) {
   const s = {
     url,
     navigated: [],
-    evaluate: (expression) => (expression === 'location.href' ? s.url : { ok: true }),
+    scripts: [],
+    evaluate: (expression) => {
+      if (expression === 'location.href') return s.url
+      s.scripts.push(expression)
+      return { ok: true }
+    },
     navigate: (to) => void s.navigated.push(to),
     waitSettled: () => {},
     tabs: () => [{ id: 't1', url: s.url, title: '', active: true }],
@@ -25,14 +30,19 @@ function site(url) {
   return s
 }
 
-function fixture(url) {
+/** Calls `tool` on each user message (`args` made from its text), then answers. */
+function onEachMessage(tool, args) {
+  return ScriptedProvider.fromFn((request) => {
+    const last = request.messages.at(-1)
+    return last.role === 'user'
+      ? { text: 'Going.', toolCalls: [{ name: tool, arguments: args(last.content[0].text) }] }
+      : { text: 'done' }
+  })
+}
+
+function fixture(url, provider) {
   const page = site(url)
   const hosts = []
-  const provider = ScriptedProvider.fromFn((request) =>
-    request.messages.at(-1).role === 'user'
-      ? { text: 'Going.', toolCalls: [{ name: 'page_navigate', arguments: { url: 'https://shop.example.com/next' } }] }
-      : { text: 'done' },
-  )
   const agent = new Agent({
     provider,
     tools: [pageTools(page, { settleTimeoutMs: 500 })],
@@ -42,9 +52,11 @@ function fixture(url) {
 }
 
 test('a host rule answers on matching hosts only; a pattern that does not fit is refused', async () => {
-  const { page, hosts, agent } = fixture('https://Shop.Example.com/cart')
+  // A navigation acts on the host it goes to (the message's address here), not the tab's.
+  const navigate = onEachMessage('page_navigate', (url) => ({ url }))
+  const { page, hosts, agent } = fixture('https://tab.example.org/', navigate)
   const s = await agent.createSession()
-  const approval = (await s.send('go').outcome).approval
+  const approval = (await s.send('https://Shop.Example.com/next').outcome).approval
   const [call] = approval.calls
   assert.equal(call.host, 'shop.example.com')
   assert.deepEqual(hosts, ['shop.example.com'])
@@ -63,24 +75,24 @@ test('a host rule answers on matching hosts only; a pattern that does not fit is
   assert.equal(rule.hostPattern, '*.example.com')
   assert.equal(rule.sessionId, undefined)
 
-  page.url = 'https://www.example.com/'
-  assert.equal((await s.send('again').outcome).status, 'done')
-  page.url = 'https://example.org/'
-  const o = await s.send('elsewhere').outcome
+  assert.equal((await s.send('https://www.example.com/').outcome).status, 'done')
+  const o = await s.send('https://example.org/').outcome
   assert.equal(o.status, 'awaiting_approval')
   assert.equal(o.approval.calls[0].host, 'example.org')
   assert.equal(page.navigated.length, 2)
 })
 
 test('an approved call does not run once the tab has moved to another host', async () => {
-  const { page, agent } = fixture('https://bank.example/')
+  const fill = onEachMessage('page_fill', (text) => ({ selector: '#q', text }))
+  const { page, agent } = fixture('https://bank.example/', fill)
   const s = await agent.createSession()
-  const approval = (await s.send('go').outcome).approval
+  const approval = (await s.send('pay').outcome).approval
+  assert.equal(approval.calls[0].host, 'bank.example')
   page.url = 'https://evil.test/'
   const run = s.resolveApproval(approval.id, { [approval.calls[0].callId]: 'approve' })
   const events = await collect(run)
   assert.equal((await run.outcome).status, 'done')
-  assert.deepEqual(page.navigated, [])
+  assert.deepEqual(page.scripts, [], 'nothing ran on the page')
   const denied = events.find((e) => e.type === 'tool_call_denied')
   assert.match(denied.reason, /bank\.example.*evil\.test/)
 })

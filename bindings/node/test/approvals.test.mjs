@@ -299,3 +299,26 @@ test('parked, the process killed (SIGKILL), reopened and approved: the tool runs
   assert.equal(readFileSync(ledger, 'utf8'), 'paid 700\n')
   agent.close()
 })
+
+test('every asked call of a message is answered at once; the gate is asked once per call', async () => {
+  const paid = []
+  const asked = []
+  const provider = new ScriptedProvider([
+    { text: 'Paying.', toolCalls: [20, 5, 30].map((amount) => ({ name: 'pay', arguments: { amount } })) },
+    { text: 'done' },
+  ])
+  const agent = new Agent({
+    provider,
+    tools: [payTool(paid)],
+    gate: (req) => (asked.push(req.arguments.amount), req.arguments.amount < 10 ? 'allow' : 'ask'),
+  })
+  const s = await agent.createSession()
+  let o = await s.send('pay').outcome
+  assert.equal(o.status, 'awaiting_approval')
+  assert.deepEqual(o.approval.calls.map((c) => c.arguments.amount), [20, 30])
+  const [first, second] = o.approval.calls.map((c) => c.callId)
+  o = await s.resolveApproval(o.approval.id, { [first]: 'approve', [second]: { decision: 'reject', reason: 'no' } }).outcome
+  assert.equal(o.status, 'done')
+  assert.deepEqual(paid, [20, 5])
+  assert.deepEqual(asked, [20, 5, 30])
+})

@@ -1,7 +1,8 @@
-"""Decisions remembered for a host pattern: the page tools name their tab's host (from the
-host's ``tabs()``), the gate and the parked call carry it, ``RememberHost`` answers later calls
-on matching hosts only, a pattern that does not fit the call is refused, and an approved call
-does not run once the tab has moved to another host."""
+"""Decisions remembered for a host pattern: the page tools name the host they act on (their
+tab's, from the host's ``tabs()``; a navigation's destination), the gate and the parked call
+carry it, ``RememberHost`` answers later calls on matching hosts only, a pattern that does not
+fit the call is refused, and an approved call does not run once the tab has moved to another
+host."""
 
 import pytest
 
@@ -15,9 +16,13 @@ class Site:
     def __init__(self, url):
         self.url = url
         self.navigated = []
+        self.scripts = []
 
     async def evaluate(self, tab, expression):
-        return self.url if expression == "location.href" else {"ok": True}
+        if expression == "location.href":
+            return self.url
+        self.scripts.append(expression)
+        return {"ok": True}
 
     async def navigate(self, tab, url):
         self.navigated.append(url)
@@ -38,18 +43,19 @@ class Site:
         pass
 
 
-def go_next():
-    """Navigates on each user message, then answers."""
+def on_each_message(tool, arguments):
+    """Calls ``tool`` on each user message (``arguments`` made from its text), then answers."""
 
     def choose(request):
-        if request["messages"][-1]["role"] == "user":
-            return ac.Reply("Going.", tool_calls=[("page_navigate", {"url": "https://shop.example.com/next"})])
+        last = request["messages"][-1]
+        if last["role"] == "user":
+            return ac.Reply("Going.", tool_calls=[(tool, arguments(last["content"][0]["text"]))])
         return ac.Reply("done")
 
     return ac.ScriptedProvider.from_fn(choose)
 
 
-def fixture(url):
+def fixture(url, provider):
     site = Site(url)
     hosts = []
 
@@ -57,14 +63,15 @@ def fixture(url):
         hosts.append(request.host)
         return ac.Ask("Go on?")
 
-    agent = ac.Agent(go_next(), tools=[ac.page_tools(site, settle_timeout_ms=500)], gate=ask)
+    agent = ac.Agent(provider, tools=[ac.page_tools(site, settle_timeout_ms=500)], gate=ask)
     return site, hosts, agent
 
 
 async def test_a_host_rule_answers_on_matching_hosts_only():
-    site, hosts, agent = fixture("https://Shop.Example.com/cart")
+    # A navigation acts on the host it goes to (the message's address here), not the tab's.
+    site, hosts, agent = fixture("https://tab.example.org/", on_each_message("page_navigate", lambda text: {"url": text}))
     session = await agent.create_session()
-    approval = (await session.send("go")).approval
+    approval = (await session.send("https://Shop.Example.com/next")).approval
     (call,) = approval.calls
     assert call.host == "shop.example.com" and hosts == ["shop.example.com"]
 
@@ -78,22 +85,22 @@ async def test_a_host_rule_answers_on_matching_hosts_only():
     (rule,) = await agent.approval_rules()
     assert (rule.tool, rule.host_pattern, rule.session_id, rule.allow) == ("page_navigate", "*.example.com", None, True)
 
-    site.url = "https://www.example.com/"
-    assert (await session.send("again")).status == "done"
-    site.url = "https://example.org/"
-    outcome = await session.send("elsewhere")
+    assert (await session.send("https://www.example.com/")).status == "done"
+    outcome = await session.send("https://example.org/")
     assert outcome.status == "awaiting_approval" and outcome.approval.calls[0].host == "example.org"
     assert len(site.navigated) == 2
     assert await agent.revoke_approval_rule(rule.id) is True
 
 
 async def test_an_approved_call_does_not_run_once_the_tab_moved_to_another_host():
-    site, _, agent = fixture("https://bank.example/")
+    fill = on_each_message("page_fill", lambda text: {"selector": "#q", "text": text})
+    site, _, agent = fixture("https://bank.example/", fill)
     session = await agent.create_session()
-    approval = (await session.send("go")).approval
+    approval = (await session.send("pay")).approval
+    assert approval.calls[0].host == "bank.example"
     site.url = "https://evil.test/"
     outcome, events = await run_and_collect(session.resolve_approval(approval.id, {approval.calls[0].call_id: "approve"}))
-    assert outcome.status == "done" and site.navigated == []
+    assert outcome.status == "done" and site.scripts == [], "nothing ran on the page"
     (denied,) = [e for e in events if e.type == "tool_call_denied"]
     assert "bank.example" in denied["reason"] and "evil.test" in denied["reason"], denied
     assert "tool_call_started" not in types(events)

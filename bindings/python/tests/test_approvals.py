@@ -212,3 +212,25 @@ async def test_parked_then_killed_reopened_and_approved_runs_the_tool_exactly_on
     again = await ac.Agent(ac.ScriptedProvider([]), tools=[pay], store=ac.SqliteStore(db)).open_session(parked["session"])
     assert again.pending_approval() is None
     assert ledger.read_text() == "42\n"
+
+
+async def test_every_asked_call_of_a_message_is_answered_at_once():
+    paid = []
+    asked = []
+
+    def gate(request):
+        asked.append(request.arguments["amount"])
+        return ac.Allow() if request.arguments["amount"] < 10 else ac.Ask()
+
+    provider = ac.ScriptedProvider(
+        [ac.Reply("Paying.", tool_calls=[("pay", {"amount": 20}), ("pay", {"amount": 5}), ("pay", {"amount": 30})]), "done"]
+    )
+    agent = ac.Agent(provider, tools=[payer(paid)], gate=gate)
+    session = await agent.create_session()
+    outcome = await session.send("pay")
+    assert outcome.status == "awaiting_approval"
+    assert [c.arguments["amount"] for c in outcome.approval.calls] == [20, 30]
+    first, second = (c.call_id for c in outcome.approval.calls)
+    outcome = await session.resolve_approval(outcome.approval.id, {first: "approve", second: ac.Reject("no")})
+    assert outcome.status == "done" and paid == [20, 5]
+    assert asked == [20, 5, 30], "the gate is asked once per call"

@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 pub use super::pending_approval::{
     ApprovalCall, ApprovalDecision, ApprovalError, PendingApproval, RememberScope, SubAgentStep,
 };
+pub(crate) use super::pending_approval::{Gated, Verdict};
 use super::pending_approval::{PARKED_KIND, ParkedApproval};
 pub(crate) use host_pattern::normalize_host;
 pub(crate) use nested::lift as lift_nested;
@@ -52,6 +53,10 @@ pub(crate) struct Decisions {
     /// tool they wait in: that call resumes its sub-agent's turn with them. Filled by [`check`].
     #[serde(skip)]
     nested: HashMap<String, NestedDecisions>,
+    /// What the gate decided, when the turn parked, for the later gated calls of the message
+    /// it did not ask the person about. Filled from the parked approval by [`resume`].
+    #[serde(skip)]
+    gated: HashMap<String, Gated>,
 }
 
 /// What a sub-agent's parked turn is resumed with: its session, its approval, and the
@@ -78,6 +83,11 @@ impl Decisions {
     pub fn nested(&self, id: &str) -> Option<&NestedDecisions> {
         self.nested.get(id)
     }
+
+    /// What the gate decided for call `id` when the turn parked, if it did not ask the person.
+    pub fn gated(&self, id: &str) -> Option<&Gated> {
+        self.gated.get(id)
+    }
 }
 
 impl FromIterator<(String, ApprovalDecision)> for Decisions {
@@ -86,8 +96,20 @@ impl FromIterator<(String, ApprovalDecision)> for Decisions {
             by_call: iter.into_iter().collect(),
             hosts: HashMap::new(),
             nested: HashMap::new(),
+            gated: HashMap::new(),
         }
     }
+}
+
+/// What a message's calls park on: the first call to wait (`index`: it and the calls after it
+/// run when the person answers), the calls the person is asked about, and what the gate
+/// decided for the message's other gated calls (so it is asked once per call).
+pub(crate) struct Parking {
+    pub index: usize,
+    pub asked: Vec<Asked>,
+    pub gated: Vec<Gated>,
+    /// The gate denied one of them and the denial will end the turn: nothing after it is asked.
+    pub ends_turn: bool,
 }
 
 /// The call a gate asked about, as the tool step hands it over.
@@ -127,34 +149,37 @@ impl Slot {
     }
 }
 
-/// Parks the turn on `asked`: persists the approval with the calls that wait for it
-/// (`waiting`, the asked call first), emits `approval_pending`, and watches for expiry and
-/// cancellation.
+/// Parks the turn on `parking`: persists the approval with the calls that wait for it
+/// (`waiting`, the first asked call first), emits `approval_pending`, and watches for expiry
+/// and cancellation.
 pub(crate) async fn park(
     turn: &Turn<'_>,
     waiting: Vec<ToolCall>,
-    asked: Asked,
+    parking: Parking,
     message: Option<String>,
 ) -> Result<PendingApproval, StoreError> {
     let ttl = turn.agent.config.approval_ttl;
     let now = now_millis();
-    let calls = if asked.nested.is_empty() {
+    let mut calls = Vec::with_capacity(parking.asked.len());
+    for asked in parking.asked {
+        if !asked.nested.is_empty() {
+            calls.extend(asked.nested);
+            continue;
+        }
         let tool = waiting
             .iter()
             .find(|c| c.id == asked.call_id)
             .map(|c| c.name.clone())
             .unwrap_or_default();
-        vec![ApprovalCall {
+        calls.push(ApprovalCall {
             call_id: asked.call_id,
             tool,
             arguments: asked.arguments,
             prompt: asked.prompt,
             host: asked.host,
             via: Vec::new(),
-        }]
-    } else {
-        asked.nested
-    };
+        });
+    }
     let approval = PendingApproval {
         id: uuid::Uuid::new_v4().to_string(),
         calls,
@@ -167,6 +192,7 @@ pub(crate) async fn park(
         kind: PARKED_KIND.to_owned(),
         approval: approval.clone(),
         waiting,
+        gated: parking.gated,
     };
     if let Some(store) = turn.agent.store.as_ref() {
         let mut json = serde_json::to_value(&parked).map_err(|e| StoreError::Backend(e.to_string()))?;
@@ -285,11 +311,12 @@ pub(crate) async fn resume(
     turn: &Turn<'_>,
     history: &mut History,
     id: &str,
-    decisions: &Decisions,
+    decisions: &mut Decisions,
 ) -> Result<Vec<ToolCall>, ApprovalError> {
     let Some(parked) = turn.state.approval.take(Some(id)) else {
         return Err(ApprovalError::NotPending(id.to_owned()));
     };
+    decisions.gated = parked.gated.iter().map(|g| (g.call_id.clone(), g.clone())).collect();
     history.turn_start = history.messages.len();
     let store = turn.agent.store.as_ref();
     if let Some(store) = store {

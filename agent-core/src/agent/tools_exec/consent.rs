@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::ExecCtx;
-use crate::agent::approval::{ApprovalDecision, normalize_host};
+use crate::agent::approval::{ApprovalDecision, Asked, Gated, Verdict, normalize_host};
 use crate::agent::config::DenialPolicy;
 use crate::event::EventKind;
 use crate::gate::{GateDecision, GateRequest};
@@ -30,13 +30,29 @@ pub(super) enum Consent {
     StoreFailed(StoreError),
 }
 
+/// What the gate says of a gated call that waits behind one the person is asked about.
+pub(super) enum Later {
+    /// The person is asked about it too.
+    Ask(Asked),
+    /// Decided now, applied when the turn resumes.
+    Decided(Gated),
+    Cancelled,
+    StoreFailed(StoreError),
+}
+
 impl ExecCtx<'_> {
     pub(super) async fn consent(&self, call: &ToolCall, tool: &Arc<dyn Tool>, args: &serde_json::Value) -> Consent {
         if let Some(decision) = self.decided.and_then(|d| d.get(&call.id)) {
             return match decision {
-                ApprovalDecision::Approve { .. } => {
+                ApprovalDecision::Approve { arguments, .. } => {
                     let approved = self.decided.and_then(|d| d.host(&call.id));
-                    match self.moved(call, tool, args, approved).await {
+                    // The host was read from the call as the model made it; an edit (a new
+                    // address for a navigation) is what the person chose, not a page that moved.
+                    let original = arguments.as_ref().and_then(|_| call.parse_arguments().ok());
+                    match self
+                        .moved(call, tool, original.as_ref().unwrap_or(args), approved)
+                        .await
+                    {
                         Some(refused) => refused,
                         None => self.durable_before_running().await,
                     }
@@ -44,6 +60,17 @@ impl ExecCtx<'_> {
                 ApprovalDecision::Reject { reason, .. } => {
                     Consent::Refused(self.rejected(call, reason.as_deref()).await)
                 }
+            };
+        }
+        // Decided by the gate when the turn parked: not asked again.
+        if let Some(gated) = self.decided.and_then(|d| d.gated(&call.id)) {
+            return match &gated.verdict {
+                Verdict::Allow => match self.moved(call, tool, args, gated.host.as_deref()).await {
+                    Some(refused) => refused,
+                    None => self.durable_before_running().await,
+                },
+                Verdict::Deny { reason } => self.denied(call, reason.clone()).await,
+                Verdict::Rejected { reason } => Consent::Refused(self.rejected(call, reason.as_deref()).await),
             };
         }
         let Some(host) = self.host_of(tool, args).await else {
@@ -74,6 +101,52 @@ impl ExecCtx<'_> {
                     }
                     Ok(None) => Consent::Park(prompt, host),
                     Err(e) => Consent::StoreFailed(e),
+                }
+            }
+        }
+    }
+
+    /// Asks the gate about a gated call that waits behind one the person is asked about, so
+    /// that the person is asked about every call of the message at once. Nothing runs.
+    pub(super) async fn consent_later(&self, call: &ToolCall, tool: &Arc<dyn Tool>, args: &serde_json::Value) -> Later {
+        let Some(host) = self.host_of(tool, args).await else {
+            return Later::Cancelled;
+        };
+        let decided = |verdict, host| {
+            Later::Decided(Gated {
+                call_id: call.id.clone(),
+                verdict,
+                host,
+            })
+        };
+        match self.ask_gate(call, args, host.clone()).await {
+            None => Later::Cancelled,
+            Some(GateDecision::Allow) => decided(Verdict::Allow, host),
+            Some(GateDecision::Deny { reason }) => decided(Verdict::Deny { reason }, host),
+            Some(GateDecision::Ask { prompt }) => {
+                let store = self.agent.store.as_ref();
+                let rule = self
+                    .agent
+                    .approval_rules
+                    .find(store, &call.name, self.session, host.as_deref())
+                    .await;
+                match rule {
+                    // A remembered approval holds wherever the page is when the call runs.
+                    Ok(Some(rule)) if rule.allow => decided(Verdict::Allow, None),
+                    Ok(Some(rule)) => {
+                        let reason = rule
+                            .reason
+                            .unwrap_or_else(|| "a decision the person asked to remember".to_owned());
+                        decided(Verdict::Rejected { reason: Some(reason) }, None)
+                    }
+                    Ok(None) => Later::Ask(Asked {
+                        call_id: call.id.clone(),
+                        arguments: args.clone(),
+                        prompt,
+                        host,
+                        nested: Vec::new(),
+                    }),
+                    Err(e) => Later::StoreFailed(e),
                 }
             }
         }

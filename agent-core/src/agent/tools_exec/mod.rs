@@ -18,8 +18,9 @@ mod record;
 mod step;
 
 use super::AgentInner;
-use super::approval::{ApprovalCall, ApprovalDecision, Asked, Decisions, NestedDecisions};
+use super::approval::{ApprovalCall, ApprovalDecision, Asked, Decisions, NestedDecisions, Parking, Verdict};
 use super::clarification;
+use super::config::DenialPolicy;
 use super::emit::Emitter;
 use super::error_kind::ErrorKind;
 use super::genai_spans;
@@ -38,7 +39,7 @@ use crate::store::{StoreError, ToolCallState, now_millis};
 use crate::tool::{BoxError, Tool, ToolContext, ToolError, ToolOutput, ToolSet, UsageMeter};
 use crate::untrusted::wrap_untrusted;
 pub(super) use cap::cap_output;
-use consent::Consent;
+use consent::{Consent, Later};
 use step::ToolStep;
 
 pub(crate) use record::not_run;
@@ -65,9 +66,9 @@ pub(crate) struct Executed {
     pub stop: Option<Stop>,
     /// An `ask_clarification` call to park the turn on (its result comes with the answer).
     pub question: Option<(ToolCall, serde_json::Value)>,
-    /// A call the gate asked the person about, and its index: the turn parks on it, and it
-    /// and the calls after it have no result yet.
-    pub approval: Option<(usize, Asked)>,
+    /// The calls the gate asked the person about: the turn parks on them, and the first of
+    /// them and the calls after it have no result yet.
+    pub approval: Option<Parking>,
     /// Calls of the turn's external tools, with their checked arguments, to park the turn on
     /// (the host runs them; their results come with the host's). Empty unless the turn parks
     /// on them.
@@ -138,12 +139,14 @@ impl ExecCtx<'_> {
         let mut inflight = Inflight::new();
         let mut stop = None;
         let mut question: Option<(usize, serde_json::Value)> = None;
-        let mut approval: Option<(usize, Asked)> = None;
+        let mut approval: Option<Parking> = None;
         let mut external: Vec<(usize, serde_json::Value)> = Vec::new();
 
         'calls: for (index, call) in calls.iter().enumerate() {
             let mut prepared = match self.prepare(call) {
                 Ok(p) => p,
+                // Behind a call that waits for the person, it is refused when the turn resumes.
+                Err(_) if approval.is_some() => continue,
                 Err(message) => {
                     slots[index] = Some(self.refuse(call, message).await);
                     continue;
@@ -158,6 +161,34 @@ impl ExecCtx<'_> {
                 }
                 None => false,
             };
+            // Behind a call that waits for the person, every call waits; the gate is asked about
+            // the gated ones now, so that the person answers the whole message at once.
+            if let Some(parking) = approval.as_mut() {
+                let hosted = self.external.is_some_and(|tools| tools.has(&call.name));
+                let skip = resumes || hosted || clarification::is_question(call) || !prepared.tool.spec().gated;
+                if skip || parking.ends_turn {
+                    continue;
+                }
+                match self.consent_later(call, &prepared.tool, &prepared.args).await {
+                    Later::Ask(asked) => parking.asked.push(asked),
+                    Later::Decided(gated) => {
+                        // A denial that ends the turn: the calls after it will not run, so the
+                        // person is not asked about them.
+                        parking.ends_turn = matches!(gated.verdict, Verdict::Deny { .. })
+                            && self.agent.config.on_denial == DenialPolicy::EndTurn;
+                        parking.gated.push(gated);
+                    }
+                    Later::Cancelled => {
+                        stop = Some(Stop::Cancelled);
+                        break 'calls;
+                    }
+                    Later::StoreFailed(e) => {
+                        stop = Some(Stop::Store(e));
+                        break 'calls;
+                    }
+                }
+                continue;
+            }
             // The loop parks on a question instead of running it (see `clarification`).
             if !resumes && clarification::is_question(call) {
                 if question.is_some() {
@@ -204,17 +235,20 @@ impl ExecCtx<'_> {
                         break 'calls;
                     }
                     Consent::Park(prompt, host) => {
-                        approval = Some((
+                        let asked = Asked {
+                            call_id: call.id.clone(),
+                            arguments: prepared.args,
+                            prompt,
+                            host,
+                            nested: Vec::new(),
+                        };
+                        approval = Some(Parking {
                             index,
-                            Asked {
-                                call_id: call.id.clone(),
-                                arguments: prepared.args,
-                                prompt,
-                                host,
-                                nested: Vec::new(),
-                            },
-                        ));
-                        break 'calls;
+                            asked: vec![asked],
+                            gated: Vec::new(),
+                            ends_turn: false,
+                        });
+                        continue;
                     }
                     Consent::Cancelled => {
                         stop = Some(Stop::Cancelled);
@@ -286,7 +320,7 @@ impl ExecCtx<'_> {
         // that waits for approval are refused (those after it wait with it).
         let parks_external = stop.is_none() && approval.is_none() && !external.is_empty();
         if stop.is_none()
-            && let Some((parked, _)) = &approval
+            && let Some(Parking { index: parked, .. }) = &approval
         {
             for (index, _) in external.iter().filter(|(index, _)| index < parked) {
                 let why = "not run: a call in the same message is waiting for the person's approval; call it again once it is answered";
@@ -304,7 +338,7 @@ impl ExecCtx<'_> {
                 slots[index] = Some(self.refuse(&calls[index], why.to_owned()).await);
                 None
             }
-            (Some((index, _)), None, Some((parked, _))) if index < *parked => {
+            (Some((index, _)), None, Some(Parking { index: parked, .. })) if index < *parked => {
                 let why = "not asked: a call in the same message is waiting for the person's approval; ask again once it is answered";
                 slots[index] = Some(self.refuse(&calls[index], why.to_owned()).await);
                 None
@@ -321,7 +355,7 @@ impl ExecCtx<'_> {
                 continue;
             }
             // The parked call and those after it get their results when the person answers.
-            if approval.as_ref().is_some_and(|(parked, _)| index >= *parked) {
+            if approval.as_ref().is_some_and(|parking| index >= parking.index) {
                 break;
             }
             match slots[index].take() {
@@ -663,22 +697,25 @@ impl ExecCtx<'_> {
 
 /// A halt as the message's calls take it: a stop, or (for a sub-agent that parked) the
 /// approval the turn parks on, unless an earlier call already parks it.
-fn halted(calls: &[ToolCall], halt: Halt, approval: &mut Option<(usize, Asked)>) -> Option<Stop> {
+fn halted(calls: &[ToolCall], halt: Halt, approval: &mut Option<Parking>) -> Option<Stop> {
     match halt {
         Halt::Stop(stop) => Some(stop),
         Halt::SubAgentParked(index, nested) => {
-            if approval.as_ref().is_none_or(|(parked, _)| index < *parked) {
-                *approval = Some((
+            if approval.as_ref().is_none_or(|parking| index < parking.index) {
+                let asked = Asked {
+                    call_id: calls[index].id.clone(),
+                    // The sub-agent's calls carry their own arguments.
+                    arguments: serde_json::Value::Null,
+                    prompt: None,
+                    host: None,
+                    nested,
+                };
+                *approval = Some(Parking {
                     index,
-                    Asked {
-                        call_id: calls[index].id.clone(),
-                        // The sub-agent's calls carry their own arguments.
-                        arguments: serde_json::Value::Null,
-                        prompt: None,
-                        host: None,
-                        nested,
-                    },
-                ));
+                    asked: vec![asked],
+                    gated: Vec::new(),
+                    ends_turn: false,
+                });
             }
             None
         }

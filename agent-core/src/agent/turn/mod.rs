@@ -518,13 +518,14 @@ impl Turn<'_> {
                 Err(ClarificationError::Store(e)) => Err(failed(e)),
                 Err(e) => Err(Box::new(Outcome::failed(ErrorKind::Clarification, e.to_string()))),
             },
-            TurnInput::Approval { approval_id, decisions } => {
-                match approval::resume(self, history, &approval_id, &decisions).await {
-                    Ok(calls) => Ok(Some((calls, decisions))),
-                    Err(ApprovalError::Store(e)) => Err(failed(e)),
-                    Err(e) => Err(Box::new(Outcome::failed(ErrorKind::Approval, e.to_string()))),
-                }
-            }
+            TurnInput::Approval {
+                approval_id,
+                mut decisions,
+            } => match approval::resume(self, history, &approval_id, &mut decisions).await {
+                Ok(calls) => Ok(Some((calls, decisions))),
+                Err(ApprovalError::Store(e)) => Err(failed(e)),
+                Err(e) => Err(Box::new(Outcome::failed(ErrorKind::Approval, e.to_string()))),
+            },
             TurnInput::ToolResults { pending_id, results } => {
                 match external_tools::resume(self, history, &pending_id, &results).await {
                     Ok(()) => Ok(None),

@@ -5,7 +5,7 @@ use std::ops::ControlFlow;
 
 use super::repeat_guard::{RepeatGuard, Verdict};
 use super::{Turn, store_failed, with_status};
-use crate::agent::approval::{self, Asked, Decisions};
+use crate::agent::approval::{self, Decisions, Parking};
 use crate::agent::clarification;
 use crate::agent::error_kind::ErrorKind;
 use crate::agent::external_tools;
@@ -103,7 +103,7 @@ impl Turn<'_> {
             return ControlFlow::Break(self.stop_for_engine(outcome, message));
         }
         // The calls an approval holds back: the asked one and those after it.
-        let waiting: &[ToolCall] = approval.as_ref().map_or(&[], |(index, _)| &run_now[*index..]);
+        let waiting: &[ToolCall] = approval.as_ref().map_or(&[], |parking| &run_now[parking.index..]);
         spent.add_to(&mut outcome);
         results.extend(not_run(&exec, over_cap, TOOL_CALL_CAP).await);
 
@@ -133,8 +133,11 @@ impl Turn<'_> {
         if let Err(e) = history.push(self.agent.store.as_ref(), self.session, results).await {
             return ControlFlow::Break(store_failed(outcome, e));
         }
-        if let Some((_, asked)) = approval {
-            return ControlFlow::Break(self.park_for_approval(history, outcome, waiting.to_vec(), asked).await);
+        if let Some(parking) = approval {
+            return ControlFlow::Break(
+                self.park_for_approval(history, outcome, waiting.to_vec(), parking)
+                    .await,
+            );
         }
         if !external.is_empty() {
             return ControlFlow::Break(self.park_for_tools(outcome, external).await);
@@ -157,13 +160,14 @@ impl Turn<'_> {
         }
     }
 
-    /// Parks the turn until the person answers the gate's question about `asked`.
+    /// Parks the turn until the person answers the gate's questions about the calls of
+    /// `parking`.
     async fn park_for_approval(
         &self,
         history: &History,
         outcome: Outcome,
         waiting: Vec<ToolCall>,
-        asked: Asked,
+        parking: Parking,
     ) -> Outcome {
         let message = history
             .messages
@@ -172,7 +176,7 @@ impl Turn<'_> {
             .find(|m| m.role == Role::Assistant)
             .map(Message::text)
             .filter(|t| !t.is_empty());
-        match approval::park(self, waiting, asked, message).await {
+        match approval::park(self, waiting, parking, message).await {
             Ok(pending) => {
                 let mut parked = with_status(outcome, OutcomeStatus::AwaitingApproval);
                 parked.approval = Some(pending);
