@@ -556,6 +556,8 @@ export interface HostMethods {
   setFiles?: boolean
   /** `screenshot` (page_screenshot, page_read's screenshot). */
   screenshot?: boolean
+  /** `history` (otherwise page_back and page_forward name no host). */
+  history?: boolean
 }
 
 /**

@@ -19,6 +19,12 @@ export type ScreenshotArea =
   | { kind: 'full_page' }
   | { kind: 'region'; x: number; y: number; width: number; height: number }
 
+/** A tab's session history: the entries' addresses, oldest first, and the index of the current one. */
+export interface TabHistory {
+  entries: string[]
+  current: number
+}
+
 /** A JavaScript dialog open in a tab (its page's scripts are paused until it is answered). */
 export interface DialogInfo {
   kind: 'alert' | 'confirm' | 'prompt' | 'beforeunload'
@@ -74,6 +80,13 @@ export interface BrowserHost {
   dialog?(tab?: string): DialogInfo | null | Promise<DialogInfo | null>
   /** Presses OK (`accept`; a prompt gets `text`, else its prefilled answer) or Cancel (optional: page_dialog). */
   answerDialog?(accept: boolean, text: string | undefined, tab?: string): void | Promise<void>
+  /**
+   * The tab's session history as the browser records it (addresses oldest first, and the index
+   * of the one the tab is on), or null (optional: page_back and page_forward then name the host
+   * they go to for the gate and host rules; without it they name none, so a host rule never
+   * approves them).
+   */
+  history?(tab?: string): TabHistory | null | Promise<TabHistory | null>
 }
 
 /**

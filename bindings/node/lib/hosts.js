@@ -14,7 +14,7 @@ const HOST_CODES = new Set(['disconnected', 'timeout', 'script', 'navigation', '
  * absent answers as the Rust `BrowserHost` default does ("not supported by this host", or no
  * dialog open) without a call into JS.
  */
-const OPTIONAL = ['waitSettled', 'hover', 'pressKey', 'dialog', 'answerDialog', 'setFiles', 'screenshot']
+const OPTIONAL = ['waitSettled', 'hover', 'pressKey', 'dialog', 'answerDialog', 'setFiles', 'screenshot', 'history']
 
 /**
  * The bytes a host's `screenshot` returned, as a Buffer over the same memory (no copy): a
@@ -77,6 +77,8 @@ function nativeHost(host, who) {
         return host.pressKey(r.arg, r.modifiers ?? [], tab)
       case 'dialog':
         return host.dialog(tab)
+      case 'history':
+        return host.history(tab)
       case 'answerDialog':
         return host.answerDialog(r.accept === true, r.arg ?? undefined, tab)
       case 'setFiles':

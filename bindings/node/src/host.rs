@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_core::async_trait;
-use agent_tools::{BrowserHost, DialogInfo, HostError, Screenshot, ScreenshotRequest, TabInfo};
+use agent_tools::{BrowserHost, DialogInfo, HostError, Screenshot, ScreenshotRequest, TabHistory, TabInfo};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::Value;
@@ -105,6 +105,8 @@ pub struct HostMethods {
     pub set_files: Option<bool>,
     /// `screenshot` (page_screenshot, page_read's screenshot).
     pub screenshot: Option<bool>,
+    /// `history` (otherwise page_back and page_forward name no host).
+    pub history: Option<bool>,
 }
 
 /// The JS host wrapper as the native side calls it. It always answers a promise (a reply
@@ -273,6 +275,18 @@ impl BrowserHost for JsHost {
             v => serde_json::from_value(crate::convert::snake_keys(v))
                 .map(Some)
                 .map_err(|e| HostError::Other(format!("the host's dialog() answered a malformed dialog: {e}"))),
+        }
+    }
+
+    async fn history(&self, tab: Option<&str>) -> std::result::Result<Option<TabHistory>, HostError> {
+        if self.has.history != Some(true) {
+            return Ok(None);
+        }
+        match self.ask(HostRequest::new("history", tab)).await? {
+            Value::Null => Ok(None),
+            v => serde_json::from_value(v)
+                .map(Some)
+                .map_err(|e| HostError::Other(format!("the host's history() answered a malformed history: {e}"))),
         }
     }
 

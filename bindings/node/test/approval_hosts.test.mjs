@@ -30,12 +30,13 @@ function site(url) {
   return s
 }
 
-/** Calls `tool` on each user message (`args` made from its text), then answers. */
+/** Calls `tool` (the message's text when empty) on each user message (`args` made from its text), then answers. */
 function onEachMessage(tool, args) {
   return ScriptedProvider.fromFn((request) => {
     const last = request.messages.at(-1)
+    const text = last.content[0]?.text ?? ''
     return last.role === 'user'
-      ? { text: 'Going.', toolCalls: [{ name: tool, arguments: args(last.content[0].text) }] }
+      ? { text: 'Going.', toolCalls: [{ name: tool || text, arguments: args(text) }] }
       : { text: 'done' }
   })
 }
@@ -95,4 +96,20 @@ test('an approved call does not run once the tab has moved to another host', asy
   assert.deepEqual(page.scripts, [], 'nothing ran on the page')
   const denied = events.find((e) => e.type === 'tool_call_denied')
   assert.match(denied.reason, /bank\.example.*evil\.test/)
+})
+
+test('back and forward are decided for the host of the history entry they go to', async () => {
+  const page = site('https://shop.example.com/cart')
+  const entries = ['https://evil.test/', 'https://shop.example.com/cart', 'https://www.example.com/']
+  page.history = () => ({ entries, current: 1 })
+  const hosts = []
+  const agent = new Agent({
+    provider: onEachMessage('', () => ({})),
+    tools: [pageTools(page, { settleTimeoutMs: 500 })],
+    gate: (req) => (hosts.push(req.host), 'ask'),
+  })
+  const s = await agent.createSession()
+  assert.equal((await s.send('page_back').outcome).approval.calls[0].host, 'evil.test')
+  assert.equal((await s.send('page_forward').outcome).approval.calls[0].host, 'www.example.com')
+  assert.deepEqual(hosts, ['evil.test', 'www.example.com'])
 })

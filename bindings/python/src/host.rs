@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use agent_core::async_trait;
 use agent_tools::{
-    BrowserHost, DialogInfo, HostError, PageTab, PageToolsConfig, Screenshot, ScreenshotRequest, TabInfo,
+    BrowserHost, DialogInfo, HostError, PageTab, PageToolsConfig, Screenshot, ScreenshotRequest, TabHistory, TabInfo,
     page_tools_for_tab_with, settle_with_script,
 };
 use pyo3::prelude::*;
@@ -33,6 +33,7 @@ struct PyHost {
     answer_dialog: Option<Callback>,
     set_files: Option<Callback>,
     screenshot: Option<Callback>,
+    history: Option<Callback>,
     loops: Arc<Loops>,
 }
 
@@ -210,6 +211,19 @@ impl BrowserHost for PyHost {
 
     async fn dialog(&self, tab: Option<&str>) -> Result<Option<DialogInfo>, HostError> {
         self.open_dialog(tab).await
+    }
+
+    async fn history(&self, tab: Option<&str>) -> Result<Option<TabHistory>, HostError> {
+        let Some(cb) = &self.history else {
+            return Ok(None);
+        };
+        let tab = tab.map(str::to_owned);
+        match self.call(cb, move |py| PyTuple::new(py, [opt(py, tab)])).await? {
+            Value::Null => Ok(None),
+            v => serde_json::from_value(v)
+                .map(Some)
+                .map_err(|e| HostError::Other(format!("history returned an invalid history: {e}"))),
+        }
     }
 
     async fn answer_dialog(&self, tab: Option<&str>, accept: bool, text: Option<&str>) -> Result<(), HostError> {
@@ -400,6 +414,7 @@ pub fn browser_host(py: Python<'_>, host: &Bound<'_, PyAny>) -> PyResult<Arc<dyn
         answer_dialog: method(host, "answer_dialog", false)?,
         set_files: method(host, "set_files", false)?,
         screenshot: method(host, "screenshot", false)?,
+        history: method(host, "history", false)?,
         loops,
     }))
 }

@@ -104,3 +104,26 @@ async def test_an_approved_call_does_not_run_once_the_tab_moved_to_another_host(
     (denied,) = [e for e in events if e.type == "tool_call_denied"]
     assert "bank.example" in denied["reason"] and "evil.test" in denied["reason"], denied
     assert "tool_call_started" not in types(events)
+
+
+async def test_back_and_forward_are_decided_for_the_history_entry_they_go_to():
+    site = Site("https://shop.example.com/cart")
+    entries = ["https://evil.test/", "https://shop.example.com/cart", "https://www.example.com/"]
+    site.history = lambda tab: {"entries": entries, "current": 1}
+    hosts = []
+
+    def ask(request):
+        hosts.append(request.host)
+        return ac.Ask("Go?")
+
+    def choose(request):
+        last = request["messages"][-1]
+        if last["role"] == "user":
+            return ac.Reply("Going.", tool_calls=[(last["content"][0]["text"], {})])
+        return ac.Reply("done")
+
+    agent = ac.Agent(ac.ScriptedProvider.from_fn(choose), tools=[ac.page_tools(site, settle_timeout_ms=500)], gate=ask)
+    session = await agent.create_session()
+    assert (await session.send("page_back")).approval.calls[0].host == "evil.test"
+    assert (await session.send("page_forward")).approval.calls[0].host == "www.example.com"
+    assert hosts == ["evil.test", "www.example.com"]

@@ -115,6 +115,10 @@ class BrowserHost(Protocol):
     no larger than the bounds (scaled down, keeping proportions), ``area`` being
     ``{"kind": "viewport"}``, ``{"kind": "full_page"}`` or ``{"kind": "region", "x", "y",
     "width", "height"}`` in CSS pixels from the viewport's top left (page_screenshot).
+    ``history(tab)`` returns the tab's session history as the browser records it,
+    ``{"entries": [addresses, oldest first], "current": index}``, or None: page_back and
+    page_forward then name the host they go to for the gate and host rules (without it they
+    name none, so a host rule never approves them).
     """
 
     def evaluate(self, tab: Optional[str], expression: str) -> Union[Any, Awaitable[Any]]:
