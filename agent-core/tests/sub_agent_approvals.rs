@@ -30,6 +30,19 @@ fn calls_then_answers(tool: &'static str, args: serde_json::Value, prefix: &'sta
     })
 }
 
+/// A gated `pay` tool that records each amount it pays in `paid`.
+fn pay_tool(paid: &Arc<Mutex<Vec<u32>>>) -> impl agent_core::Tool + 'static {
+    let paid = paid.clone();
+    tool_fn("pay", "Pays.", move |args: PayArgs, _cx: ToolContext| {
+        let paid = paid.clone();
+        async move {
+            paid.lock().unwrap().push(args.amount);
+            Ok::<_, ToolError>(format!("paid {}", args.amount))
+        }
+    })
+    .gated(true)
+}
+
 struct Agents {
     lead: Agent,
     paid: Arc<Mutex<Vec<u32>>>,
@@ -40,15 +53,7 @@ struct Agents {
 fn agents(store: Option<Arc<dyn Store>>) -> Agents {
     let paid = Arc::new(Mutex::new(Vec::new()));
     let asked = Arc::new(Mutex::new(0));
-    let p = paid.clone();
-    let pay = tool_fn("pay", "Pays.", move |args: PayArgs, _cx: ToolContext| {
-        let p = p.clone();
-        async move {
-            p.lock().unwrap().push(args.amount);
-            Ok::<_, ToolError>(format!("paid {}", args.amount))
-        }
-    })
-    .gated(true);
+    let pay = pay_tool(&paid);
     let a = asked.clone();
     let mut helper = Agent::builder()
         .provider(calls_then_answers("pay", json!({"amount": 5}), "helper: "))
@@ -197,15 +202,7 @@ async fn a_new_message_dismisses_the_callers_approval() {
 #[tokio::test]
 async fn an_approval_two_sub_agents_down_resumes_every_level() {
     let paid = Arc::new(Mutex::new(Vec::new()));
-    let p = paid.clone();
-    let pay = tool_fn("pay", "Pays.", move |args: PayArgs, _cx: ToolContext| {
-        let p = p.clone();
-        async move {
-            p.lock().unwrap().push(args.amount);
-            Ok::<_, ToolError>(format!("paid {}", args.amount))
-        }
-    })
-    .gated(true);
+    let pay = pay_tool(&paid);
     let cashier = Agent::builder()
         .provider(calls_then_answers("pay", json!({"amount": 3}), "cashier: "))
         .tool(pay)

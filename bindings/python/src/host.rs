@@ -214,16 +214,7 @@ impl BrowserHost for PyHost {
     }
 
     async fn history(&self, tab: Option<&str>) -> Result<Option<TabHistory>, HostError> {
-        let Some(cb) = &self.history else {
-            return Ok(None);
-        };
-        let tab = tab.map(str::to_owned);
-        match self.call(cb, move |py| PyTuple::new(py, [opt(py, tab)])).await? {
-            Value::Null => Ok(None),
-            v => serde_json::from_value(v)
-                .map(Some)
-                .map_err(|e| HostError::Other(format!("history returned an invalid history: {e}"))),
-        }
+        self.optional_record(self.history.as_ref(), tab, "history").await
     }
 
     async fn answer_dialog(&self, tab: Option<&str>, accept: bool, text: Option<&str>) -> Result<(), HostError> {
@@ -350,7 +341,18 @@ fn image_bytes(v: &Bound<'_, PyAny>) -> Result<Vec<u8>, HostError> {
 /// `message` and `default_text`; `answer_dialog(tab, accept, text)` presses OK or Cancel.
 impl PyHost {
     async fn open_dialog(&self, tab: Option<&str>) -> Result<Option<DialogInfo>, HostError> {
-        let Some(cb) = &self.dialog else {
+        self.optional_record(self.dialog.as_ref(), tab, "dialog").await
+    }
+
+    /// What an optional method `name(tab)` returns: a record, or `None` when it returns None
+    /// or the host lacks the method.
+    async fn optional_record<T: serde::de::DeserializeOwned>(
+        &self,
+        method: Option<&Callback>,
+        tab: Option<&str>,
+        name: &str,
+    ) -> Result<Option<T>, HostError> {
+        let Some(cb) = method else {
             return Ok(None);
         };
         let tab = tab.map(str::to_owned);
@@ -358,7 +360,7 @@ impl PyHost {
             Value::Null => Ok(None),
             v => serde_json::from_value(v)
                 .map(Some)
-                .map_err(|e| HostError::Other(format!("dialog returned an invalid dialog: {e}"))),
+                .map_err(|e| HostError::Other(format!("{name} returned an invalid {name}: {e}"))),
         }
     }
 

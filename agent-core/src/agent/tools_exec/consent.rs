@@ -30,6 +30,18 @@ pub(super) enum Consent {
     StoreFailed(StoreError),
 }
 
+/// What the gate, or a remembered decision, said of a call.
+enum Answer {
+    /// Decided (the host of the call's page when it was asked, for an allowed call to be
+    /// checked against).
+    Decided(Verdict, Option<String>),
+    /// The person must answer (what to ask them, the host).
+    Person(Option<String>, Option<String>),
+    /// The run was cancelled while the gate decided.
+    Cancelled,
+    StoreFailed(StoreError),
+}
+
 /// What the gate says of a gated call that waits behind one the person is asked about.
 pub(super) enum Later {
     /// The person is asked about it too.
@@ -64,91 +76,89 @@ impl ExecCtx<'_> {
         }
         // Decided by the gate when the turn parked: not asked again.
         if let Some(gated) = self.decided.and_then(|d| d.gated(&call.id)) {
-            return match &gated.verdict {
-                Verdict::Allow => match self.moved(call, tool, args, gated.host.as_deref()).await {
-                    Some(refused) => refused,
-                    None => self.durable_before_running().await,
-                },
-                Verdict::Deny { reason } => self.denied(call, reason.clone()).await,
-                Verdict::Rejected { reason } => Consent::Refused(self.rejected(call, reason.as_deref()).await),
-            };
+            return self
+                .apply(call, tool, args, &gated.verdict, gated.host.as_deref())
+                .await;
         }
-        let Some(host) = self.host_of(tool, args).await else {
-            return Consent::Cancelled;
-        };
-        match self.ask_gate(call, args, host.clone()).await {
-            None => Consent::Cancelled,
-            Some(GateDecision::Allow) => match self.moved(call, tool, args, host.as_deref()).await {
-                Some(refused) => refused,
-                None => self.durable_before_running().await,
-            },
-            Some(GateDecision::Deny { reason }) => self.denied(call, reason).await,
-            Some(GateDecision::Ask { prompt }) => {
-                let store = self.agent.store.as_ref();
-                let rule = self
-                    .agent
-                    .approval_rules
-                    .find(store, &call.name, self.session, host.as_deref())
-                    .await;
-                match rule {
-                    Ok(Some(rule)) if rule.allow => self.durable_before_running().await,
-                    Ok(Some(rule)) => {
-                        let reason = rule
-                            .reason
-                            .as_deref()
-                            .unwrap_or("a decision the person asked to remember");
-                        Consent::Refused(self.rejected(call, Some(reason)).await)
-                    }
-                    Ok(None) => Consent::Park(prompt, host),
-                    Err(e) => Consent::StoreFailed(e),
-                }
-            }
+        match self.answer(call, tool, args).await {
+            Answer::Cancelled => Consent::Cancelled,
+            Answer::StoreFailed(e) => Consent::StoreFailed(e),
+            Answer::Decided(verdict, host) => self.apply(call, tool, args, &verdict, host.as_deref()).await,
+            Answer::Person(prompt, host) => Consent::Park(prompt, host),
         }
     }
 
     /// Asks the gate about a gated call that waits behind one the person is asked about, so
     /// that the person is asked about every call of the message at once. Nothing runs.
     pub(super) async fn consent_later(&self, call: &ToolCall, tool: &Arc<dyn Tool>, args: &serde_json::Value) -> Later {
-        let Some(host) = self.host_of(tool, args).await else {
-            return Later::Cancelled;
-        };
-        let decided = |verdict, host| {
-            Later::Decided(Gated {
+        match self.answer(call, tool, args).await {
+            Answer::Cancelled => Later::Cancelled,
+            Answer::StoreFailed(e) => Later::StoreFailed(e),
+            Answer::Decided(verdict, host) => Later::Decided(Gated {
                 call_id: call.id.clone(),
                 verdict,
                 host,
-            })
+            }),
+            Answer::Person(prompt, host) => Later::Ask(Asked {
+                call_id: call.id.clone(),
+                arguments: args.clone(),
+                prompt,
+                host,
+                nested: Vec::new(),
+            }),
+        }
+    }
+
+    /// What the gate (or, when it asks, a remembered decision) says of a call, with the host
+    /// of the page it acts on.
+    async fn answer(&self, call: &ToolCall, tool: &Arc<dyn Tool>, args: &serde_json::Value) -> Answer {
+        let Some(host) = self.host_of(tool, args).await else {
+            return Answer::Cancelled;
         };
-        match self.ask_gate(call, args, host.clone()).await {
-            None => Later::Cancelled,
-            Some(GateDecision::Allow) => decided(Verdict::Allow, host),
-            Some(GateDecision::Deny { reason }) => decided(Verdict::Deny { reason }, host),
-            Some(GateDecision::Ask { prompt }) => {
-                let store = self.agent.store.as_ref();
-                let rule = self
-                    .agent
-                    .approval_rules
-                    .find(store, &call.name, self.session, host.as_deref())
-                    .await;
-                match rule {
-                    // A remembered approval holds wherever the page is when the call runs.
-                    Ok(Some(rule)) if rule.allow => decided(Verdict::Allow, None),
-                    Ok(Some(rule)) => {
-                        let reason = rule
-                            .reason
-                            .unwrap_or_else(|| "a decision the person asked to remember".to_owned());
-                        decided(Verdict::Rejected { reason: Some(reason) }, None)
-                    }
-                    Ok(None) => Later::Ask(Asked {
-                        call_id: call.id.clone(),
-                        arguments: args.clone(),
-                        prompt,
-                        host,
-                        nested: Vec::new(),
-                    }),
-                    Err(e) => Later::StoreFailed(e),
-                }
+        let prompt = match self.ask_gate(call, args, host.clone()).await {
+            None => return Answer::Cancelled,
+            Some(GateDecision::Allow) => return Answer::Decided(Verdict::Allow, host),
+            Some(GateDecision::Deny { reason }) => return Answer::Decided(Verdict::Deny { reason }, host),
+            Some(GateDecision::Ask { prompt }) => prompt,
+        };
+        let store = self.agent.store.as_ref();
+        let rule = self
+            .agent
+            .approval_rules
+            .find(store, &call.name, self.session, host.as_deref())
+            .await;
+        match rule {
+            // A remembered decision holds wherever the page is when the call runs.
+            Ok(Some(rule)) if rule.allow => Answer::Decided(Verdict::Allow, None),
+            Ok(Some(rule)) => {
+                let reason = rule
+                    .reason
+                    .unwrap_or_else(|| "a decision the person asked to remember".to_owned());
+                Answer::Decided(Verdict::Rejected { reason: Some(reason) }, None)
             }
+            Ok(None) => Answer::Person(prompt, host),
+            Err(e) => Answer::StoreFailed(e),
+        }
+    }
+
+    /// What a decided call does next: an allowed one runs while its page is on `host` (any
+    /// page when `None`), a denied one ends the turn or tells the model as the agent's policy
+    /// says, a rejected one tells the model.
+    async fn apply(
+        &self,
+        call: &ToolCall,
+        tool: &Arc<dyn Tool>,
+        args: &serde_json::Value,
+        verdict: &Verdict,
+        host: Option<&str>,
+    ) -> Consent {
+        match verdict {
+            Verdict::Allow => match self.moved(call, tool, args, host).await {
+                Some(refused) => refused,
+                None => self.durable_before_running().await,
+            },
+            Verdict::Deny { reason } => self.denied(call, reason.clone()).await,
+            Verdict::Rejected { reason } => Consent::Refused(self.rejected(call, reason.as_deref()).await),
         }
     }
 
