@@ -155,3 +155,50 @@ async fn cancelling_the_caller_cancels_the_sub_agent() {
     .await
     .expect("the sub-agent's model call was dropped");
 }
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[allow(dead_code)] // only its schema is used
+struct City {
+    name: String,
+    population: u64,
+}
+
+#[tokio::test]
+async fn a_typed_sub_agent_answers_with_its_checked_json() {
+    let reply = ScriptedReply::json(json!({"name": "Oslo", "population": 709000}));
+    let provider = Arc::new(ScriptedProvider::new([reply.into()]).record_requests());
+    let researcher = Agent::builder().provider_arc(provider.clone()).build().unwrap();
+    let lead = Agent::builder()
+        .provider(caller("city", "the capital of Norway?"))
+        .tool(agent_tool("city", "Finds a city.", researcher).typed::<City>())
+        .build()
+        .unwrap();
+    let outcome = lead.create_session().await.unwrap().send("go").await;
+    assert_eq!(outcome.status, OutcomeStatus::Done, "{outcome:?}");
+    let text = outcome.final_text.unwrap();
+    let answer: serde_json::Value = serde_json::from_str(text.strip_prefix("heard: ").unwrap()).unwrap();
+    assert_eq!(answer, json!({"name": "Oslo", "population": 709000}));
+    let asked = provider.requests()[0].output_schema.clone().unwrap();
+    assert_eq!(asked.name, "City");
+}
+
+#[tokio::test]
+async fn a_typed_sub_agent_that_cannot_answer_in_shape_is_an_error_for_the_caller() {
+    // Twice not a City: the corrective retry fails too.
+    let wrong = || ScriptStep::Reply(ScriptedReply::json(json!({"name": 3})));
+    let researcher = Agent::builder()
+        .provider(ScriptedProvider::new([wrong(), wrong()]))
+        .build()
+        .unwrap();
+    let lead = Agent::builder()
+        .provider(caller("city", "the capital of Norway?"))
+        .tool(agent_tool("city", "Finds a city.", researcher).typed::<City>())
+        .build()
+        .unwrap();
+    let outcome = lead.create_session().await.unwrap().send("go").await;
+    let text = outcome.final_text.unwrap();
+    assert!(
+        text.starts_with("heard: error: city failed: the final answer does not match the schema"),
+        "{text}"
+    );
+}

@@ -413,7 +413,7 @@ export declare class NativeTracing {
  * `maxDepth` levels below the first agent (absent: 3) are refused with a message the model
  * reads. What it spends is added to the calling turn's usage and listed in `subAgents`.
  */
-export declare function agentTool(name: string, description: string, agent: NativeAgent, maxDepth?: number | undefined | null): NativeToolSet
+export declare function agentTool(name: string, description: string, agent: NativeAgent, maxDepth?: number | undefined | null, outputName?: string | undefined | null, outputSchema?: unknown | undefined | null): NativeToolSet
 
 /** The default browser-agent system prompt's text. */
 export declare function browserPrompt(options?: BrowserPromptOptions | undefined | null): string

@@ -451,13 +451,14 @@ impl Session {
         &self,
         message: Message,
         origin: TurnOrigin,
+        output: Option<crate::provider::OutputSchema>,
         cancel: CancellationToken,
         depth: u32,
     ) -> Run {
         let input = turn::TurnInput::User {
             message,
             origin,
-            output: None,
+            output: output.map(Box::new),
             tools: None,
         };
         self.start(input, cancel, depth)

@@ -18,6 +18,7 @@ use super::approval::{ApprovalCall, NestedDecisions, lift_nested};
 use super::{Agent, Outcome, OutcomeStatus, Run, Session};
 use crate::async_trait;
 use crate::message::Message;
+use crate::provider::OutputSchema;
 use crate::session::SessionId;
 use crate::tool::{Tool, ToolContext, ToolError, ToolOutput, ToolSet, ToolSpec, schema_for};
 
@@ -42,6 +43,8 @@ pub struct AgentTool {
     spec: ToolSpec,
     agent: Agent,
     max_depth: u32,
+    /// The schema of the sub-agent's answer, for a typed sub-agent.
+    output: Option<OutputSchema>,
     /// The sub-agent's sessions parked for approval, kept open until their turn resumes (a
     /// sub-agent without a store has them nowhere else).
     parked: Mutex<VecDeque<Session>>,
@@ -68,6 +71,7 @@ pub fn agent_tool(name: impl Into<String>, description: impl Into<String>, agent
         spec: ToolSpec::new(name, description, schema_for::<AgentToolArgs>()),
         agent,
         max_depth: DEFAULT_MAX_AGENT_DEPTH,
+        output: None,
         parked: Mutex::new(VecDeque::new()),
     }
 }
@@ -77,6 +81,20 @@ impl AgentTool {
     /// [`DEFAULT_MAX_AGENT_DEPTH`]): a call that would go deeper is refused.
     pub fn max_depth(mut self, depth: u32) -> Self {
         self.max_depth = depth;
+        self
+    }
+
+    /// Makes the sub-agent's final answer a `T`: its turns are typed turns
+    /// ([`Session::send_typed`]: the answer checked against `T`'s JSON Schema, with one
+    /// corrective retry), and the call's result is the answer as JSON.
+    pub fn typed<T: JsonSchema>(self) -> Self {
+        let schema = OutputSchema::new(T::schema_name(), schema_for::<T>());
+        self.output_schema(schema)
+    }
+
+    /// [`Self::typed`] with the schema given as JSON (what the bindings pass).
+    pub fn output_schema(mut self, schema: OutputSchema) -> Self {
+        self.output = Some(schema);
         self
     }
 
@@ -205,7 +223,8 @@ impl Tool for AgentTool {
             .map_err(|e| ToolError::model(format!("{name} could not start: {e}")))?;
         // It acts for whoever started the calling turn, and stops when that turn is cancelled.
         let origin = cx.origin.clone();
-        let run = session.send_nested(Message::user(args.task), origin, cx.cancel.child_token(), depth);
+        let output = self.output.clone();
+        let run = session.send_nested(Message::user(args.task), origin, output, cx.cancel.child_token(), depth);
         self.finish(session, run, &cx).await
     }
 
@@ -218,6 +237,10 @@ impl Tool for AgentTool {
 fn answer(name: &str, outcome: Outcome) -> Result<ToolOutput, ToolError> {
     let answer = outcome.final_text.clone().unwrap_or_default();
     match outcome.status {
+        // A typed sub-agent's checked answer.
+        OutcomeStatus::Done if outcome.structured.is_some() => {
+            Ok(ToolOutput::json(outcome.structured.unwrap_or_default()))
+        }
         OutcomeStatus::Done if !answer.trim().is_empty() => Ok(ToolOutput::text(answer)),
         OutcomeStatus::Done => Ok(ToolOutput::text(format!("{name} finished without an answer"))),
         OutcomeStatus::Capped => Ok(ToolOutput::text(format!(

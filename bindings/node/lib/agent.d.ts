@@ -200,6 +200,11 @@ export interface AgentToolOptions {
    * go deeper is refused with a message the model reads.
    */
   maxDepth?: number | null
+  /**
+   * Types the sub-agent's answers: a zod schema or a JSON Schema (as `session.sendTyped` takes).
+   * Its turns are typed turns and a call answers with the checked answer as JSON.
+   */
+  output?: unknown
 }
 
 /**

@@ -7,8 +7,8 @@ const native = require('../index.js')
 const { wrap, ConfigError, ClosedError } = require('./errors.js')
 const { addToolsAndGate } = require('./gate.js')
 const { addHooks } = require('./hooks.js')
-const { Session } = require('./session.js')
-const { ToolSet } = require('./tools.js')
+const { Session, typedSchema } = require('./session.js')
+const { ToolSet, toJsonValue } = require('./tools.js')
 
 /** Each agent's native handle, for `agentTool` (kept off the class's public shape). */
 const NATIVE = new WeakMap()
@@ -173,15 +173,20 @@ function agentTool(name, description, agent, options) {
   if (typeof name !== 'string' || typeof description !== 'string') {
     throw new ConfigError('agentTool(name, description, agent): `name` and `description` must be strings', 'invalid_argument')
   }
-  const { maxDepth, ...rest } = options ?? {}
+  const { maxDepth, output, ...rest } = options ?? {}
   const unknown = Object.keys(rest)
   if (unknown.length > 0) {
-    throw new ConfigError(`agentTool: unknown option \`${unknown[0]}\` (expected maxDepth)`, 'invalid_argument')
+    throw new ConfigError(`agentTool: unknown option \`${unknown[0]}\` (expected maxDepth, output)`, 'invalid_argument')
   }
   if (maxDepth !== undefined && maxDepth !== null && (!Number.isInteger(maxDepth) || maxDepth < 0 || maxDepth > 0xffffffff)) {
     throw new ConfigError('agentTool: `maxDepth` must be a non-negative integer', 'invalid_argument')
   }
-  return new ToolSet(wrap(() => native.agentTool(name, description, handle, maxDepth ?? undefined)))
+  const typed = output === undefined || output === null ? undefined : typedSchema(output, undefined)
+  return new ToolSet(
+    wrap(() =>
+      native.agentTool(name, description, handle, maxDepth ?? undefined, typed?.name, typed ? toJsonValue(typed.json) : undefined),
+    ),
+  )
 }
 
 module.exports = { Agent, agentTool }

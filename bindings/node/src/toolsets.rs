@@ -110,10 +110,17 @@ pub fn agent_tool(
     description: String,
     agent: &crate::agent::NativeAgent,
     max_depth: Option<u32>,
-) -> NativeToolSet {
-    let tool = agent_core::agent_tool(name, description, agent.agent().clone())
+    output_name: Option<String>,
+    output_schema: Option<Unknown<'_>>,
+) -> Result<NativeToolSet> {
+    let mut tool = agent_core::agent_tool(name, description, agent.agent().clone())
         .max_depth(max_depth.unwrap_or(agent_core::DEFAULT_MAX_AGENT_DEPTH));
-    NativeToolSet {
-        tools: vec![Arc::new(tool)],
+    if let (Some(schema_name), Some(schema)) = (output_name, output_schema) {
+        let mut schema = crate::options::value_of("output", schema)?;
+        crate::convert::integral_numbers(&mut schema);
+        tool = tool.output_schema(agent_core::OutputSchema::new(schema_name, schema));
     }
+    Ok(NativeToolSet {
+        tools: vec![Arc::new(tool)],
+    })
 }

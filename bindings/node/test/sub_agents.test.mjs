@@ -146,3 +146,20 @@ test("a sub-agent's approval parks the caller; answering it resumes both", async
   assert.equal(outcome.finalText, 'heard: helper: paid 5')
   assert.deepEqual(paid, [5])
 })
+
+test('a typed sub-agent answers with its checked JSON', async () => {
+  const cityProvider = new ScriptedProvider([{ text: JSON.stringify({ name: 'Oslo', population: 709000 }) }])
+  const researcher = new Agent({ provider: cityProvider })
+  const output = {
+    title: 'City',
+    type: 'object',
+    properties: { name: { type: 'string' }, population: { type: 'integer' } },
+    required: ['name', 'population'],
+  }
+  const lead = new Agent({ provider: caller('city', 'the capital of Norway?'), tools: [agentTool('city', 'Finds a city.', researcher, { output })] })
+  const outcome = await (await lead.createSession()).send('go').outcome
+  assert.equal(outcome.status, 'done', JSON.stringify(outcome))
+  assert.deepEqual(JSON.parse(outcome.finalText.replace(/^heard: /, '')), { name: 'Oslo', population: 709000 })
+  assert.equal(cityProvider.requests()[0].outputSchema.name, 'City')
+  assert.throws(() => agentTool('city', 'x', researcher, { outputs: output }), /unknown option `outputs`/)
+})

@@ -522,14 +522,20 @@ pub(crate) fn clarification_error(e: agent_core::ClarificationError) -> PyErr {
     crate::errors::new_error("ClarificationError", e.to_string(), Some(kind))
 }
 
-/// `agent` offered as the tool `name` to another agent (see `agent_core.agent_tool`).
+/// `agent` offered as the tool `name` to another agent (see `agent_core.agent_tool`); its
+/// answers typed by `output` (a schema's name and its JSON Schema) when given.
 #[pyfunction]
+#[pyo3(signature = (name, description, agent, max_depth, output=None))]
 pub fn agent_tool(
     name: String,
     description: String,
     agent: &NativeAgent,
     max_depth: u32,
-) -> crate::provider::NativeTool {
-    let tool = agent_core::agent_tool(name, description, agent.agent.clone()).max_depth(max_depth);
-    crate::provider::NativeTool::new(Arc::new(tool))
+    output: Option<(String, Bound<'_, PyAny>)>,
+) -> PyResult<crate::provider::NativeTool> {
+    let mut tool = agent_core::agent_tool(name, description, agent.agent.clone()).max_depth(max_depth);
+    if let Some((schema_name, schema)) = output {
+        tool = tool.output_schema(agent_core::OutputSchema::new(schema_name, py_to_json(&schema)?));
+    }
+    Ok(crate::provider::NativeTool::new(Arc::new(tool)))
 }

@@ -94,3 +94,22 @@ async def test_a_sub_agents_approval_parks_the_caller_and_the_answer_resumes_bot
     outcome, _ = await run_and_collect(session.resolve_approval(outcome.approval.id, {call.call_id: "approve"}))
     assert outcome.final_text == "heard: helper: paid 5", outcome
     assert paid == [5]
+
+
+async def test_a_typed_sub_agent_answers_with_its_checked_json():
+    from dataclasses import dataclass
+
+    @dataclass
+    class City:
+        name: str
+        population: int
+
+    import json
+
+    provider = ac.ScriptedProvider([json.dumps({"name": "Oslo", "population": 709000})], record_requests=True)
+    researcher = ac.Agent(provider)
+    lead = ac.Agent(caller("city", "the capital of Norway?"), tools=[ac.agent_tool("city", "Finds a city.", researcher, output=City)])
+    outcome, _ = await run_and_collect((await lead.create_session()).send("go"))
+    assert outcome.status == "done", outcome
+    assert json.loads(outcome.final_text.removeprefix("heard: ")) == {"name": "Oslo", "population": 709000}
+    assert provider.requests()[0]["output_schema"]["name"] == "City"

@@ -854,16 +854,27 @@ class Run:
 
 
 
-def agent_tool(name: str, description: str, agent: "Agent", *, max_depth: int = 3) -> NativeTools:
+def agent_tool(
+    name: str, description: str, agent: "Agent", *, max_depth: int = 3, output: Any = None
+) -> NativeTools:
     """Offers ``agent`` to another agent as the tool ``name``, taking a ``task``: each call runs
     one turn of ``agent`` in a new session and answers with its final text. It acts for whoever
-    started the calling turn (its gate sees that origin), stops when that turn is cancelled,
-    and nests at most ``max_depth`` levels below the first agent; what it spent is in the
-    calling turn's ``usage`` and, per tool, in ``Outcome.sub_agents``::
+    started the calling turn (its gate sees that origin; a call its gate asks the person about
+    parks the calling turn too), stops when that turn is cancelled, and nests at most
+    ``max_depth`` levels below the first agent; what it spent is in the calling turn's
+    ``usage`` and, per tool, in ``Outcome.sub_agents``. With ``output`` (a pydantic model
+    class, a dataclass, a TypedDict or a JSON Schema dict, as :meth:`Session.send_typed`
+    takes) its turns are typed and the call answers with the checked answer as JSON::
 
         researcher = Agent(provider, system_prompt="You research one question.")
         lead = Agent(provider, tools=[agent_tool("ask_researcher", "Ask the researcher.", researcher)])
     """
     if not isinstance(agent, Agent):
         raise TypeError(f"agent_tool takes an agent_core Agent, not {type(agent).__name__}")
-    return NativeTools([_native.agent_tool(name, description, agent._native, max_depth)])
+    typed = None
+    if output is not None:
+        from ._typed import output_schema
+
+        schema_name, json_schema, _ = output_schema(output)
+        typed = (schema_name, json_schema)
+    return NativeTools([_native.agent_tool(name, description, agent._native, max_depth, typed)])
