@@ -163,17 +163,22 @@ struct City {
     population: u64,
 }
 
-#[tokio::test]
-async fn a_typed_sub_agent_answers_with_its_checked_json() {
-    let reply = ScriptedReply::json(json!({"name": "Oslo", "population": 709000}));
-    let provider = Arc::new(ScriptedProvider::new([reply.into()]).record_requests());
-    let researcher = Agent::builder().provider_arc(provider.clone()).build().unwrap();
+/// A lead agent that asks `researcher`, offered as a typed `city` tool, once; its outcome.
+async fn ask_for_a_city(researcher: Agent) -> agent_core::Outcome {
     let lead = Agent::builder()
         .provider(caller("city", "the capital of Norway?"))
         .tool(agent_tool("city", "Finds a city.", researcher).typed::<City>())
         .build()
         .unwrap();
-    let outcome = lead.create_session().await.unwrap().send("go").await;
+    lead.create_session().await.unwrap().send("go").await
+}
+
+#[tokio::test]
+async fn a_typed_sub_agent_answers_with_its_checked_json() {
+    let reply = ScriptedReply::json(json!({"name": "Oslo", "population": 709000}));
+    let provider = Arc::new(ScriptedProvider::new([reply.into()]).record_requests());
+    let researcher = Agent::builder().provider_arc(provider.clone()).build().unwrap();
+    let outcome = ask_for_a_city(researcher).await;
     assert_eq!(outcome.status, OutcomeStatus::Done, "{outcome:?}");
     let text = outcome.final_text.unwrap();
     let answer: serde_json::Value = serde_json::from_str(text.strip_prefix("heard: ").unwrap()).unwrap();
@@ -190,12 +195,7 @@ async fn a_typed_sub_agent_that_cannot_answer_in_shape_is_an_error_for_the_calle
         .provider(ScriptedProvider::new([wrong(), wrong()]))
         .build()
         .unwrap();
-    let lead = Agent::builder()
-        .provider(caller("city", "the capital of Norway?"))
-        .tool(agent_tool("city", "Finds a city.", researcher).typed::<City>())
-        .build()
-        .unwrap();
-    let outcome = lead.create_session().await.unwrap().send("go").await;
+    let outcome = ask_for_a_city(researcher).await;
     let text = outcome.final_text.unwrap();
     assert!(
         text.starts_with("heard: error: city failed: the final answer does not match the schema"),

@@ -112,20 +112,23 @@ impl AgentTool {
     /// Continues the sub-agent's turn parked for approval with the person's decisions (the
     /// calling turn resumed from its own approval, which held the sub-agent's calls).
     pub(crate) async fn resume(&self, nested: &NestedDecisions, cx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let name = &self.spec.name;
-        let session = self.agent.open_session(&nested.session_id).await.map_err(|e| {
+        let stuck = |e: &dyn std::fmt::Display| {
             ToolError::model(format!(
-                "{name} could not continue its task after the person's answer ({e}): start it again if it is still needed"
+                "{} could not continue its task after the person's answer ({e}): start it again if it is still needed",
+                self.spec.name
             ))
-        })?;
+        };
+        let session = self
+            .agent
+            .open_session(&nested.session_id)
+            .await
+            .map_err(|e| stuck(&e))?;
         self.release(&nested.session_id);
+        let decisions = nested.decisions.clone();
+        let depth = cx.depth.saturating_add(1);
         let run = session
-            .resolve_nested(&nested.approval_id, nested.decisions.clone(), cx.cancel.child_token(), cx.depth.saturating_add(1))
-            .map_err(|e| {
-                ToolError::model(format!(
-                    "{name} could not continue its task after the person's answer ({e}): start it again if it is still needed"
-                ))
-            })?;
+            .resolve_nested(&nested.approval_id, decisions, cx.cancel.child_token(), depth)
+            .map_err(|e| stuck(&e))?;
         self.finish(session, run, &cx).await
     }
 
@@ -235,12 +238,14 @@ impl Tool for AgentTool {
 
 /// The call's result for a sub-agent's turn that ended (did not park for approval).
 fn answer(name: &str, outcome: Outcome) -> Result<ToolOutput, ToolError> {
+    if outcome.status == OutcomeStatus::Done
+        && let Some(checked) = outcome.structured
+    {
+        // A typed sub-agent's checked answer.
+        return Ok(ToolOutput::json(checked));
+    }
     let answer = outcome.final_text.clone().unwrap_or_default();
     match outcome.status {
-        // A typed sub-agent's checked answer.
-        OutcomeStatus::Done if outcome.structured.is_some() => {
-            Ok(ToolOutput::json(outcome.structured.unwrap_or_default()))
-        }
         OutcomeStatus::Done if !answer.trim().is_empty() => Ok(ToolOutput::text(answer)),
         OutcomeStatus::Done => Ok(ToolOutput::text(format!("{name} finished without an answer"))),
         OutcomeStatus::Capped => Ok(ToolOutput::text(format!(

@@ -165,6 +165,25 @@ impl JsHost {
         crate::convert::integral_numbers(&mut value);
         Ok(value)
     }
+
+    /// What the optional method `op(tab)` answers: a record (camelCase keys), or `None` when
+    /// it answers null or the host lacks the method (`has`).
+    async fn optional_record<T: serde::de::DeserializeOwned>(
+        &self,
+        has: Option<bool>,
+        op: &str,
+        tab: Option<&str>,
+    ) -> std::result::Result<Option<T>, HostError> {
+        if has != Some(true) {
+            return Ok(None);
+        }
+        match self.ask(HostRequest::new(op, tab)).await? {
+            Value::Null => Ok(None),
+            v => serde_json::from_value(crate::convert::snake_keys(v))
+                .map(Some)
+                .map_err(|e| HostError::Other(format!("the host's {op}() answered a malformed {op}: {e}"))),
+        }
+    }
 }
 
 fn tab_info(v: Value) -> std::result::Result<TabInfo, HostError> {
@@ -267,27 +286,11 @@ impl BrowserHost for JsHost {
     }
 
     async fn dialog(&self, tab: Option<&str>) -> std::result::Result<Option<DialogInfo>, HostError> {
-        if self.has.dialog != Some(true) {
-            return Ok(None);
-        }
-        match self.ask(HostRequest::new("dialog", tab)).await? {
-            Value::Null => Ok(None),
-            v => serde_json::from_value(crate::convert::snake_keys(v))
-                .map(Some)
-                .map_err(|e| HostError::Other(format!("the host's dialog() answered a malformed dialog: {e}"))),
-        }
+        self.optional_record(self.has.dialog, "dialog", tab).await
     }
 
     async fn history(&self, tab: Option<&str>) -> std::result::Result<Option<TabHistory>, HostError> {
-        if self.has.history != Some(true) {
-            return Ok(None);
-        }
-        match self.ask(HostRequest::new("history", tab)).await? {
-            Value::Null => Ok(None),
-            v => serde_json::from_value(v)
-                .map(Some)
-                .map_err(|e| HostError::Other(format!("the host's history() answered a malformed history: {e}"))),
-        }
+        self.optional_record(self.has.history, "history", tab).await
     }
 
     async fn answer_dialog(

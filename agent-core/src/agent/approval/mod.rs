@@ -106,22 +106,41 @@ impl FromIterator<(String, ApprovalDecision)> for Decisions {
 /// decided for the message's other gated calls (so it is asked once per call).
 pub(crate) struct Parking {
     pub index: usize,
-    pub asked: Vec<Asked>,
+    /// As the approval holds them (a sub-agent's calls already lifted, see `nested`).
+    pub calls: Vec<ApprovalCall>,
     pub gated: Vec<Gated>,
     /// The gate denied one of them and the denial will end the turn: nothing after it is asked.
     pub ends_turn: bool,
 }
 
-/// The call a gate asked about, as the tool step hands it over.
-pub(crate) struct Asked {
-    pub call_id: String,
-    pub arguments: serde_json::Value,
-    pub prompt: Option<String>,
-    /// The host its page was on (see [`crate::Tool::target_host`]).
-    pub host: Option<String>,
-    /// When the call is a sub-agent's that parked for approval: the calls its turn waits on,
-    /// as this session's approval holds them (the sub-agent asked; nothing is asked here).
-    pub nested: Vec<ApprovalCall>,
+impl Parking {
+    /// Parks at call `index` on `calls`; the gate has decided nothing else yet.
+    pub fn at(index: usize, calls: Vec<ApprovalCall>) -> Self {
+        Parking {
+            index,
+            calls,
+            gated: Vec::new(),
+            ends_turn: false,
+        }
+    }
+}
+
+/// The session's own call `call` that the gate asked the person about, with its checked
+/// arguments, the gate's prompt and the host of its page (see [`crate::Tool::target_host`]).
+pub(crate) fn asked(
+    call: &ToolCall,
+    arguments: serde_json::Value,
+    prompt: Option<String>,
+    host: Option<String>,
+) -> ApprovalCall {
+    ApprovalCall {
+        call_id: call.id.clone(),
+        tool: call.name.clone(),
+        arguments,
+        prompt,
+        host,
+        via: Vec::new(),
+    }
 }
 
 /// A session's parked approval.
@@ -160,29 +179,9 @@ pub(crate) async fn park(
 ) -> Result<PendingApproval, StoreError> {
     let ttl = turn.agent.config.approval_ttl;
     let now = now_millis();
-    let mut calls = Vec::with_capacity(parking.asked.len());
-    for asked in parking.asked {
-        if !asked.nested.is_empty() {
-            calls.extend(asked.nested);
-            continue;
-        }
-        let tool = waiting
-            .iter()
-            .find(|c| c.id == asked.call_id)
-            .map(|c| c.name.clone())
-            .unwrap_or_default();
-        calls.push(ApprovalCall {
-            call_id: asked.call_id,
-            tool,
-            arguments: asked.arguments,
-            prompt: asked.prompt,
-            host: asked.host,
-            via: Vec::new(),
-        });
-    }
     let approval = PendingApproval {
         id: uuid::Uuid::new_v4().to_string(),
-        calls,
+        calls: parking.calls,
         message,
         origin: turn.origin.clone(),
         asked_at_ms: now,

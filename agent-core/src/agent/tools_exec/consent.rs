@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::ExecCtx;
-use crate::agent::approval::{ApprovalDecision, Asked, Gated, Verdict, normalize_host};
+use crate::agent::approval::{ApprovalCall, ApprovalDecision, Gated, Verdict, asked, normalize_host};
 use crate::agent::config::DenialPolicy;
 use crate::event::EventKind;
 use crate::gate::{GateDecision, GateRequest};
@@ -45,7 +45,7 @@ enum Answer {
 /// What the gate says of a gated call that waits behind one the person is asked about.
 pub(super) enum Later {
     /// The person is asked about it too.
-    Ask(Asked),
+    Ask(ApprovalCall),
     /// Decided now, applied when the turn resumes.
     Decided(Gated),
     Cancelled,
@@ -99,13 +99,7 @@ impl ExecCtx<'_> {
                 verdict,
                 host,
             }),
-            Answer::Person(prompt, host) => Later::Ask(Asked {
-                call_id: call.id.clone(),
-                arguments: args.clone(),
-                prompt,
-                host,
-                nested: Vec::new(),
-            }),
+            Answer::Person(prompt, host) => Later::Ask(asked(call, args.clone(), prompt, host)),
         }
     }
 

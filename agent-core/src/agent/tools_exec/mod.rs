@@ -18,7 +18,7 @@ mod record;
 mod step;
 
 use super::AgentInner;
-use super::approval::{ApprovalCall, ApprovalDecision, Asked, Decisions, NestedDecisions, Parking, Verdict};
+use super::approval::{ApprovalCall, ApprovalDecision, Decisions, NestedDecisions, Parking, Verdict, asked};
 use super::clarification;
 use super::config::DenialPolicy;
 use super::emit::Emitter;
@@ -170,7 +170,7 @@ impl ExecCtx<'_> {
                     continue;
                 }
                 match self.consent_later(call, &prepared.tool, &prepared.args).await {
-                    Later::Ask(asked) => parking.asked.push(asked),
+                    Later::Ask(call) => parking.calls.push(call),
                     Later::Decided(gated) => {
                         // A denial that ends the turn: the calls after it will not run, so the
                         // person is not asked about them.
@@ -235,19 +235,7 @@ impl ExecCtx<'_> {
                         break 'calls;
                     }
                     Consent::Park(prompt, host) => {
-                        let asked = Asked {
-                            call_id: call.id.clone(),
-                            arguments: prepared.args,
-                            prompt,
-                            host,
-                            nested: Vec::new(),
-                        };
-                        approval = Some(Parking {
-                            index,
-                            asked: vec![asked],
-                            gated: Vec::new(),
-                            ends_turn: false,
-                        });
+                        approval = Some(Parking::at(index, vec![asked(call, prepared.args, prompt, host)]));
                         continue;
                     }
                     Consent::Cancelled => {
@@ -270,7 +258,7 @@ impl ExecCtx<'_> {
                     Err(Interrupted::Engine(message)) => Some(Halt::Stop(Stop::Engine(message))),
                 };
                 if let Some(halt) = ended {
-                    stop = halted(calls, halt, &mut approval);
+                    stop = halted(halt, &mut approval);
                     break 'calls;
                 }
                 continue;
@@ -280,7 +268,7 @@ impl ExecCtx<'_> {
             let room = if parallel { max_parallel } else { 1 };
             while inflight.len() >= room || (!parallel && !inflight.is_empty()) {
                 if let Some(halt) = self.settle_next(calls, &mut slots, &mut inflight).await {
-                    stop = halted(calls, halt, &mut approval);
+                    stop = halted(halt, &mut approval);
                     break 'calls;
                 }
             }
@@ -288,7 +276,7 @@ impl ExecCtx<'_> {
             let future = self.launch(index, call, prepared).await;
             inflight.push(future);
             if !parallel && let Some(halt) = self.settle_next(calls, &mut slots, &mut inflight).await {
-                stop = halted(calls, halt, &mut approval);
+                stop = halted(halt, &mut approval);
                 break 'calls;
             }
         }
@@ -297,7 +285,7 @@ impl ExecCtx<'_> {
         if matches!(stop, None | Some(Stop::Denied(_))) {
             while !inflight.is_empty() {
                 if let Some(halt) = self.settle_next(calls, &mut slots, &mut inflight).await {
-                    stop = halted(calls, halt, &mut approval);
+                    stop = halted(halt, &mut approval);
                     if stop.is_some() {
                         break;
                     }
@@ -697,25 +685,12 @@ impl ExecCtx<'_> {
 
 /// A halt as the message's calls take it: a stop, or (for a sub-agent that parked) the
 /// approval the turn parks on, unless an earlier call already parks it.
-fn halted(calls: &[ToolCall], halt: Halt, approval: &mut Option<Parking>) -> Option<Stop> {
+fn halted(halt: Halt, approval: &mut Option<Parking>) -> Option<Stop> {
     match halt {
         Halt::Stop(stop) => Some(stop),
         Halt::SubAgentParked(index, nested) => {
             if approval.as_ref().is_none_or(|parking| index < parking.index) {
-                let asked = Asked {
-                    call_id: calls[index].id.clone(),
-                    // The sub-agent's calls carry their own arguments.
-                    arguments: serde_json::Value::Null,
-                    prompt: None,
-                    host: None,
-                    nested,
-                };
-                *approval = Some(Parking {
-                    index,
-                    asked: vec![asked],
-                    gated: Vec::new(),
-                    ends_turn: false,
-                });
+                *approval = Some(Parking::at(index, nested));
             }
             None
         }
