@@ -26,7 +26,8 @@ pub fn attach<T>(f: impl FnOnce(Python<'_>) -> T) -> Option<T> {
 
 /// [`attach`] for a callback the core calls synchronously from a runtime worker (a script
 /// function, a crypt, an opened-tab policy): the worker hands its other tasks to another
-/// worker while `f` holds the GIL, so they keep moving.
+/// worker while `f` holds the GIL, so they keep moving. On the current-thread runtime of a
+/// one-CPU process nothing could run them meanwhile anyway, so it simply waits.
 pub fn attach_blocking<T>(f: impl FnOnce(Python<'_>) -> T) -> Option<T> {
     match tokio::runtime::Handle::try_current() {
         Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {

@@ -22,10 +22,37 @@ pub fn python_thread() -> &'static Arc<PythonThread> {
 
 /// Sets up the runtime before its first use: its workers wake the Python thread when they
 /// run out of work (see [`PythonThread::on_worker_park`]).
+///
+/// A process allowed one CPU (its affinity mask, as `taskset` or a container's cpuset sets
+/// it) gets a current-thread runtime driven by a thread of its own: a multi-thread runtime
+/// with its one worker costs more CPU there for nothing, mostly in the kernel (it wakes the
+/// peers of its sockets more often). With more CPUs, one worker per CPU.
 pub fn configure() {
+    if std::thread::available_parallelism().is_ok_and(|n| n.get() == 1) && start_single_thread().is_ok() {
+        return;
+    }
     let mut builder = tokio::runtime::Builder::new_multi_thread();
     builder.enable_all().on_thread_park(|| python_thread().on_worker_park());
     pyo3_async_runtimes::tokio::init(builder);
+}
+
+/// Builds the current-thread runtime and the thread that drives it for the life of the
+/// process. `Err` leaves the default (multi-thread) runtime in place.
+fn start_single_thread() -> std::io::Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .on_thread_park(|| python_thread().on_worker_park())
+        .build()?;
+    // The runtime lives as long as the process, like the multi-thread one pyo3-async-runtimes
+    // keeps in a static.
+    let runtime: &'static tokio::runtime::Runtime = Box::leak(Box::new(runtime));
+    std::thread::Builder::new()
+        .name("agent-core-runtime".into())
+        .spawn(move || runtime.block_on(std::future::pending::<()>()))?;
+    // The driver starts first: a runtime set up without one would never run a task. Setting
+    // it up only fails when it already was, which `configure`, run once at import, precedes.
+    let _ = pyo3_async_runtimes::tokio::init_with_runtime(runtime);
+    Ok(())
 }
 
 fn resolver(py: Python<'_>) -> PyResult<&Py<PyAny>> {
