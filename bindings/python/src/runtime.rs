@@ -23,10 +23,11 @@ pub fn python_thread() -> &'static Arc<PythonThread> {
 /// Sets up the runtime before its first use: its workers wake the Python thread when they
 /// run out of work (see [`PythonThread::on_worker_park`]).
 ///
-/// A process allowed one CPU (its affinity mask, as `taskset` or a container's cpuset sets
-/// it) gets a current-thread runtime driven by a thread of its own: a multi-thread runtime
-/// with its one worker costs more CPU there for nothing, mostly in the kernel (it wakes the
-/// peers of its sockets more often). With more CPUs, one worker per CPU.
+/// A process allowed one CPU (by its affinity mask, as `taskset` or a container's cpuset sets
+/// it, or by a cgroup CPU quota: what `available_parallelism` reads) gets a current-thread
+/// runtime driven by a thread of its own: a multi-thread runtime with its one worker costs
+/// more CPU there for nothing, mostly in the kernel (it wakes the peers of its sockets more
+/// often). With more CPUs, one worker per CPU.
 pub fn configure() {
     if std::thread::available_parallelism().is_ok_and(|n| n.get() == 1) && start_single_thread().is_ok() {
         return;
