@@ -548,7 +548,10 @@ impl CdpHost {
         if let Some(d) = self.inner.dialogs.open(id) {
             return Err(paused(d));
         }
+        // Biased: a call that finished is answered even when a dialog it scheduled (a
+        // `setTimeout` that calls `confirm()`) opened before this task looked.
         tokio::select! {
+            biased;
             r = call => r,
             _ = self.inner.dialogs.opened(id) => Err(paused(self.inner.dialogs.open(id).unwrap_or(DialogInfo {
                 kind: "JavaScript".into(),

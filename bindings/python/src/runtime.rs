@@ -32,18 +32,19 @@ pub fn configure() {
     if std::thread::available_parallelism().is_ok_and(|n| n.get() == 1) && start_single_thread().is_ok() {
         return;
     }
-    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    pyo3_async_runtimes::tokio::init(with_hooks(tokio::runtime::Builder::new_multi_thread()));
+}
+
+/// Every driver on, and the Python thread woken when a worker parks.
+fn with_hooks(mut builder: tokio::runtime::Builder) -> tokio::runtime::Builder {
     builder.enable_all().on_thread_park(|| python_thread().on_worker_park());
-    pyo3_async_runtimes::tokio::init(builder);
+    builder
 }
 
 /// Builds the current-thread runtime and the thread that drives it for the life of the
 /// process. `Err` leaves the default (multi-thread) runtime in place.
 fn start_single_thread() -> std::io::Result<()> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .on_thread_park(|| python_thread().on_worker_park())
-        .build()?;
+    let runtime = with_hooks(tokio::runtime::Builder::new_current_thread()).build()?;
     // The runtime lives as long as the process, like the multi-thread one pyo3-async-runtimes
     // keeps in a static.
     let runtime: &'static tokio::runtime::Runtime = Box::leak(Box::new(runtime));
