@@ -512,3 +512,49 @@ async fn writes_past_a_full_queue_wait_for_room_and_all_land_in_order() {
         assert_eq!(record.raw_result.as_deref(), Some(format!("r{seq}").as_str()));
     }
 }
+
+/// The scheduling policy of this process's threads whose name starts with `prefix` (as
+/// `/proc` shows names: at most 15 bytes), by the policy field of each thread's `stat`.
+#[cfg(target_os = "linux")]
+fn thread_policies(prefix: &str) -> Vec<i64> {
+    let mut policies = Vec::new();
+    for task in std::fs::read_dir("/proc/self/task").unwrap() {
+        let task = task.unwrap().path();
+        let Ok(name) = std::fs::read_to_string(task.join("comm")) else {
+            continue; // the thread ended meanwhile
+        };
+        if !name.trim_end().starts_with(prefix) {
+            continue;
+        }
+        let stat = std::fs::read_to_string(task.join("stat")).unwrap();
+        // The fields after the name, which ends with the last ')': the third field is the
+        // first of them, the policy the 41st.
+        let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 1..].split_whitespace().collect();
+        policies.push(fields[41 - 3].parse().unwrap());
+    }
+    policies
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn the_stores_threads_run_as_batch_work_and_keep_working() {
+    const SCHED_BATCH: i64 = 3;
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path().join("profile.db")).await.unwrap();
+    // Other tests' stores may be open in this process too: every one must be batch work.
+    let writers = thread_policies("agent-store wri");
+    let checkpointers = thread_policies("agent-store che");
+    assert!(
+        !writers.is_empty() && !checkpointers.is_empty(),
+        "{writers:?} {checkpointers:?}"
+    );
+    assert!(
+        writers.iter().chain(&checkpointers).all(|p| *p == SCHED_BATCH),
+        "{writers:?} {checkpointers:?}"
+    );
+    // Writes still go through, queued and waited for.
+    let id = session(&store).await;
+    store.append_messages(&id, 1, &[Message::user("hello")]).await.unwrap();
+    store.flush(&id).await.unwrap();
+    assert_eq!(texts(&store, &id).await, ["hello"]);
+}

@@ -63,7 +63,10 @@ impl Checkpointer {
         let for_thread = signals.clone();
         let thread = std::thread::Builder::new()
             .name("agent-store checkpoint".to_owned())
-            .spawn(move || run(&conn, &for_thread))
+            .spawn(move || {
+                super::batch_policy::run_as_batch();
+                run(&conn, &for_thread)
+            })
             .map_err(|e| StoreError::Backend(format!("cannot start the store's checkpoint thread: {e}")))?;
         let waker = thread.thread().clone();
         let hook_signals = signals.clone();

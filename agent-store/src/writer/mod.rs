@@ -14,6 +14,7 @@
 //! a write that failed behind the caller's back is reported by the next call for its session
 //! (see [`Writer::take_failure`]).
 
+mod batch_policy;
 mod checkpoint;
 mod group;
 mod recycle;
@@ -190,7 +191,10 @@ impl Writer {
         let for_thread = shared.clone();
         let thread = std::thread::Builder::new()
             .name(name)
-            .spawn(move || serve(conn, queue, &for_thread, &tail, delay))
+            .spawn(move || {
+                batch_policy::run_as_batch();
+                serve(conn, queue, &for_thread, &tail, delay)
+            })
             .map_err(|e| StoreError::Backend(format!("cannot start the store's writer thread: {e}")))?;
         Ok(Writer {
             jobs: Some(jobs),
