@@ -110,6 +110,11 @@ struct Inner {
 ///   reported by the session's next write or flush, and that turn ends with a store error.
 ///   [`SqliteOptions::write_behind`] and [`SqliteOptions::group_commit_delay`] tune this.
 /// - Checkpoints of the write-ahead log run on a thread of their own, off the write path.
+/// - On Linux both threads (`agent-store writer`, `agent-store checkpoint`) run as batch
+///   work (`SCHED_BATCH`): the same share of the CPU, but a woken writer waits for the thread
+///   that sent the write to block or use up its time slice instead of preempting it. A host
+///   that starts the store from a thread with a real-time or idle policy keeps that policy
+///   for them.
 /// - Cheap to clone; clones share the connections. Several processes may open the same file:
 ///   SQLite's locking (with a busy timeout) serialises their writes, and the sequence check of
 ///   [`Store::append_messages`] turns a lost race into [`StoreError::Conflict`].
