@@ -3,9 +3,9 @@
 //! The writer sleeps most of the time and wakes for writes. Under Linux's default policy a
 //! thread that has slept is owed CPU time, so each wake-up preempts the thread that sent the
 //! write: on one CPU, at 100 sessions, about 1 700 involuntary context switches per 22 000
-//! model calls, and work done in smaller groups. As batch work (`SCHED_BATCH`, the same share
-//! of the CPU, no preemption on wake-up) the writer runs when the sender blocks or its slice
-//! ends, and takes what has queued by then in one go.
+//! model calls. As batch work (`SCHED_BATCH`, the same share of the CPU, no preemption on
+//! wake-up) the writer runs when the sender blocks or its slice ends, and takes what has
+//! queued by then in one go: about 400 (docs/benchmarks.md).
 
 /// Runs the calling thread as batch work, if it runs under the default policy. A thread the
 /// host gave a real-time or idle policy keeps it: demoting a real-time thread would leave
