@@ -15,6 +15,9 @@ import subprocess
 import sys
 import time
 
+# Clock ticks per second, the unit of a thread's times in /proc.
+TICKS = os.sysconf("SC_CLK_TCK")
+
 
 def read_thread(task: str) -> tuple[str, float] | None:
     try:
@@ -27,8 +30,7 @@ def read_thread(task: str) -> tuple[str, float] | None:
     # Fields after the name (which ends at the last ')'): utime and stime are the 14th and
     # 15th of the line, the 12th and 13th after it.
     fields = stat[stat.rfind(")") + 2 :].split()
-    ticks = os.sysconf("SC_CLK_TCK")
-    return name, (int(fields[11]) + int(fields[12])) / ticks
+    return name, (int(fields[11]) + int(fields[12])) / TICKS
 
 
 def main() -> None:
