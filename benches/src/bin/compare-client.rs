@@ -13,6 +13,10 @@
 //! compare-client --variant rust --url http://127.0.0.1:PORT/v1 --sessions 100 --concurrency 100 --steps 10
 //!     [--sqlite-options '{"group_commit_delay_ms": 0}']
 //! ```
+//!
+//! Built with `--features mimalloc`, every variant allocates through mimalloc, as the Python
+//! and Node bindings do; by default through the system allocator, as a Rust application does
+//! unless it chooses otherwise.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -24,6 +28,10 @@ use agent_providers::{OpenAiCompatible, ProviderConfig, ProviderKind};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use serde_json::{Value, json};
+
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 struct Opts {
     variant: String,

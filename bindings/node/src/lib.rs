@@ -13,6 +13,7 @@
 #![allow(unsafe_code)]
 
 pub mod agent;
+pub mod allocator;
 pub mod approvals;
 pub mod callbacks;
 pub mod convert;

@@ -6,6 +6,7 @@
 mod adapters;
 mod agent;
 mod agent_config;
+mod allocator;
 mod approvals;
 mod cdp;
 mod convert;
@@ -32,6 +33,7 @@ use pyo3::prelude::*;
 /// The native module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    allocator::configure();
     runtime::configure();
     m.add_class::<agent::NativeAgentParts>()?;
     m.add_class::<agent::NativeAgent>()?;
