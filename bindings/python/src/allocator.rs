@@ -14,8 +14,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 const ARENA_EAGER_COMMIT: libmimalloc_sys::mi_option_t = 4;
 
 /// Commits the allocator's arenas page by page as they are used. Its default on Linux commits
-/// a whole arena at once, which added about 9 MiB to the resident size of a process running
-/// one session. Called first thing when the module loads.
+/// a whole arena at once, which added about 9 MiB to the resident size of a Python process
+/// running one session. Called first thing when the module loads.
 pub(crate) fn configure() {
     // SAFETY: sets one integer option; mimalloc reads options with atomic loads.
     unsafe { libmimalloc_sys::mi_option_set(ARENA_EAGER_COMMIT, 0) };
