@@ -10,7 +10,7 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// `mi_option_arena_eager_commit` in mimalloc 3's `mi_option_e` (the Rust crate names only
-/// mimalloc 2's options; the lock file pins the bundled C source).
+/// mimalloc 2's options; Cargo.toml pins the crate that bundles the C source).
 const ARENA_EAGER_COMMIT: libmimalloc_sys::mi_option_t = 4;
 
 /// Commits the allocator's arenas page by page as they are used. Its default on Linux commits
