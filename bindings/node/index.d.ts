@@ -386,9 +386,9 @@ export declare class NativeToolDispatcher {
    * A dispatcher calling `dispatch` with batches of calls; it answers each call with a
    * reply, or `undefined` when the reply comes later through `reply`.
    */
-  constructor(dispatch: (calls: DispatchedCall[]) => Array<ToolReply | undefined>)
-  /** Answers a call whose tool returned a promise. */
-  reply(invocation: number, reply: ToolReply): void
+  constructor(dispatch: (calls: unknown[]) => Array<string | ToolReply | undefined>)
+  /** Answers a call whose tool returned a promise: a reply, or a text result as a string. */
+  reply(invocation: number, reply: string | ToolReply): void
 }
 
 /** A group of native tools, added to an agent as a whole. */
@@ -449,20 +449,6 @@ export interface CryptRequest {
   op: string
   /** The plaintext (`encrypt`) or the base64 ciphertext (`decrypt`). */
   data?: string
-}
-
-/** One call as the JS `dispatch` function receives it. */
-export interface DispatchedCall {
-  /** The index the tool was registered under. */
-  tool: number
-  /** The validated arguments. */
-  args: any
-  /** The session. */
-  sessionId: string
-  /** The call's id, as the model gave it. */
-  callId: string
-  /** A number naming this invocation, for the abort hook and for `reply`. */
-  invocation: number
 }
 
 /**
@@ -695,7 +681,10 @@ export interface ToolDefinition {
   timeoutMs?: number
 }
 
-/** What the JS tool wrapper answers. */
+/**
+ * What the JS tool wrapper answers: an object, or for kind `text` just its text (a string
+ * is read in one conversion, an object property by property).
+ */
 export interface ToolReply {
   /** `text`, `json`, `error` (for the model) or `fatal` (ends the turn). */
   kind: string

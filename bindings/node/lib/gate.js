@@ -39,20 +39,32 @@ function gateReply(reply) {
 }
 
 /**
+ * A reply as the native side reads it fastest: a text result as its string, others as they are.
+ * @param {any} reply
+ */
+function compactReply(reply) {
+  return reply !== null && typeof reply === 'object' && reply.kind === 'text' && typeof reply.text === 'string'
+    ? reply.text
+    : reply
+}
+
+/**
  * The native dispatcher that runs an agent's JS tools: it hands over every call queued since
- * the last wake-up at once; plain replies go back in the returned list, promised ones through
- * `reply` when they settle.
+ * the last wake-up at once, five values per call in one flat array (tool index, arguments,
+ * session id, call id, invocation: see `CALL_FIELDS` in src/dispatch.rs); plain replies go
+ * back in the returned list, promised ones through `reply` when they settle.
  * @param {Array<(input: any) => any>} invokers
  */
 function toolDispatcher(invokers) {
   /** @type {any} */
-  const dispatcher = new native.NativeToolDispatcher((/** @type {any[]} */ calls) => {
-    const replies = new Array(calls.length)
-    for (let i = 0; i < calls.length; i++) {
-      const call = calls[i]
+  const dispatcher = new native.NativeToolDispatcher((/** @type {any[]} */ flat) => {
+    const count = flat.length / 5
+    const replies = new Array(count)
+    for (let i = 0, at = 0; i < count; i++, at += 5) {
+      const call = { args: flat[at + 1], sessionId: flat[at + 2], callId: flat[at + 3], invocation: flat[at + 4] }
       let reply
       try {
-        reply = invokers[call.tool](call)
+        reply = invokers[flat[at]](call)
       } catch (e) {
         // The invoker turns a tool's throw into a reply; this catches a fault of its own.
         reply = { kind: 'error', text: `the tool failed: ${e instanceof Error ? e.message : String(e)}` }
@@ -61,9 +73,9 @@ function toolDispatcher(invokers) {
         const invocation = call.invocation
         const fail = (/** @type {any} */ e) => dispatcher.reply(invocation, { kind: 'error', text: String(e?.message ?? e) })
         // A reply the native side cannot read fails the call instead of going unhandled.
-        reply.then((/** @type {any} */ r) => dispatcher.reply(invocation, r), fail).catch(fail)
+        reply.then((/** @type {any} */ r) => dispatcher.reply(invocation, compactReply(r)), fail).catch(fail)
       } else {
-        replies[i] = reply
+        replies[i] = compactReply(reply)
       }
     }
     return replies

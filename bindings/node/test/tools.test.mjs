@@ -9,17 +9,25 @@ const call = (name, args = {}) => ({ toolCalls: [{ name, arguments: args }] })
 test('sync and async tools both run; objects come back as JSON', async () => {
   const sync = tool({ name: 'sync', execute: () => 'from sync' })
   const asyncTool = tool({ name: 'async_tool', execute: async () => ({ items: [1, 2], ok: true }) })
+  const asyncText = tool({ name: 'async_text', execute: async () => 'from async' })
+  const syncObject = tool({ name: 'sync_object', execute: () => ({ kind: 'text', text: 'an object, not a reply' }) })
   const nothing = tool({ name: 'nothing', execute: () => undefined })
-  const { agent, provider } = scripted(
-    [{ toolCalls: [{ name: 'sync' }, { name: 'async_tool' }, { name: 'nothing' }] }, { text: 'done' }],
-    { tools: [sync, asyncTool, nothing] },
-  )
+  const names = ['sync', 'async_tool', 'async_text', 'sync_object', 'nothing']
+  const { agent, provider } = scripted([{ toolCalls: names.map((name) => ({ name })) }, { text: 'done' }], {
+    tools: [sync, asyncTool, asyncText, syncObject, nothing],
+  })
   const s = await agent.createSession()
   const o = await s.send('go').outcome
   assert.equal(o.status, 'done')
-  assert.equal(o.toolCalls, 3)
+  assert.equal(o.toolCalls, 5)
   const results = toolResults(provider).map((m) => m.content[0].text)
-  assert.deepEqual(results, ['from sync', '{"items":[1,2],"ok":true}', 'ok'])
+  assert.deepEqual(results, [
+    'from sync',
+    '{"items":[1,2],"ok":true}',
+    'from async',
+    '{"kind":"text","text":"an object, not a reply"}',
+    'ok',
+  ])
 })
 
 test('the tool receives its arguments and a context with ids and an AbortSignal', async () => {
