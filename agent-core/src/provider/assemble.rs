@@ -48,6 +48,11 @@ impl ResponseAssembler {
                 if self.calls.iter().any(|c| c.id == id) {
                     return Err(ProviderError::Malformed(format!("tool call id {id:?} started twice")));
                 }
+                // Room for one: most responses call one tool, and the message keeps this
+                // vector for the session's lifetime (a vector's first growth makes room for 4).
+                if self.calls.capacity() == 0 {
+                    self.calls.reserve_exact(1);
+                }
                 self.calls.push(ToolCall {
                     id,
                     name,
@@ -85,9 +90,17 @@ impl ResponseAssembler {
         let content = if self.text.is_empty() {
             Vec::new()
         } else {
-            vec![ContentPart::text(self.text)]
+            let mut text = self.text;
+            text.shrink_to_fit();
+            vec![ContentPart::text(text)]
         };
-        let mut message = Message::assistant_with_tools(String::new(), self.calls);
+        // The buffers grew by doubling while the stream came in; the message may stay in the
+        // history for the session's lifetime, so it keeps only what it holds.
+        let mut calls = self.calls;
+        for call in &mut calls {
+            call.arguments.shrink_to_fit();
+        }
+        let mut message = Message::assistant_with_tools(String::new(), calls);
         message.content = content;
         message.reasoning = self.reasoning;
         ModelResponse {
@@ -112,4 +125,51 @@ pub async fn collect_stream(mut stream: EventStream) -> Result<ModelResponse, Pr
         ));
     }
     Ok(assembler.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    fn start(id: &str) -> StreamEvent {
+        StreamEvent::ToolCallStart {
+            id: id.to_owned(),
+            name: "step".to_owned(),
+            signature: None,
+        }
+    }
+
+    fn args(id: &str, json: &str) -> StreamEvent {
+        StreamEvent::ToolArgsDelta {
+            id: id.to_owned(),
+            json: json.to_owned(),
+        }
+    }
+
+    /// The assistant message stays in the history for the session's lifetime: it holds its
+    /// calls and their arguments without the room the stream's growth left.
+    #[test]
+    fn the_message_keeps_no_spare_room_from_the_stream() {
+        let mut one = ResponseAssembler::new();
+        one.push(start("a")).unwrap();
+        for piece in ["{\"query\":", " \"rust", " agents\"", "}"] {
+            one.push(args("a", piece)).unwrap();
+        }
+        let message = one.finish().message;
+        assert_eq!(message.tool_calls.len(), 1);
+        assert_eq!(message.tool_calls.capacity(), 1);
+        let call = &message.tool_calls[0];
+        assert_eq!(call.arguments, "{\"query\": \"rust agents\"}");
+        assert_eq!(call.arguments.capacity(), call.arguments.len());
+
+        let mut three = ResponseAssembler::new();
+        for id in ["a", "b", "c"] {
+            three.push(start(id)).unwrap();
+            three.push(args(id, "{}")).unwrap();
+        }
+        let calls = three.finish().message.tool_calls;
+        assert_eq!(calls.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["a", "b", "c"]);
+    }
 }
