@@ -386,7 +386,7 @@ export declare class NativeToolDispatcher {
    * A dispatcher calling `dispatch` with batches of calls; it answers each call with a
    * reply, or `undefined` when the reply comes later through `reply`.
    */
-  constructor(dispatch: (calls: unknown[]) => Array<string | ToolReply | undefined>)
+  constructor(dispatch: (...calls: unknown[]) => Array<string | ToolReply | undefined>)
   /** Answers a call whose tool returned a promise: a reply, or a text result as a string. */
   reply(invocation: number, reply: string | ToolReply): void
 }

@@ -50,14 +50,14 @@ function compactReply(reply) {
 
 /**
  * The native dispatcher that runs an agent's JS tools: it hands over every call queued since
- * the last wake-up at once, five values per call in one flat array (tool index, arguments,
- * session id, call id, invocation: see `CALL_FIELDS` in src/dispatch.rs); plain replies go
- * back in the returned list, promised ones through `reply` when they settle.
+ * the last wake-up at once, five arguments per call (tool index, arguments, session id, call
+ * id, invocation: see `CALL_FIELDS` in src/dispatch.rs); plain replies go back in the
+ * returned list, promised ones through `reply` when they settle.
  * @param {Array<(input: any) => any>} invokers
  */
 function toolDispatcher(invokers) {
   /** @type {any} */
-  const dispatcher = new native.NativeToolDispatcher((/** @type {any[]} */ flat) => {
+  const dispatcher = new native.NativeToolDispatcher((/** @type {any[]} */ ...flat) => {
     const count = flat.length / 5
     const replies = new Array(count)
     for (let i = 0, at = 0; i < count; i++, at += 5) {

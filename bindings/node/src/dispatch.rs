@@ -24,7 +24,7 @@ use tokio::sync::oneshot;
 use crate::convert::Json;
 
 /// One call for the JS `dispatch` function, which receives it as [`CALL_FIELDS`] values in a
-/// row of one flat array, in this order.
+/// row of its arguments, in this order.
 pub struct DispatchedCall {
     /// The index the tool was registered under.
     pub tool: u32,
@@ -38,13 +38,18 @@ pub struct DispatchedCall {
     pub invocation: u32,
 }
 
-/// Values per call in the flat array `dispatch` receives: the tool's index, the arguments,
+/// Values per call among the arguments `dispatch` receives: the tool's index, the arguments,
 /// the session id, the call id and the invocation number.
 ///
-/// Flat, not an object per call: napi sets an object's properties one by one by name (about
-/// 9 000 instructions for a call's five), where an array's elements cost a fraction of that;
-/// the JS side makes its objects itself, which V8 does in a few instructions.
-const CALL_FIELDS: u32 = 5;
+/// Plain arguments, not an object per call: napi sets an object's properties one by one by
+/// name (about 9 000 instructions for a call's five), and even an array's elements one call
+/// each (about 1 000 per element); arguments cost nothing beyond their values, and the JS
+/// side makes its objects itself, which V8 does in a few instructions.
+const CALL_FIELDS: usize = 5;
+
+/// The most calls handed to `dispatch` at once: every argument takes a slot on the JS
+/// thread's stack, so a larger batch goes in several calls.
+const MAX_BATCH: usize = 1024;
 
 /// What the JS tool wrapper answers: an object, or for kind `text` just its text (a string
 /// is read in one conversion, an object property by property).
@@ -172,7 +177,7 @@ impl NativeToolDispatcher {
     /// reply, or `undefined` when the reply comes later through `reply`.
     #[napi(
         constructor,
-        ts_args_type = "dispatch: (calls: unknown[]) => Array<string | ToolReply | undefined>"
+        ts_args_type = "dispatch: (...calls: unknown[]) => Array<string | ToolReply | undefined>"
     )]
     pub fn new(env: Env, dispatch: Function<'_, Unknown<'_>, Unknown<'_>>) -> Result<Self> {
         let uv = uv().ok_or_else(|| {
@@ -387,18 +392,19 @@ impl Shared {
             Ok(mut queue) => std::mem::take(&mut *queue),
             Err(_) => return,
         };
-        if queued.is_empty() {
-            return;
-        }
         let env = self.js.env;
-        // SAFETY: on the JS thread, inside a handle scope opened here.
-        unsafe {
-            let mut scope = ptr::null_mut();
-            if sys::napi_open_handle_scope(env, &mut scope) != sys::Status::napi_ok {
-                return;
+        let mut queued = queued.into_iter().peekable();
+        while queued.peek().is_some() {
+            let batch: Vec<Queued> = queued.by_ref().take(MAX_BATCH).collect();
+            // SAFETY: on the JS thread, inside a handle scope opened here.
+            unsafe {
+                let mut scope = ptr::null_mut();
+                if sys::napi_open_handle_scope(env, &mut scope) != sys::Status::napi_ok {
+                    return;
+                }
+                self.dispatch_batch(env, batch);
+                sys::napi_close_handle_scope(env, scope);
             }
-            self.dispatch_batch(env, queued);
-            sys::napi_close_handle_scope(env, scope);
         }
     }
 
@@ -458,7 +464,7 @@ impl Shared {
     ) -> std::result::Result<sys::napi_value, String> {
         // SAFETY: on the JS thread with a handle scope open (caller's contract).
         unsafe {
-            let array = calls_to_js(env, calls).map_err(|e| format!("cannot pass the tool calls to JS: {e}"))?;
+            let args = calls_to_js(env, calls).map_err(|e| format!("cannot pass the tool calls to JS: {e}"))?;
             let mut dispatch = ptr::null_mut();
             let mut recv = ptr::null_mut();
             let mut result = ptr::null_mut();
@@ -468,7 +474,15 @@ impl Shared {
                 && sys::napi_get_global(env, &mut recv) == sys::Status::napi_ok;
             let status = if ready {
                 // make_callback, not call_function: it runs the microtasks the tools queued.
-                sys::napi_make_callback(env, self.js.context, recv, dispatch, 1, &array, &mut result)
+                sys::napi_make_callback(
+                    env,
+                    self.js.context,
+                    recv,
+                    dispatch,
+                    args.len(),
+                    args.as_ptr(),
+                    &mut result,
+                )
             } else {
                 sys::Status::napi_generic_failure
             };
@@ -490,35 +504,25 @@ impl Shared {
     }
 }
 
-/// The calls as one flat array, [`CALL_FIELDS`] values per call.
+/// The calls as `dispatch`'s arguments, [`CALL_FIELDS`] values per call.
 ///
 /// # Safety
 /// Call only on the JS thread, with a handle scope open.
-unsafe fn calls_to_js(env: sys::napi_env, calls: Vec<DispatchedCall>) -> Result<sys::napi_value> {
+unsafe fn calls_to_js(env: sys::napi_env, calls: Vec<DispatchedCall>) -> Result<Vec<sys::napi_value>> {
+    let mut args = Vec::with_capacity(calls.len() * CALL_FIELDS);
     // SAFETY: on the JS thread with a handle scope open (caller's contract).
     unsafe {
-        let mut array = ptr::null_mut();
-        check(
-            sys::napi_create_array_with_length(env, calls.len() * CALL_FIELDS as usize, &mut array),
-            "napi_create_array_with_length",
-        )?;
-        for (index, call) in (0u32..).zip(calls) {
-            let values = [
+        for call in calls {
+            args.extend([
                 u32::to_napi_value(env, call.tool)?,
                 Json::to_napi_value(env, call.args)?,
                 String::to_napi_value(env, call.session_id)?,
                 String::to_napi_value(env, call.call_id)?,
                 u32::to_napi_value(env, call.invocation)?,
-            ];
-            for (field, value) in (0u32..).zip(values) {
-                check(
-                    sys::napi_set_element(env, array, index * CALL_FIELDS + field, value),
-                    "napi_set_element",
-                )?;
-            }
+            ]);
         }
-        Ok(array)
     }
+    Ok(args)
 }
 
 /// A plain reply (a string is a text result), or `None` for `undefined` (answered later).

@@ -200,6 +200,34 @@ test('parallelSafe tools run at the same time; others one after another', async 
   assert.ok(!overlap(spans.s1, spans.s2), 'sequential tools do not overlap')
 })
 
+test('a batch of calls larger than one dispatch (1 500 at once) is answered call by call', async () => {
+  // One message's parallel-safe calls reach the JS thread together; the native side hands
+  // them to JS in several dispatches of at most 1 024 calls.
+  const calls = 1500
+  const seen = new Set()
+  const twice = tool({
+    name: 'twice',
+    parallelSafe: true,
+    parameters: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] },
+    execute: ({ n }, cx) => {
+      seen.add(cx.callId)
+      return n % 2 === 0 ? String(n * 2) : Promise.resolve({ doubled: n * 2 })
+    },
+  })
+  const toolCalls = Array.from({ length: calls }, (_, n) => ({ name: 'twice', arguments: { n } }))
+  const { agent, provider } = scripted([{ toolCalls }, { text: 'done' }], {
+    tools: [twice],
+    config: { maxToolCalls: null, maxParallelTools: calls, maxRepeatedCalls: 0 },
+  })
+  const o = await (await agent.createSession()).send('go').outcome
+  assert.equal(o.status, 'done', o.error)
+  assert.equal(o.toolCalls, calls)
+  assert.equal(seen.size, calls)
+  const results = toolResults(provider).map((m) => m.content[0].text)
+  assert.equal(results.length, calls)
+  results.forEach((text, n) => assert.equal(text, n % 2 === 0 ? String(n * 2) : JSON.stringify({ doubled: n * 2 })))
+})
+
 test("a tool's own timeout fails the call and aborts its signal", async () => {
   let signal
   const t = tool({
