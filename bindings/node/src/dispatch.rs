@@ -23,7 +23,7 @@ use tokio::sync::oneshot;
 
 use crate::convert::Json;
 
-/// One call for the JS `dispatch` function, which receives it as [`CALL_FIELDS`] values in a
+/// One call for the JS `dispatch` function, which receives it as `CALL_FIELDS` values in a
 /// row of its arguments, in this order.
 pub struct DispatchedCall {
     /// The index the tool was registered under.
