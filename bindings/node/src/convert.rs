@@ -9,6 +9,7 @@ use napi::sys;
 use serde_json::{Map, Number, Value};
 
 use crate::error::JsErrorRef;
+use crate::json_parse;
 
 /// A JSON value handed to JavaScript as plain objects, arrays and primitives, made the way
 /// `JSON.parse` makes them: object keys are defined as own data properties (a `"__proto__"`
@@ -104,6 +105,14 @@ unsafe fn to_js(env: sys::napi_env, value: &Value, depth: u32) -> Result<sys::na
 
 impl ToNapiValue for Json {
     unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
+        let values = json_parse::count_values(&val.0, MAX_DEPTH)
+            .ok_or_else(|| Error::new(Status::GenericFailure, "a value nested too deeply for JS"))?;
+        if values >= json_parse::PARSE_FROM
+            // SAFETY: on the JS thread with a handle scope open (the trait's contract).
+            && let Some(parsed) = unsafe { json_parse::parse(env, &val.0) }
+        {
+            return Ok(parsed);
+        }
         unsafe { to_js(env, &val.0, MAX_DEPTH) }
     }
 }

@@ -22,6 +22,7 @@ pub mod error;
 pub mod hooks;
 pub mod host;
 pub mod hub_wiring;
+pub mod json_parse;
 pub mod keys;
 pub mod mcp;
 pub mod options;

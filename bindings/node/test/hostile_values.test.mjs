@@ -104,3 +104,35 @@ test('whole numbers in a tool result stay whole numbers for the model, past 32 b
   const { result } = await runTool(() => ({ ms: 1_700_000_000_000, neg: -5e9, half: 0.5 }))
   assert.equal(result.content[0].text.replace(/\s/g, ''), '{"half":0.5,"ms":1700000000000,"neg":-5000000000}')
 })
+
+test('values reach JS intact whichever way they are built, and a JSON.parse replaced later is not used', async () => {
+  // Small values are built property by property, larger ones through the engine's own parser:
+  // both must give the same plain data. The replacement would corrupt anything it parsed.
+  const original = JSON.parse
+  const seen = []
+  const probe = tool({ name: 'probe', execute: (args) => (seen.push(args), 'ok') })
+  const deep = JSON.stringify(nested(90, { leaf: [1.5, 2 ** 53 + 2, 'é\u2028"\\'] }))
+  const argsOf = ['{}', '{"a":1}', '{"a":[1,2]}', `{"deep":${deep},"big":18446744073709551615}`]
+  const steps = [{ text: 'warm' }, { toolCalls: argsOf.map((a) => ({ name: 'probe', arguments: a })) }, { text: 'done' }]
+  const { agent } = scripted(steps, { tools: [probe] })
+  // The first conversions (this outcome among them) find the engine's JSON.parse.
+  assert.equal((await (await agent.createSession()).send('warm up').outcome).finalText, 'warm')
+  JSON.parse = () => ({ replaced: true })
+  let outcome
+  try {
+    outcome = await (await agent.createSession()).send('go').outcome
+  } finally {
+    JSON.parse = original
+  }
+  assert.equal(outcome.status, 'done')
+  assert.equal(outcome.finalText, 'done')
+  assert.equal(seen.length, 4)
+  assert.deepEqual(seen[0], {})
+  assert.deepEqual(seen[1], { a: 1 })
+  assert.deepEqual(seen[2], { a: [1, 2] })
+  assert.deepEqual(seen[3].deep, JSON.parse(deep))
+  assert.equal(seen[3].big, 18446744073709551615)
+  let leaf = seen[3].deep
+  for (let i = 0; i < 90; i++) leaf = leaf[0]
+  assert.deepEqual(leaf, { leaf: [1.5, 2 ** 53 + 2, 'é\u2028"\\'] })
+})
