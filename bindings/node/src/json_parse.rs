@@ -41,9 +41,9 @@ pub fn count_values(value: &Value, depth: u32) -> Option<usize> {
     }
 }
 
-/// `JSON.parse` of `value`'s text, or `None` when the parser cannot be reached or fails (a
-/// process that replaced `JSON.parse` before loading the addon, say); the caller then builds
-/// the value itself.
+/// `JSON.parse` of `value`'s text, or `None` when the parser cannot be reached or throws; the
+/// caller then builds the value itself. The `JSON.parse` an environment had at its first
+/// conversion serves it for its life: one that a host replaces later is never called.
 ///
 /// # Safety
 /// Call only on the JS thread of `env`, with a handle scope open.
@@ -107,10 +107,13 @@ unsafe fn cached_parse(env: sys::napi_env) -> Option<sys::napi_value> {
             return None;
         }
         let mut reference = ptr::null_mut();
-        if sys::napi_create_reference(env, function, 1, &mut reference) == ok
-            && sys::napi_add_env_cleanup_hook(env, Some(forget_parse), env.cast::<c_void>()) == ok
-        {
-            CACHED_PARSE.with_borrow_mut(|cache| cache.push((env as usize, reference)));
+        if sys::napi_create_reference(env, function, 1, &mut reference) == ok {
+            if sys::napi_add_env_cleanup_hook(env, Some(forget_parse), env.cast::<c_void>()) == ok {
+                CACHED_PARSE.with_borrow_mut(|cache| cache.push((env as usize, reference)));
+            } else {
+                // Not cached without a hook to forget it: looked up again next time.
+                sys::napi_delete_reference(env, reference);
+            }
         }
         Some(function)
     }
