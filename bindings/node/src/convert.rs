@@ -162,13 +162,22 @@ pub fn camel(key: &str) -> String {
         if c == '_' && !out.is_empty() {
             upper = true;
         } else if upper {
-            out.extend(c.to_uppercase());
+            if c.is_ascii() {
+                out.push(c.to_ascii_uppercase());
+            } else {
+                out.extend(c.to_uppercase());
+            }
             upper = false;
         } else {
             out.push(c);
         }
     }
     out
+}
+
+/// [`camel`] of a key the caller owns: a key without `_` (most of them) is kept as it is.
+fn camel_owned(key: String) -> String {
+    if key.contains('_') { camel(&key) } else { key }
 }
 
 /// Renames every object key to camelCase, except inside user data.
@@ -178,7 +187,7 @@ pub fn camel_keys(value: Value) -> Value {
             let mut out = Map::with_capacity(map.len());
             for (k, v) in map {
                 let v = if OPAQUE.contains(&k.as_str()) { v } else { camel_keys(v) };
-                out.insert(camel(&k), v);
+                out.insert(camel_owned(k), v);
             }
             Value::Object(out)
         }
@@ -307,5 +316,18 @@ mod tests {
         );
         assert_eq!(camel("type"), "type");
         assert_eq!(camel("final_text"), "finalText");
+        for key in [
+            "type",
+            "final_text",
+            "_private",
+            "__x",
+            "a__b",
+            "trailing_",
+            "ümlaut_ärger",
+            "x_ß",
+        ] {
+            assert_eq!(camel_owned(key.to_owned()), camel(key), "{key}");
+        }
+        assert_eq!(camel("ümlaut_ärger"), "ümlautÄrger");
     }
 }
