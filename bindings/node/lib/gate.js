@@ -38,29 +38,22 @@ function gateReply(reply) {
   }
 }
 
-/**
- * A reply as the native side reads it fastest: a text result as its string, others as they are.
- * @param {any} reply
- */
-function compactReply(reply) {
-  return reply !== null && typeof reply === 'object' && reply.kind === 'text' && typeof reply.text === 'string'
-    ? reply.text
-    : reply
-}
+/** Values per call among `dispatch`'s arguments (`CALL_FIELDS` in src/dispatch.rs). */
+const CALL_FIELDS = 5
 
 /**
  * The native dispatcher that runs an agent's JS tools: it hands over every call queued since
- * the last wake-up at once, five arguments per call (tool index, arguments, session id, call
- * id, invocation: see `CALL_FIELDS` in src/dispatch.rs); plain replies go back in the
- * returned list, promised ones through `reply` when they settle.
+ * the last wake-up at once, `CALL_FIELDS` arguments per call (tool index, arguments, session
+ * id, call id, invocation); plain replies go back in the returned list, promised ones through
+ * `reply` when they settle.
  * @param {Array<(input: any) => any>} invokers
  */
 function toolDispatcher(invokers) {
   /** @type {any} */
   const dispatcher = new native.NativeToolDispatcher((/** @type {any[]} */ ...flat) => {
-    const count = flat.length / 5
+    const count = flat.length / CALL_FIELDS
     const replies = new Array(count)
-    for (let i = 0, at = 0; i < count; i++, at += 5) {
+    for (let i = 0, at = 0; i < count; i++, at += CALL_FIELDS) {
       const call = { args: flat[at + 1], sessionId: flat[at + 2], callId: flat[at + 3], invocation: flat[at + 4] }
       let reply
       try {
@@ -73,9 +66,9 @@ function toolDispatcher(invokers) {
         const invocation = call.invocation
         const fail = (/** @type {any} */ e) => dispatcher.reply(invocation, { kind: 'error', text: String(e?.message ?? e) })
         // A reply the native side cannot read fails the call instead of going unhandled.
-        reply.then((/** @type {any} */ r) => dispatcher.reply(invocation, compactReply(r)), fail).catch(fail)
+        reply.then((/** @type {any} */ r) => dispatcher.reply(invocation, r), fail).catch(fail)
       } else {
-        replies[i] = compactReply(reply)
+        replies[i] = reply
       }
     }
     return replies

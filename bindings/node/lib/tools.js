@@ -194,13 +194,14 @@ function toJsonValue(value) {
 }
 
 /**
- * What the native module receives back from a tool call. A value that cannot become JSON is
- * an error result for the model, naming the problem.
+ * What the native module receives back from a tool call: a text result as its string (read
+ * in one conversion, see `ToolReply` in src/dispatch.rs), other results as a reply object. A
+ * value that cannot become JSON is an error result for the model, naming the problem.
  * @param {unknown} value
  */
 function okReply(value) {
-  if (value === undefined || value === null) return { kind: 'text', text: 'ok' }
-  if (typeof value === 'string') return { kind: 'text', text: value }
+  if (value === undefined || value === null) return 'ok'
+  if (typeof value === 'string') return value
   try {
     // JSON text: the one value that does not cross as an object (see ToolReply in
     // src/dispatch.rs: text is the faster way from JS to Rust, and this is the hot path).
