@@ -72,10 +72,10 @@ pub use gate::{AllowAll, FnGate, Gate, GateDecision, GateRequest, TurnOrigin, ga
 pub use message::{ContentPart, ImageSource, Message, Reasoning, Role, ToolCall, Visibility};
 pub use pricing::{ModelPrice, PriceTable};
 pub use provider::{
-    ANSWER_TOOL, EventStream, FinishReason, ModelRequest, ModelResponse, OutputSchema, Provider, ProviderError,
-    ProviderErrorKind, ResponseAssembler, ScriptStep, ScriptStepSpec, ScriptStepSpecError, ScriptedCallSpec,
-    ScriptedErrorSpec, ScriptedProvider, ScriptedReply, StreamEvent, ToolSchema, Usage, collect_stream,
-    with_answer_tool,
+    ANSWER_TOOL, EncodingReuse, EventStream, FinishReason, ModelRequest, ModelResponse, OutputSchema, Provider,
+    ProviderError, ProviderErrorKind, ResponseAssembler, ScriptStep, ScriptStepSpec, ScriptStepSpecError,
+    ScriptedCallSpec, ScriptedErrorSpec, ScriptedProvider, ScriptedReply, StreamEvent, ToolSchema, Usage,
+    collect_stream, with_answer_tool,
 };
 pub use session::{InvalidSessionId, SessionId};
 pub use store::{

@@ -4,15 +4,19 @@
 //! `anthropic`/`gemini` built a `serde_json::Value` tree first; all three now serialize a
 //! borrowed derived view into a pre-sized buffer.)
 //!
+//! `openai_next_step` is the Chat Completions request of the next step of the same turn: the
+//! 37 messages the previous request sent are copied from its kept encoding (see
+//! `agent_core::EncodingReuse`), and only the 3 new ones are encoded.
+//!
 //! Run: `cargo bench -p agent-providers --bench request_encode`
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use std::hint::black_box;
 use std::sync::Arc;
 
-use agent_core::{ContentPart, Message, ModelRequest, Reasoning, ToolCall, ToolSchema};
+use agent_core::{ContentPart, EncodingReuse, Message, ModelRequest, Reasoning, ToolCall, ToolSchema};
 use agent_providers::{anthropic, gemini, openai};
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::json;
 
 fn request() -> ModelRequest {
@@ -63,6 +67,7 @@ fn request() -> ModelRequest {
         max_output_tokens: Some(2048),
         temperature: Some(0.2),
         output_schema: None,
+        reuse: Default::default(),
     }
 }
 
@@ -71,12 +76,37 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("request_encode");
     let size = openai::request_bytes("gpt-4.1", &request, true).unwrap().len();
     group.throughput(Throughput::Bytes(size as u64));
+    // Every request here is encoded from scratch: none shares a memo with an earlier one.
     group.bench_function("openai", |b| {
-        b.iter(|| {
-            openai::request_bytes("gpt-4.1", black_box(&request), true)
-                .unwrap()
-                .len()
-        })
+        b.iter_batched(
+            || ModelRequest {
+                reuse: EncodingReuse::new(),
+                ..request.clone()
+            },
+            |fresh| openai::request_bytes("gpt-4.1", black_box(&fresh), true).unwrap().len(),
+            BatchSize::SmallInput,
+        )
+    });
+    group.bench_function("openai_next_step", |b| {
+        b.iter_batched(
+            || {
+                let mut previous = ModelRequest {
+                    reuse: EncodingReuse::new(),
+                    ..request.clone()
+                };
+                let new = previous.messages.split_off(previous.messages.len() - 3);
+                openai::request_bytes("gpt-4.1", &previous, true).unwrap();
+                let kept = previous.messages.len();
+                let mut next = ModelRequest {
+                    reuse: previous.reuse.next_request(kept),
+                    ..previous
+                };
+                next.messages.extend(new);
+                next
+            },
+            |next| openai::request_bytes("gpt-4.1", black_box(&next), true).unwrap().len(),
+            BatchSize::SmallInput,
+        )
     });
     group.bench_function("anthropic", |b| {
         b.iter(|| {

@@ -41,6 +41,7 @@ fn request(messages: Vec<Message>) -> ModelRequest {
         max_output_tokens: Some(1024),
         temperature: None,
         output_schema: None,
+        reuse: Default::default(),
     }
 }
 

@@ -93,6 +93,7 @@ fn rich_request() -> ModelRequest {
         max_output_tokens: Some(1024),
         temperature: Some(0.2),
         output_schema: None,
+        reuse: Default::default(),
     }
 }
 

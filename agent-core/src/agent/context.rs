@@ -66,6 +66,8 @@ pub(crate) async fn fit_request(
         estimated_tokens: estimated,
         budget_tokens: budget,
     });
+    // Whatever happens next edits the messages: none of the last request's encoding applies.
+    request.reuse.changed_from(0);
     let mut method = "trim";
     if summarise(agent, session, history, request, budget, limit, meter, steps).await? {
         request.messages = history.model_view();

@@ -20,10 +20,12 @@ pub(crate) fn drop_image_tools(tools: &mut ToolSet) {
 }
 
 /// Keeps the newest `keep` images of `messages` and replaces every older one with a note.
-/// Cheap when there are no images: one pass over the parts, nothing allocated.
-pub(crate) fn keep_newest_images(messages: &mut [Message], keep: usize) {
+/// Cheap when there are no images: one pass over the parts, nothing allocated. Returns the
+/// index of the first message it edited, if any.
+pub(crate) fn keep_newest_images(messages: &mut [Message], keep: usize) -> Option<usize> {
     let mut seen = 0usize;
-    for message in messages.iter_mut().rev() {
+    let mut first_edited = None;
+    for (index, message) in messages.iter_mut().enumerate().rev() {
         for part in message.content.iter_mut().rev() {
             if !matches!(part, ContentPart::Image { .. }) {
                 continue;
@@ -35,9 +37,11 @@ pub(crate) fn keep_newest_images(messages: &mut [Message], keep: usize) {
                 } else {
                     format!("[image omitted: only the newest {keep} images are sent]")
                 });
+                first_edited = Some(index);
             }
         }
     }
+    first_edited
 }
 
 #[cfg(test)]
@@ -78,15 +82,19 @@ mod tests {
             Message::user("no image"),
             Message::user_parts(vec![image("d")]),
         ];
-        keep_newest_images(&mut messages, 2);
+        assert_eq!(keep_newest_images(&mut messages, 2), Some(0), "a and b go");
         assert_eq!(images_left(&messages), ["c", "d"]);
         assert_eq!(
             messages[0].text(),
             "look[image omitted: only the newest 2 images are sent]"
         );
-        // Idempotent: a kept view goes through it again on the next call.
-        keep_newest_images(&mut messages, 2);
+        // Idempotent: a kept view goes through it again on the next call, and is not edited.
+        assert_eq!(keep_newest_images(&mut messages, 2), None);
         assert_eq!(images_left(&messages), ["c", "d"]);
+        // A newer image pushes out c: the message holding it is the first one edited.
+        messages.push(Message::user_parts(vec![image("e")]));
+        assert_eq!(keep_newest_images(&mut messages, 2), Some(1));
+        assert_eq!(images_left(&messages), ["d", "e"]);
     }
 
     #[test]

@@ -89,5 +89,6 @@ pub(crate) fn summary_request(transcript: String, max_output_tokens: u32) -> Mod
         max_output_tokens: Some(max_output_tokens),
         temperature: None,
         output_schema: None,
+        reuse: Default::default(),
     }
 }

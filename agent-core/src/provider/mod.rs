@@ -7,6 +7,7 @@
 mod assemble;
 mod error;
 mod output_schema;
+mod reuse;
 mod script_spec;
 mod scripted;
 
@@ -22,6 +23,7 @@ use crate::message::Message;
 pub use assemble::{ResponseAssembler, collect_stream};
 pub use error::{ProviderError, ProviderErrorKind};
 pub use output_schema::{ANSWER_TOOL, OutputSchema, with_answer_tool};
+pub use reuse::EncodingReuse;
 pub use script_spec::{ScriptStepSpec, ScriptStepSpecError, ScriptedCallSpec, ScriptedErrorSpec};
 pub use scripted::{ScriptStep, ScriptedProvider, ScriptedReply};
 
@@ -54,6 +56,11 @@ pub struct ModelRequest {
     /// be combined with tools ([`with_answer_tool`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<OutputSchema>,
+    /// What the previous request of the conversation left for encoding this one: the loop
+    /// fills it so that a provider encodes only the messages added since. The default reuses
+    /// nothing.
+    #[serde(skip)]
+    pub reuse: EncodingReuse,
 }
 
 /// Token counts reported by a provider.

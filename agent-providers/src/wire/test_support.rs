@@ -81,6 +81,7 @@ pub(crate) fn rich_request(temperature: Option<f32>, max_output_tokens: Option<u
         max_output_tokens,
         temperature,
         output_schema: None,
+        reuse: Default::default(),
     }
 }
 

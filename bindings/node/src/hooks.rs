@@ -334,6 +334,7 @@ mod tests {
             max_output_tokens: Some(1024),
             temperature: Some(0.5),
             output_schema: None,
+            reuse: Default::default(),
         };
         assert_eq!(through_js(&request), request);
         let response = ModelResponse {

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use crate::compaction::{TokenEstimator, summary_message};
 use crate::message::{ContentPart, Message, Role};
+use crate::provider::EncodingReuse;
 use crate::session::SessionId;
 use crate::store::{Store, StoreError};
 
@@ -50,6 +51,8 @@ pub(crate) struct History {
 #[derive(Debug)]
 struct ViewCache {
     messages: Vec<Message>,
+    /// What the request made of these messages left for encoding the next one.
+    reuse: EncodingReuse,
     /// How many entries of `History::messages` it covers.
     covers: usize,
     turn_start: usize,
@@ -133,26 +136,30 @@ impl History {
 
     /// [`Self::model_view`], built from the last request's messages when they are still what
     /// the model should see (same turn, no compaction since): only newer messages are cloned.
-    pub fn take_model_view(&mut self) -> Vec<Message> {
+    /// With it, what the last request left for encoding the next one, vouching for the
+    /// messages the two have in common.
+    pub fn take_model_view(&mut self) -> (Vec<Message>, EncodingReuse) {
         match self.view_cache.take() {
             Some(cache)
                 if cache.turn_start == self.turn_start
                     && cache.compacted == self.compacted
                     && cache.covers <= self.messages.len() =>
             {
+                let reuse = cache.reuse.next_request(cache.messages.len());
                 let mut view = cache.messages;
                 self.extend_view(&mut view, cache.covers, self.turn_start);
-                view
+                (view, reuse)
             }
-            _ => self.model_view(),
+            _ => (self.model_view(), EncodingReuse::new()),
         }
     }
 
-    /// Keeps the messages of a request that was exactly [`Self::take_model_view`]'s answer,
-    /// for the next one.
-    pub fn keep_model_view(&mut self, messages: Vec<Message>) {
+    /// Keeps the messages of a request that was exactly [`Self::take_model_view`]'s answer
+    /// (edited only where its `reuse` no longer vouches for them), for the next one.
+    pub fn keep_model_view(&mut self, messages: Vec<Message>, reuse: EncodingReuse) {
         self.view_cache = Some(ViewCache {
             messages,
+            reuse,
             covers: self.messages.len(),
             turn_start: self.turn_start,
             compacted: self.compacted,
@@ -207,15 +214,19 @@ mod tests {
     }
 
     /// The view built by appending to the last request is the view built from scratch, across
-    /// iterations, hidden messages, a new turn (earlier results compressed) and a summary.
+    /// iterations, hidden messages, a new turn (earlier results compressed) and a summary; and
+    /// it vouches for exactly the messages it kept from the last request.
     #[test]
     fn the_kept_view_plus_new_messages_is_the_model_view() {
         let mut history = History::default();
         history.messages.push(Message::user("first"));
+        let mut kept = 0;
         for step in 0..3 {
-            let view = history.take_model_view();
+            let (view, reuse) = history.take_model_view();
             assert_eq!(view, history.model_view(), "step {step}");
-            history.keep_model_view(view);
+            assert_eq!(reuse.unchanged(), kept, "step {step}");
+            kept = view.len();
+            history.keep_model_view(view, reuse);
             tool_turn(&mut history, step);
             let mut hidden = Message::user("for the person only");
             hidden.visibility.model = false;
@@ -224,21 +235,26 @@ mod tests {
         // A new turn: the results above are now replayed compressed.
         history.turn_start = history.messages.len();
         history.messages.push(Message::user("second"));
-        let view = history.take_model_view();
+        let (view, reuse) = history.take_model_view();
         assert_eq!(view, history.model_view());
+        assert_eq!(reuse.unchanged(), 0, "a new turn vouches for nothing");
         assert!(view.iter().any(|m| m.text() == "x..."));
-        history.keep_model_view(view);
+        let kept = view.len();
+        history.keep_model_view(view, reuse);
         tool_turn(&mut history, 9);
-        assert_eq!(history.take_model_view(), history.model_view());
+        let (view, reuse) = history.take_model_view();
+        assert_eq!(view, history.model_view());
+        assert_eq!(reuse.unchanged(), kept);
 
         // A summary replaces what it covers.
         history.summary = Some("earlier: reads".into());
         history.compacted = 4;
         history.forget_model_view();
-        let view = history.take_model_view();
+        let (view, reuse) = history.take_model_view();
         assert_eq!(view, history.model_view());
-        history.keep_model_view(view);
+        assert_eq!(reuse.unchanged(), 0);
+        history.keep_model_view(view, reuse);
         history.messages.push(Message::assistant("done"));
-        assert_eq!(history.take_model_view(), history.model_view());
+        assert_eq!(history.take_model_view().0, history.model_view());
     }
 }

@@ -58,20 +58,24 @@ impl Turn<'_> {
         meter: &mut cost::Meter<'_>,
     ) -> Result<ModelResponse, CallFailed> {
         let config = &self.agent.config;
+        let (messages, reuse) = history.take_model_view();
         let mut request = ModelRequest {
             system: self.agent.system_prompt.clone(),
-            messages: history.take_model_view(),
+            messages,
             tools: tools.schemas(),
             max_output_tokens: config.max_output_tokens,
             temperature: config.temperature,
             output_schema: output.cloned(),
+            reuse,
         };
         let images = if self.agent.takes_images {
             config.max_images as usize
         } else {
             0
         };
-        crate::agent::images::keep_newest_images(&mut request.messages, images);
+        if let Some(edited) = crate::agent::images::keep_newest_images(&mut request.messages, images) {
+            request.reuse.changed_from(edited);
+        }
         // Compaction may call the model to summarise: it is cancellable like any model call.
         let fitted = tokio::select! {
             biased;
@@ -85,7 +89,7 @@ impl Turn<'_> {
                 .map_or(0, |raw| history.estimator.calibrated(raw));
             if let Some(message) = cost::over_budget(config, &self.agent.pricing, input_tokens, meter.spent()) {
                 if fitted == context::Fitted::AsIs {
-                    history.keep_model_view(request.messages);
+                    history.keep_model_view(request.messages, request.reuse);
                 }
                 return Err(CallFailed::OverBudget(message));
             }
@@ -94,11 +98,13 @@ impl Turn<'_> {
         if hooks.is_empty() {
             let result = self.send_step(&request).await;
             if fitted == context::Fitted::AsIs {
-                history.keep_model_view(request.messages);
+                history.keep_model_view(request.messages, request.reuse);
             }
             return result;
         }
-        // A hook may edit the request: it is not kept as the next call's starting point.
+        // A hook may edit the request: it is not kept as the next call's starting point, and
+        // its messages are encoded afresh.
+        request.reuse.changed_from(0);
         hook_points::before_model_call(hooks, self.session, &mut request)
             .await
             .map_err(CallFailed::Hook)?;

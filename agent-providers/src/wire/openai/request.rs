@@ -1,30 +1,178 @@
 //! The Chat Completions request: a borrowed view of the [`ModelRequest`] in wire order,
 //! serialized straight into the body.
+//!
+//! Within a turn each request repeats the previous one's messages: the encoding of each wire
+//! message is kept in the request's [`EncodingReuse`](agent_core::EncodingReuse) memo, and
+//! only the messages added since are encoded (see [`ChatMemo`]).
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
-use agent_core::{ContentPart, ImageSource, Message, ModelRequest, ProviderError, Role};
+use agent_core::{ContentPart, ImageSource, Message, ModelRequest, ProviderError, Role, ToolSchema};
 use serde::Serialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 /// Builds the Chat Completions request body as JSON.
 pub fn request_body(model: &str, request: &ModelRequest, stream: bool) -> Value {
-    serde_json::to_value(WireRequest::new(model, request, stream)).unwrap_or(Value::Null)
+    let mut messages = Vec::with_capacity(request.messages.len() + 1);
+    messages.extend(system_message(request));
+    let mut renderer = Renderer::default();
+    for m in &request.messages {
+        renderer.push(m, &mut messages);
+    }
+    renderer.finish(&mut messages);
+    let body = WireRequest::new(model, request, stream, messages, wire_tools(request));
+    serde_json::to_value(body).unwrap_or(Value::Null)
 }
 
 /// Builds the Chat Completions request body as bytes (what the adapter sends; no
 /// intermediate JSON tree): [`request_body`]'s structure, fields in wire order.
+///
+/// The messages the request's [`reuse`](ModelRequest::reuse) vouches for are not encoded
+/// again: their encoding from the previous request is copied, and the memo of this one is
+/// left for the next.
 pub fn request_bytes(model: &str, request: &ModelRequest, stream: bool) -> Result<Vec<u8>, ProviderError> {
-    let wire = WireRequest::new(model, request, stream);
-    crate::wire::to_bytes(&wire, 1024 + 192 * wire.messages.len() + 512 * wire.tools.len())
+    let system = request.system.as_deref().filter(|s| !s.is_empty());
+    let mut memo = match request.reuse.take::<ChatMemo>() {
+        Some((mut memo, reusable)) if memo.system.as_deref() == system => {
+            memo.cut(reusable.min(request.messages.len()));
+            memo
+        }
+        _ => ChatMemo::start(request)?,
+    };
+    let from = memo.messages_encoded();
+    let mut renderer = Renderer::default();
+    let mut wire = Vec::new();
+    for (i, m) in request.messages.iter().enumerate().skip(from) {
+        renderer.push(m, &mut wire);
+        memo.encode(wire.drain(..))?;
+        if renderer.is_idle() {
+            memo.cuts.push(Cut {
+                messages: i + 1,
+                encoded: memo.encoded.len(),
+            });
+        }
+    }
+    // Images of the last results go in a message of their own after them: it is sent, but not
+    // kept, since later results of the same run would join it.
+    renderer.finish(&mut wire);
+    let tail = wire.iter().map(encode).collect::<Result<Vec<_>, _>>()?;
+    memo.encode_tools(request)?;
+    let tools = memo.tools_of(request);
+    let messages: Vec<&RawValue> = memo.encoded.iter().chain(&tail).map(|m| &**m).collect();
+    let size: usize = messages.iter().map(|m| m.get().len() + 1).sum::<usize>() + tools.map_or(0, |t| t.get().len());
+    let body = WireRequest::new(model, request, stream, messages, tools);
+    let bytes = crate::wire::to_bytes(&body, 1024 + size);
+    drop(body);
+    request.reuse.put(memo);
+    bytes
+}
+
+/// The encoding of a request's wire messages, kept for the next request of the conversation.
+struct ChatMemo {
+    /// The system prompt the messages start with.
+    system: Option<String>,
+    /// Each wire message's JSON, in order.
+    encoded: Vec<Box<RawValue>>,
+    /// The tool list it was last sent with (shared, so never another list at the same
+    /// address), and its encoding.
+    tools: Option<(Arc<Vec<ToolSchema>>, Box<RawValue>)>,
+    /// The places the encoding may be cut and continued, in order: after how many of the
+    /// request's messages nothing waited to be sent (a tool result's images wait for the end
+    /// of its run), and how many wire messages they made. The first is the start.
+    cuts: Vec<Cut>,
+}
+
+#[derive(Clone, Copy)]
+struct Cut {
+    messages: usize,
+    encoded: usize,
+}
+
+impl ChatMemo {
+    /// A memo holding only the system prompt's message.
+    fn start(request: &ModelRequest) -> Result<Self, ProviderError> {
+        let mut memo = ChatMemo {
+            system: request.system.clone().filter(|s| !s.is_empty()),
+            encoded: Vec::with_capacity(request.messages.len() + 1),
+            tools: None,
+            cuts: Vec::with_capacity(request.messages.len() + 1),
+        };
+        memo.encode(system_message(request))?;
+        memo.cuts.push(Cut {
+            messages: 0,
+            encoded: memo.encoded.len(),
+        });
+        Ok(memo)
+    }
+
+    /// Keeps the encoding of at most the first `messages` messages, up to the last place it
+    /// may be continued from.
+    fn cut(&mut self, messages: usize) {
+        let keep = self.cuts.partition_point(|c| c.messages <= messages).max(1);
+        self.cuts.truncate(keep);
+        let end = self.cuts.last().map_or(0, |c| c.encoded);
+        self.encoded.truncate(end);
+    }
+
+    /// How many of the request's messages the kept encoding covers.
+    fn messages_encoded(&self) -> usize {
+        self.cuts.last().map_or(0, |c| c.messages)
+    }
+
+    /// Encodes the request's tools unless the kept encoding was made from the same list.
+    fn encode_tools(&mut self, request: &ModelRequest) -> Result<(), ProviderError> {
+        let kept = self
+            .tools
+            .as_ref()
+            .is_some_and(|(list, _)| Arc::ptr_eq(list, &request.tools));
+        if !kept && !request.tools.is_empty() {
+            let encoded = serde_json::value::to_raw_value(&wire_tools(request))
+                .map_err(|e| ProviderError::BadRequest(format!("could not encode the tools: {e}")))?;
+            self.tools = Some((request.tools.clone(), encoded));
+        }
+        Ok(())
+    }
+
+    /// The encoding of the request's tools (after [`Self::encode_tools`]), `None` for none.
+    fn tools_of(&self, request: &ModelRequest) -> Option<&RawValue> {
+        match &self.tools {
+            Some((list, encoded)) if Arc::ptr_eq(list, &request.tools) => Some(encoded),
+            _ => None,
+        }
+    }
+
+    fn encode<'a>(&mut self, wire: impl IntoIterator<Item = WireMessage<'a>>) -> Result<(), ProviderError> {
+        for message in wire {
+            self.encoded.push(encode(&message)?);
+        }
+        Ok(())
+    }
+}
+
+fn encode(message: &WireMessage<'_>) -> Result<Box<RawValue>, ProviderError> {
+    serde_json::value::to_raw_value(message)
+        .map_err(|e| ProviderError::BadRequest(format!("could not encode the request: {e}")))
+}
+
+fn system_message(request: &ModelRequest) -> Option<WireMessage<'_>> {
+    request
+        .system
+        .as_deref()
+        .filter(|s| !s.is_empty())
+        .map(|system| WireMessage::System {
+            content: Cow::Borrowed(system),
+        })
 }
 
 #[derive(Serialize)]
-struct WireRequest<'a> {
+struct WireRequest<'a, M, T> {
     model: &'a str,
-    messages: Vec<WireMessage<'a>>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<WireTool<'a>>,
+    messages: Vec<M>,
+    /// The tools (never an empty list).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<T>,
     #[serde(skip_serializing_if = "Option::is_none")]
     max_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -135,88 +283,12 @@ fn text_of(m: &Message) -> Cow<'_, str> {
     }
 }
 
-impl<'a> WireRequest<'a> {
-    fn new(model: &'a str, request: &'a ModelRequest, stream: bool) -> Self {
-        let mut messages = Vec::with_capacity(request.messages.len() + 1);
-        if let Some(system) = request.system.as_deref().filter(|s| !s.is_empty()) {
-            messages.push(WireMessage::System {
-                content: Cow::Borrowed(system),
-            });
-        }
-        let mut tool_images = ToolImages::default();
-        for m in &request.messages {
-            if m.role == Role::Tool {
-                tool_images.add(m);
-            } else {
-                tool_images.flush(&mut messages);
-            }
-            messages.push(match m.role {
-                Role::System => WireMessage::System { content: text_of(m) },
-                Role::User => WireMessage::User {
-                    content: user_content(&m.content),
-                },
-                Role::Assistant => {
-                    let text = text_of(m);
-                    let content = if text.is_empty() && !m.tool_calls.is_empty() {
-                        None
-                    } else {
-                        Some(text)
-                    };
-                    let tool_calls = m
-                        .tool_calls
-                        .iter()
-                        .map(|c| WireCall {
-                            id: &c.id,
-                            kind: "function",
-                            function: WireFunctionCall {
-                                name: &c.name,
-                                arguments: if c.arguments.trim().is_empty() {
-                                    "{}"
-                                } else {
-                                    &c.arguments
-                                },
-                            },
-                        })
-                        .collect();
-                    // OpenRouter's reasoning_details must come back unchanged.
-                    let reasoning_details = m
-                        .reasoning
-                        .iter()
-                        .flat_map(|r| r.opaque.iter())
-                        .filter(|v| {
-                            v.get("type")
-                                .and_then(Value::as_str)
-                                .is_some_and(|t| t.starts_with("reasoning."))
-                        })
-                        .collect();
-                    WireMessage::Assistant {
-                        content,
-                        tool_calls,
-                        reasoning_details,
-                    }
-                }
-                Role::Tool => WireMessage::Tool {
-                    tool_call_id: m.tool_call_id.as_deref().unwrap_or_default(),
-                    content: text_of(m),
-                },
-            });
-        }
-        tool_images.flush(&mut messages);
+impl<'a, M, T> WireRequest<'a, M, T> {
+    fn new(model: &'a str, request: &'a ModelRequest, stream: bool, messages: Vec<M>, tools: Option<T>) -> Self {
         WireRequest {
             model,
             messages,
-            tools: request
-                .tools
-                .iter()
-                .map(|t| WireTool {
-                    kind: "function",
-                    function: WireFunction {
-                        name: &t.name,
-                        description: &t.description,
-                        parameters: &t.parameters,
-                    },
-                })
-                .collect(),
+            tools,
             max_tokens: request.max_output_tokens,
             temperature: request.temperature.map(crate::util::json_f32),
             response_format: request.output_schema.as_ref().map(|o| ResponseFormat {
@@ -230,6 +302,110 @@ impl<'a> WireRequest<'a> {
             stream,
             stream_options: stream.then_some(StreamOptions { include_usage: true }),
         }
+    }
+}
+
+/// The request's tools in wire form; `None` when there are none (the field is left out).
+fn wire_tools(request: &ModelRequest) -> Option<Vec<WireTool<'_>>> {
+    if request.tools.is_empty() {
+        return None;
+    }
+    Some(
+        request
+            .tools
+            .iter()
+            .map(|t| WireTool {
+                kind: "function",
+                function: WireFunction {
+                    name: &t.name,
+                    description: &t.description,
+                    parameters: &t.parameters,
+                },
+            })
+            .collect(),
+    )
+}
+
+/// Turns the request's messages, in order, into wire messages.
+#[derive(Default)]
+struct Renderer<'a> {
+    tool_images: ToolImages<'a>,
+}
+
+impl<'a> Renderer<'a> {
+    /// Adds `m`'s wire message to `out`, after the images of the tool results before it when
+    /// it ends their run.
+    fn push(&mut self, m: &'a Message, out: &mut Vec<WireMessage<'a>>) {
+        if m.role == Role::Tool {
+            self.tool_images.add(m);
+        } else {
+            self.tool_images.flush(out);
+        }
+        out.push(wire_message(m));
+    }
+
+    /// Whether no image waits for the end of its run: what follows is independent of what
+    /// came before.
+    fn is_idle(&self) -> bool {
+        self.tool_images.parts.is_empty()
+    }
+
+    /// Adds the images still waiting to `out`.
+    fn finish(&mut self, out: &mut Vec<WireMessage<'a>>) {
+        self.tool_images.flush(out);
+    }
+}
+
+fn wire_message(m: &Message) -> WireMessage<'_> {
+    match m.role {
+        Role::System => WireMessage::System { content: text_of(m) },
+        Role::User => WireMessage::User {
+            content: user_content(&m.content),
+        },
+        Role::Assistant => {
+            let text = text_of(m);
+            let content = if text.is_empty() && !m.tool_calls.is_empty() {
+                None
+            } else {
+                Some(text)
+            };
+            let tool_calls = m
+                .tool_calls
+                .iter()
+                .map(|c| WireCall {
+                    id: &c.id,
+                    kind: "function",
+                    function: WireFunctionCall {
+                        name: &c.name,
+                        arguments: if c.arguments.trim().is_empty() {
+                            "{}"
+                        } else {
+                            &c.arguments
+                        },
+                    },
+                })
+                .collect();
+            // OpenRouter's reasoning_details must come back unchanged.
+            let reasoning_details = m
+                .reasoning
+                .iter()
+                .flat_map(|r| r.opaque.iter())
+                .filter(|v| {
+                    v.get("type")
+                        .and_then(Value::as_str)
+                        .is_some_and(|t| t.starts_with("reasoning."))
+                })
+                .collect();
+            WireMessage::Assistant {
+                content,
+                tool_calls,
+                reasoning_details,
+            }
+        }
+        Role::Tool => WireMessage::Tool {
+            tool_call_id: m.tool_call_id.as_deref().unwrap_or_default(),
+            content: text_of(m),
+        },
     }
 }
 
@@ -318,5 +494,175 @@ mod tests {
                 assert_eq!(value, request_body("gpt-4.1", request, stream));
             }
         }
+    }
+
+    fn image(tag: &str) -> ContentPart {
+        ContentPart::Image {
+            media_type: "image/png".into(),
+            source: ImageSource::Base64 { data: tag.into() },
+        }
+    }
+
+    fn tool_result_with_image(id: &str, tag: &str) -> Message {
+        let mut result = Message::tool_result(id, "shot", format!("shot \"{tag}\""), false);
+        result.content.push(image(tag));
+        result
+    }
+
+    /// The body as encoded from scratch, with no memo.
+    fn fresh(request: &ModelRequest) -> Vec<u8> {
+        let alone = ModelRequest {
+            reuse: agent_core::EncodingReuse::new(),
+            ..request.clone()
+        };
+        request_bytes("gpt-4.1", &alone, true).unwrap()
+    }
+
+    /// Adds messages to a request, and may edit earlier ones, saying from which index.
+    type Grow = dyn Fn(&mut Vec<Message>) -> Option<usize>;
+
+    /// Sends `request`, then builds the next one from it the way the loop does: `grow` adds
+    /// messages (and may edit earlier ones, saying from where).
+    fn next(request: &mut ModelRequest, grow: impl FnOnce(&mut Vec<Message>) -> Option<usize>) {
+        let kept = request.messages.len();
+        request.reuse = request.reuse.next_request(kept);
+        if let Some(edited) = grow(&mut request.messages) {
+            request.reuse.changed_from(edited);
+        }
+    }
+
+    #[test]
+    fn each_request_of_a_conversation_is_encoded_as_if_from_scratch() {
+        let mut request = requests().remove(0);
+        let grows: Vec<Box<Grow>> = vec![
+            // Plain steps.
+            Box::new(|m| {
+                m.push(Message::assistant_with_tools(
+                    "",
+                    vec![agent_core::ToolCall::new("c1", "shot", &serde_json::json!({}))],
+                ));
+                None
+            }),
+            Box::new(|m| {
+                m.push(Message::tool_result("c1", "shot", "plain \u{2028} text", false));
+                None
+            }),
+            // A run of results with images: they go in one message after the run, which the
+            // next request continues.
+            Box::new(|m| {
+                m.push(tool_result_with_image("c2", "a"));
+                None
+            }),
+            Box::new(|m| {
+                m.push(tool_result_with_image("c3", "b"));
+                None
+            }),
+            Box::new(|m| {
+                m.push(Message::assistant("seen both"));
+                None
+            }),
+            // An older image replaced by a note (the loop keeps only the newest few).
+            Box::new(|m| {
+                let index = m.iter().position(|x| x.tool_call_id.as_deref() == Some("c2")).unwrap();
+                m[index].content[1] = ContentPart::text("[image omitted]");
+                m.push(Message::user("and now?"));
+                Some(index)
+            }),
+            Box::new(|m| {
+                m.push(Message::assistant("done"));
+                None
+            }),
+        ];
+        assert_eq!(request_bytes("gpt-4.1", &request, true).unwrap(), fresh(&request));
+        for (step, grow) in grows.iter().enumerate() {
+            next(&mut request, grow);
+            let bytes = request_bytes("gpt-4.1", &request, true).unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&bytes),
+                String::from_utf8_lossy(&fresh(&request)),
+                "step {step}"
+            );
+            // A retry of the same request reuses all of it, and sends the same.
+            assert_eq!(
+                request_bytes("gpt-4.1", &request, true).unwrap(),
+                bytes,
+                "retry of step {step}"
+            );
+        }
+    }
+
+    /// Replaces the kept encoding of the wire message at `index` with a tracer.
+    fn trace(request: &ModelRequest, index: usize) {
+        let (mut memo, _) = request.reuse.take::<ChatMemo>().unwrap();
+        memo.encoded[index] = RawValue::from_string(r#"{"role":"user","content":"TRACER"}"#.into()).unwrap();
+        request.reuse.put(memo);
+    }
+
+    #[test]
+    fn vouched_messages_are_copied_and_only_new_ones_encoded() {
+        let mut request = requests().remove(0);
+        request_bytes("gpt-4.1", &request, true).unwrap();
+        trace(&request, 1);
+        next(&mut request, |m| {
+            m.push(Message::user("new"));
+            None
+        });
+        let body = String::from_utf8(request_bytes("gpt-4.1", &request, true).unwrap()).unwrap();
+        assert!(body.contains("TRACER"), "the kept encoding is sent: {body}");
+        assert!(body.contains(r#"{"role":"user","content":"new"}"#));
+        // Not vouched for: encoded again.
+        trace(&request, 1);
+        next(&mut request, |m| {
+            m.push(Message::user("newer"));
+            Some(0)
+        });
+        let body = String::from_utf8(request_bytes("gpt-4.1", &request, true).unwrap()).unwrap();
+        assert!(!body.contains("TRACER"), "{body}");
+        assert_eq!(body.as_bytes(), fresh(&request));
+    }
+
+    #[test]
+    fn a_memo_is_not_reused_where_it_no_longer_applies() {
+        let mut request = requests().remove(0);
+        request_bytes("gpt-4.1", &request, true).unwrap();
+        // Another system prompt: nothing of the memo applies.
+        next(&mut request, |m| {
+            m.push(Message::user("more"));
+            None
+        });
+        request.system = Some("Now be verbose.".into());
+        assert_eq!(request_bytes("gpt-4.1", &request, true).unwrap(), fresh(&request));
+        // A request built but never sent (over budget): the one after it vouches for its
+        // messages, which the memo (of the request before) does not describe.
+        next(&mut request, |m| {
+            m[0] = Message::user("edited where the unsent request said so");
+            m.push(Message::user("unsent"));
+            Some(0)
+        });
+        next(&mut request, |m| {
+            m.push(Message::user("after"));
+            None
+        });
+        assert_eq!(request_bytes("gpt-4.1", &request, true).unwrap(), fresh(&request));
+        // Another tool list: encoded again (the kept encoding is of the list it was made from).
+        next(&mut request, |m| {
+            m.push(Message::user("with other tools"));
+            None
+        });
+        request.tools = Arc::new(vec![ToolSchema {
+            name: "other".into(),
+            description: "Another \"tool\".".into(),
+            parameters: serde_json::json!({"type": "object"}),
+        }]);
+        assert_eq!(request_bytes("gpt-4.1", &request, true).unwrap(), fresh(&request));
+        next(&mut request, |_| None);
+        request.tools = Arc::new(Vec::new());
+        assert_eq!(request_bytes("gpt-4.1", &request, true).unwrap(), fresh(&request));
+        // Vouching for nothing re-encodes everything, even right after a request.
+        next(&mut request, |m| {
+            m[1] = Message::user("edited in place");
+            Some(0)
+        });
+        assert_eq!(request_bytes("gpt-4.1", &request, true).unwrap(), fresh(&request));
     }
 }
