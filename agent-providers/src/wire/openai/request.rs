@@ -15,15 +15,10 @@ use serde_json::value::RawValue;
 
 /// Builds the Chat Completions request body as JSON.
 pub fn request_body(model: &str, request: &ModelRequest, stream: bool) -> Value {
-    let mut messages = Vec::with_capacity(request.messages.len() + 1);
-    messages.extend(system_message(request));
-    let mut renderer = Renderer::default();
-    for m in &request.messages {
-        renderer.push(m, &mut messages);
-    }
-    renderer.finish(&mut messages);
-    let body = WireRequest::new(model, request, stream, messages, wire_tools(request));
-    serde_json::to_value(body).unwrap_or(Value::Null)
+    encode(model, request, stream, None)
+        .ok()
+        .and_then(|(body, _)| serde_json::from_slice(&body).ok())
+        .unwrap_or(Value::Null)
 }
 
 /// Builds the Chat Completions request body as bytes (what the adapter sends; no
@@ -34,14 +29,32 @@ pub fn request_body(model: &str, request: &ModelRequest, stream: bool) -> Value 
 /// left for the next.
 pub fn request_bytes(model: &str, request: &ModelRequest, stream: bool) -> Result<Vec<u8>, ProviderError> {
     let system = request.system.as_deref().filter(|s| !s.is_empty());
-    let mut memo = match request.reuse.take::<ChatMemo>() {
+    let kept = match request.reuse.take::<ChatMemo>() {
         Some((mut memo, reusable)) if memo.system.as_deref() == system => {
             memo.cut(reusable.min(request.messages.len()));
-            memo
+            Some(memo)
         }
-        _ => ChatMemo::start(request)?,
+        _ => None,
+    };
+    let (body, memo) = encode(model, request, stream, kept)?;
+    request.reuse.put(memo);
+    Ok(body)
+}
+
+/// The body, encoding the messages `kept` does not cover, and the memo of all of them.
+fn encode(
+    model: &str,
+    request: &ModelRequest,
+    stream: bool,
+    kept: Option<ChatMemo>,
+) -> Result<(Vec<u8>, ChatMemo), ProviderError> {
+    let mut memo = match kept {
+        Some(memo) => memo,
+        None => ChatMemo::start(request)?,
     };
     let from = memo.messages_encoded();
+    let new = request.messages.get(from..).unwrap_or_default();
+    memo.encoded.reserve(new.iter().map(approx_len).sum());
     let mut renderer = Renderer::default();
     let mut wire = Vec::new();
     for (i, m) in request.messages.iter().enumerate().skip(from) {
@@ -50,44 +63,87 @@ pub fn request_bytes(model: &str, request: &ModelRequest, stream: bool) -> Resul
         if renderer.is_idle() {
             memo.cuts.push(Cut {
                 messages: i + 1,
-                encoded: memo.encoded.len(),
+                bytes: memo.encoded.len(),
             });
         }
     }
     // Images of the last results go in a message of their own after them: it is sent, but not
     // kept, since later results of the same run would join it.
     renderer.finish(&mut wire);
-    let tail = wire.iter().map(encode).collect::<Result<Vec<_>, _>>()?;
     memo.encode_tools(request)?;
-    let tools = memo.tools_of(request);
-    let messages: Vec<&RawValue> = memo.encoded.iter().chain(&tail).map(|m| &**m).collect();
-    let size: usize = messages.iter().map(|m| m.get().len() + 1).sum::<usize>() + tools.map_or(0, |t| t.get().len());
-    let body = WireRequest::new(model, request, stream, messages, tools);
-    let bytes = crate::wire::to_bytes(&body, 1024 + size);
-    drop(body);
-    request.reuse.put(memo);
-    bytes
+    let rest = WireRest::new(request, stream, memo.tools_of(request));
+    let tools_size = rest.tools.map_or(0, |t| t.get().len());
+    let mut body = Vec::with_capacity(1024 + model.len() + memo.encoded.len() + tools_size);
+    body.extend_from_slice(b"{\"model\":");
+    write_json(&mut body, model)?;
+    body.extend_from_slice(b",\"messages\":[");
+    body.extend_from_slice(&memo.encoded);
+    for message in &wire {
+        if body.last() != Some(&b'[') {
+            body.push(b',');
+        }
+        write_json(&mut body, message)?;
+    }
+    body.push(b']');
+    // The other fields as an object of their own, whose braces become the body's: `{` turns
+    // into the comma after the messages, and `}` closes the body.
+    let at = body.len();
+    write_json(&mut body, &rest)?;
+    if body.len() - at == 2 {
+        body.truncate(at);
+        body.push(b'}');
+    } else {
+        body[at] = b',';
+    }
+    Ok((body, memo))
+}
+
+/// About the length of a message's JSON, so that encoding seldom grows the buffer: its texts
+/// and arguments, and room for the rest.
+fn approx_len(m: &Message) -> usize {
+    let content: usize = m
+        .content
+        .iter()
+        .map(|p| match p {
+            ContentPart::Text { text } => text.len(),
+            ContentPart::Image {
+                source: ImageSource::Base64 { data },
+                ..
+            } => data.len(),
+            ContentPart::Image {
+                source: ImageSource::Url { url },
+                ..
+            } => url.len(),
+        })
+        .sum();
+    let calls: usize = m.tool_calls.iter().map(|c| c.arguments.len() + c.id.len() + 64).sum();
+    content + content / 8 + calls + 64
+}
+
+fn write_json<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) -> Result<(), ProviderError> {
+    serde_json::to_writer(out, value)
+        .map_err(|e| ProviderError::BadRequest(format!("could not encode the request: {e}")))
 }
 
 /// The encoding of a request's wire messages, kept for the next request of the conversation.
 struct ChatMemo {
     /// The system prompt the messages start with.
     system: Option<String>,
-    /// Each wire message's JSON, in order.
-    encoded: Vec<Box<RawValue>>,
+    /// The wire messages' JSON, in order, separated by commas.
+    encoded: Vec<u8>,
     /// The tool list it was last sent with (shared, so never another list at the same
     /// address), and its encoding.
     tools: Option<(Arc<Vec<ToolSchema>>, Box<RawValue>)>,
     /// The places the encoding may be cut and continued, in order: after how many of the
     /// request's messages nothing waited to be sent (a tool result's images wait for the end
-    /// of its run), and how many wire messages they made. The first is the start.
+    /// of its run), and how long the encoding was there. The first is the start.
     cuts: Vec<Cut>,
 }
 
 #[derive(Clone, Copy)]
 struct Cut {
     messages: usize,
-    encoded: usize,
+    bytes: usize,
 }
 
 impl ChatMemo {
@@ -95,14 +151,14 @@ impl ChatMemo {
     fn start(request: &ModelRequest) -> Result<Self, ProviderError> {
         let mut memo = ChatMemo {
             system: request.system.clone().filter(|s| !s.is_empty()),
-            encoded: Vec::with_capacity(request.messages.len() + 1),
+            encoded: Vec::new(),
             tools: None,
             cuts: Vec::with_capacity(request.messages.len() + 1),
         };
         memo.encode(system_message(request))?;
         memo.cuts.push(Cut {
             messages: 0,
-            encoded: memo.encoded.len(),
+            bytes: memo.encoded.len(),
         });
         Ok(memo)
     }
@@ -112,7 +168,7 @@ impl ChatMemo {
     fn cut(&mut self, messages: usize) {
         let keep = self.cuts.partition_point(|c| c.messages <= messages).max(1);
         self.cuts.truncate(keep);
-        let end = self.cuts.last().map_or(0, |c| c.encoded);
+        let end = self.cuts.last().map_or(0, |c| c.bytes);
         self.encoded.truncate(end);
     }
 
@@ -145,15 +201,13 @@ impl ChatMemo {
 
     fn encode<'a>(&mut self, wire: impl IntoIterator<Item = WireMessage<'a>>) -> Result<(), ProviderError> {
         for message in wire {
-            self.encoded.push(encode(&message)?);
+            if !self.encoded.is_empty() {
+                self.encoded.push(b',');
+            }
+            write_json(&mut self.encoded, &message)?;
         }
         Ok(())
     }
-}
-
-fn encode(message: &WireMessage<'_>) -> Result<Box<RawValue>, ProviderError> {
-    serde_json::value::to_raw_value(message)
-        .map_err(|e| ProviderError::BadRequest(format!("could not encode the request: {e}")))
 }
 
 fn system_message(request: &ModelRequest) -> Option<WireMessage<'_>> {
@@ -166,13 +220,12 @@ fn system_message(request: &ModelRequest) -> Option<WireMessage<'_>> {
         })
 }
 
+/// The body's fields after the messages, in wire order.
 #[derive(Serialize)]
-struct WireRequest<'a, M, T> {
-    model: &'a str,
-    messages: Vec<M>,
+struct WireRest<'a> {
     /// The tools (never an empty list).
     #[serde(skip_serializing_if = "Option::is_none")]
-    tools: Option<T>,
+    tools: Option<&'a RawValue>,
     #[serde(skip_serializing_if = "Option::is_none")]
     max_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -283,11 +336,9 @@ fn text_of(m: &Message) -> Cow<'_, str> {
     }
 }
 
-impl<'a, M, T> WireRequest<'a, M, T> {
-    fn new(model: &'a str, request: &'a ModelRequest, stream: bool, messages: Vec<M>, tools: Option<T>) -> Self {
-        WireRequest {
-            model,
-            messages,
+impl<'a> WireRest<'a> {
+    fn new(request: &'a ModelRequest, stream: bool, tools: Option<&'a RawValue>) -> Self {
+        WireRest {
             tools,
             max_tokens: request.max_output_tokens,
             temperature: request.temperature.map(crate::util::json_f32),
@@ -591,10 +642,15 @@ mod tests {
         }
     }
 
-    /// Replaces the kept encoding of the wire message at `index` with a tracer.
-    fn trace(request: &ModelRequest, index: usize) {
+    /// Replaces the kept encoding of the request's first message with a tracer.
+    fn trace(request: &ModelRequest) {
         let (mut memo, _) = request.reuse.take::<ChatMemo>().unwrap();
-        memo.encoded[index] = RawValue::from_string(r#"{"role":"user","content":"TRACER"}"#.into()).unwrap();
+        let (from, to) = (memo.cuts[0].bytes, memo.cuts[1].bytes);
+        let tracer = br#",{"role":"user","content":"TRACER"}"#;
+        memo.encoded.splice(from..to, tracer.iter().copied());
+        for cut in &mut memo.cuts[1..] {
+            cut.bytes = cut.bytes + tracer.len() - (to - from);
+        }
         request.reuse.put(memo);
     }
 
@@ -602,7 +658,7 @@ mod tests {
     fn vouched_messages_are_copied_and_only_new_ones_encoded() {
         let mut request = requests().remove(0);
         request_bytes("gpt-4.1", &request, true).unwrap();
-        trace(&request, 1);
+        trace(&request);
         next(&mut request, |m| {
             m.push(Message::user("new"));
             None
@@ -611,7 +667,7 @@ mod tests {
         assert!(body.contains("TRACER"), "the kept encoding is sent: {body}");
         assert!(body.contains(r#"{"role":"user","content":"new"}"#));
         // Not vouched for: encoded again.
-        trace(&request, 1);
+        trace(&request);
         next(&mut request, |m| {
             m.push(Message::user("newer"));
             Some(0)
