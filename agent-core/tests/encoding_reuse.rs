@@ -4,14 +4,17 @@
 //! replaced by notes, a hook editing the request, a new turn, and trimming to fit the context.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
+mod common;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use agent_core::{
-    Agent, AgentConfig, CancellationToken, ContentPart, EventStream, HookError, Hooks, ImageSource, Message,
-    ModelRequest, Provider, ProviderError, Role, ScriptStep, ScriptedProvider, ScriptedReply, SessionId, ToolContext,
-    ToolError, ToolOutput, Vision, async_trait, tool_fn,
+    Agent, AgentConfig, CancellationToken, ContentPart, EventStream, HookError, Hooks, Message, ModelRequest, Provider,
+    ProviderError, Role, ScriptStep, ScriptedProvider, ScriptedReply, SessionId, ToolContext, ToolError, ToolOutput,
+    Vision, async_trait, tool_fn,
 };
+use common::image;
 use serde_json::json;
 
 /// Keeps each request's messages as its memo, and checks on the next request that every
@@ -69,13 +72,6 @@ impl Provider for Checking {
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct NoArgs {}
-
-fn image(tag: &str) -> ContentPart {
-    ContentPart::Image {
-        media_type: "image/png".into(),
-        source: ImageSource::Base64 { data: tag.into() },
-    }
-}
 
 /// Calls `tool` `calls` times in each turn, then answers; answers a summary request (one
 /// offering no tools) with a summary.

@@ -3,23 +3,19 @@
 //! by what the provider knows of its model.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
+mod common;
+
 use std::sync::Arc;
 
 use agent_core::{
     Agent, AgentConfig, ContentPart, ImageSource, Message, ModelRequest, Role, ScriptStep, ScriptedProvider,
     ScriptedReply, ToolContext, ToolError, ToolOutput, Vision, tool_fn,
 };
+use common::image;
 use serde_json::json;
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct NoArgs {}
-
-fn image(tag: &str) -> ContentPart {
-    ContentPart::Image {
-        media_type: "image/png".into(),
-        source: ImageSource::Base64 { data: tag.into() },
-    }
-}
 
 fn images_in(request: &ModelRequest) -> Vec<String> {
     let mut out = Vec::new();

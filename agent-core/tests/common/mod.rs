@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use agent_core::{AgentEvent, EventKind, Message, Role, Run};
+use agent_core::{AgentEvent, ContentPart, EventKind, ImageSource, Message, Role, Run};
 use futures::StreamExt;
 
 /// Asserts the transcript invariant: every assistant tool call has exactly one tool result,
@@ -96,4 +96,12 @@ pub fn is_final(kind: &EventKind) -> bool {
             | EventKind::RunCancelled { .. }
             | EventKind::RunCapped { .. }
     )
+}
+
+/// A PNG image part whose base64 data is `tag`, to tell images apart.
+pub fn image(tag: &str) -> ContentPart {
+    ContentPart::Image {
+        media_type: "image/png".into(),
+        source: ImageSource::Base64 { data: tag.into() },
+    }
 }
