@@ -4,9 +4,9 @@
 //! `anthropic`/`gemini` built a `serde_json::Value` tree first; all three now serialize a
 //! borrowed derived view into a pre-sized buffer.)
 //!
-//! `openai_next_step` is the Chat Completions request of the next step of the same turn: the
-//! 37 messages the previous request sent are copied from its kept encoding (see
-//! `agent_core::EncodingReuse`), and only the 3 new ones are encoded.
+//! `openai_next_step` (and `openai_responses_next_step`) is the request of the next step of
+//! the same turn: the 37 messages the previous request sent are copied from its kept encoding
+//! (see `agent_core::EncodingReuse`), and only the 3 new ones are encoded.
 //!
 //! Run: `cargo bench -p agent-providers --bench request_encode`
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
@@ -15,7 +15,7 @@ use std::hint::black_box;
 use std::sync::Arc;
 
 use agent_core::{ContentPart, EncodingReuse, Message, ModelRequest, Reasoning, ToolCall, ToolSchema};
-use agent_providers::{anthropic, gemini, openai};
+use agent_providers::{anthropic, gemini, openai, openai_responses};
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::json;
 
@@ -71,6 +71,24 @@ fn request() -> ModelRequest {
     }
 }
 
+/// The request with its last 3 messages as the next step of the turn: the request before
+/// them encoded by `encode` first, its kept encoding vouched for.
+fn next_step(request: &ModelRequest, encode: impl Fn(&ModelRequest)) -> ModelRequest {
+    let mut previous = ModelRequest {
+        reuse: EncodingReuse::new(),
+        ..request.clone()
+    };
+    let new = previous.messages.split_off(previous.messages.len() - 3);
+    encode(&previous);
+    let kept = previous.messages.len();
+    let mut next = ModelRequest {
+        reuse: previous.reuse.next_request(kept),
+        ..previous
+    };
+    next.messages.extend(new);
+    next
+}
+
 fn bench(c: &mut Criterion) {
     let request = request();
     let mut group = c.benchmark_group("request_encode");
@@ -90,21 +108,40 @@ fn bench(c: &mut Criterion) {
     group.bench_function("openai_next_step", |b| {
         b.iter_batched(
             || {
-                let mut previous = ModelRequest {
-                    reuse: EncodingReuse::new(),
-                    ..request.clone()
-                };
-                let new = previous.messages.split_off(previous.messages.len() - 3);
-                openai::request_bytes("gpt-4.1", &previous, true).unwrap();
-                let kept = previous.messages.len();
-                let mut next = ModelRequest {
-                    reuse: previous.reuse.next_request(kept),
-                    ..previous
-                };
-                next.messages.extend(new);
-                next
+                next_step(&request, |r| {
+                    openai::request_bytes("gpt-4.1", r, true).unwrap();
+                })
             },
             |next| openai::request_bytes("gpt-4.1", black_box(&next), true).unwrap().len(),
+            BatchSize::SmallInput,
+        )
+    });
+    group.bench_function("openai_responses", |b| {
+        b.iter_batched(
+            || ModelRequest {
+                reuse: EncodingReuse::new(),
+                ..request.clone()
+            },
+            |fresh| {
+                openai_responses::request_bytes("gpt-4.1", black_box(&fresh), true)
+                    .unwrap()
+                    .len()
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    group.bench_function("openai_responses_next_step", |b| {
+        b.iter_batched(
+            || {
+                next_step(&request, |r| {
+                    openai_responses::request_bytes("gpt-4.1", r, true).unwrap();
+                })
+            },
+            |next| {
+                openai_responses::request_bytes("gpt-4.1", black_box(&next), true)
+                    .unwrap()
+                    .len()
+            },
             BatchSize::SmallInput,
         )
     });

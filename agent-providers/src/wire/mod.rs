@@ -15,6 +15,7 @@ use crate::transport::WireDecoder;
 pub(crate) mod adapter;
 pub mod anthropic;
 pub mod gemini;
+mod kept;
 pub mod openai;
 pub mod openai_responses;
 #[cfg(test)]

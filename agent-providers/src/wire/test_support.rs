@@ -110,3 +110,24 @@ pub(crate) fn assert_bytes_of_tree(bytes: &[u8], tree: &serde_json::Value) {
     );
     assert_eq!(&parsed, tree);
 }
+
+/// `request` with an encoding memo of its own: what encoding it from scratch sends.
+pub(crate) fn alone(request: &ModelRequest) -> ModelRequest {
+    ModelRequest {
+        reuse: agent_core::EncodingReuse::new(),
+        ..request.clone()
+    }
+}
+
+/// Adds messages to a request, and may edit earlier ones, saying from which index.
+pub(crate) type Grow = dyn Fn(&mut Vec<Message>) -> Option<usize>;
+
+/// Makes `request` the next request of its turn, the way the loop does: vouching for the
+/// messages it had, then `grow` adds (and maybe edits) some.
+pub(crate) fn next_request(request: &mut ModelRequest, grow: impl FnOnce(&mut Vec<Message>) -> Option<usize>) {
+    let kept = request.messages.len();
+    request.reuse = request.reuse.next_request(kept);
+    if let Some(edited) = grow(&mut request.messages) {
+        request.reuse.changed_from(edited);
+    }
+}

@@ -1,17 +1,18 @@
 //! The Chat Completions request: a borrowed view of the [`ModelRequest`] in wire order,
 //! serialized straight into the body.
 //!
-//! Within a turn each request repeats the previous one's messages: the encoding of each wire
-//! message is kept in the request's [`EncodingReuse`](agent_core::EncodingReuse) memo, and
-//! only the messages added since are encoded (see [`ChatMemo`]).
+//! Within a turn each request repeats the previous one's messages: their encoding is kept in
+//! the request's [`EncodingReuse`](agent_core::EncodingReuse) memo, and only the messages
+//! added since are encoded (see [`KeptItems`]).
 
 use std::borrow::Cow;
-use std::sync::Arc;
 
-use agent_core::{ContentPart, ImageSource, Message, ModelRequest, ProviderError, Role, ToolSchema};
+use agent_core::{ContentPart, ImageSource, Message, ModelRequest, ProviderError, Role};
 use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
+
+use crate::wire::kept::KeptItems;
 
 /// Builds the Chat Completions request body as JSON.
 pub fn request_body(model: &str, request: &ModelRequest, stream: bool) -> Value {
@@ -28,196 +29,71 @@ pub fn request_body(model: &str, request: &ModelRequest, stream: bool) -> Value 
 /// again: their encoding from the previous request is copied, and the memo of this one is
 /// left for the next.
 pub fn request_bytes(model: &str, request: &ModelRequest, stream: bool) -> Result<Vec<u8>, ProviderError> {
-    let system = request.system.as_deref().filter(|s| !s.is_empty());
-    let kept = match request.reuse.take::<ChatMemo>() {
-        Some((mut memo, reusable)) if memo.system.as_deref() == system => {
-            memo.cut(reusable.min(request.messages.len()));
-            Some(memo)
-        }
-        _ => None,
-    };
-    let (body, memo) = encode(model, request, stream, kept)?;
-    request.reuse.put(memo);
+    let kept = KeptItems::continuing(request, system(request));
+    let (body, kept) = encode(model, request, stream, kept)?;
+    kept.keep(request);
     Ok(body)
 }
 
-/// The body, encoding the messages `kept` does not cover, and the memo of all of them.
+/// The Chat Completions wire format, naming its kept items.
+struct Chat;
+
+/// The body, encoding the messages `kept` does not cover, and the encoding of all of them.
 fn encode(
     model: &str,
     request: &ModelRequest,
     stream: bool,
-    kept: Option<ChatMemo>,
-) -> Result<(Vec<u8>, ChatMemo), ProviderError> {
-    let mut memo = match kept {
-        Some(memo) => memo,
-        None => ChatMemo::start(request)?,
+    kept: Option<KeptItems<Chat>>,
+) -> Result<(Vec<u8>, KeptItems<Chat>), ProviderError> {
+    let mut kept = match kept {
+        Some(kept) => kept,
+        None => {
+            // The system prompt is the first item, which every later one follows.
+            let mut kept = KeptItems::new(system(request), request);
+            if let Some(system) = system_message(request) {
+                kept.push(&system)?;
+            }
+            kept.cut_here(0);
+            kept
+        }
     };
-    let from = memo.messages_encoded();
-    let new = request.messages.get(from..).unwrap_or_default();
-    memo.encoded.reserve(new.iter().map(approx_len).sum());
+    let from = kept.messages();
+    kept.reserve_for(request.messages.get(from..).unwrap_or_default());
     let mut renderer = Renderer::default();
     let mut wire = Vec::new();
     for (i, m) in request.messages.iter().enumerate().skip(from) {
         renderer.push(m, &mut wire);
-        memo.encode(wire.drain(..))?;
+        for item in wire.drain(..) {
+            kept.push(&item)?;
+        }
         if renderer.is_idle() {
-            memo.cuts.push(Cut {
-                messages: i + 1,
-                bytes: memo.encoded.len(),
-            });
+            kept.cut_here(i + 1);
         }
     }
     // Images of the last results go in a message of their own after them: it is sent, but not
     // kept, since later results of the same run would join it.
     renderer.finish(&mut wire);
-    memo.encode_tools(request)?;
-    let rest = WireRest::new(request, stream, memo.tools_of(request));
-    let tools_size = rest.tools.map_or(0, |t| t.get().len());
-    let mut body = Vec::with_capacity(1024 + model.len() + memo.encoded.len() + tools_size);
-    body.extend_from_slice(b"{\"model\":");
-    write_json(&mut body, model)?;
-    body.extend_from_slice(b",\"messages\":[");
-    body.extend_from_slice(&memo.encoded);
-    for message in &wire {
-        if body.last() != Some(&b'[') {
-            body.push(b',');
-        }
-        write_json(&mut body, message)?;
-    }
-    body.push(b']');
-    // The other fields as an object of their own, whose braces become the body's: `{` turns
-    // into the comma after the messages, and `}` closes the body.
-    let at = body.len();
-    write_json(&mut body, &rest)?;
-    if body.len() - at == 2 {
-        body.truncate(at);
-        body.push(b'}');
-    } else {
-        body[at] = b',';
-    }
-    Ok((body, memo))
+    kept.encode_tools(request, || wire_tools(request))?;
+    let rest = WireRest::new(request, stream, kept.tools(request));
+    let body = kept.body(&Head { model }, "messages", &wire, &rest)?;
+    Ok((body, kept))
 }
 
-/// About the length of a message's JSON, so that encoding seldom grows the buffer: its texts
-/// and arguments, and room for the rest.
-fn approx_len(m: &Message) -> usize {
-    let content: usize = m
-        .content
-        .iter()
-        .map(|p| match p {
-            ContentPart::Text { text } => text.len(),
-            ContentPart::Image {
-                source: ImageSource::Base64 { data },
-                ..
-            } => data.len(),
-            ContentPart::Image {
-                source: ImageSource::Url { url },
-                ..
-            } => url.len(),
-        })
-        .sum();
-    let calls: usize = m.tool_calls.iter().map(|c| c.arguments.len() + c.id.len() + 64).sum();
-    content + content / 8 + calls + 64
-}
-
-fn write_json<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) -> Result<(), ProviderError> {
-    serde_json::to_writer(out, value)
-        .map_err(|e| ProviderError::BadRequest(format!("could not encode the request: {e}")))
-}
-
-/// The encoding of a request's wire messages, kept for the next request of the conversation.
-struct ChatMemo {
-    /// The system prompt the messages start with.
-    system: Option<String>,
-    /// The wire messages' JSON, in order, separated by commas.
-    encoded: Vec<u8>,
-    /// The tool list it was last sent with (shared, so never another list at the same
-    /// address), and its encoding.
-    tools: Option<(Arc<Vec<ToolSchema>>, Box<RawValue>)>,
-    /// The places the encoding may be cut and continued, in order: after how many of the
-    /// request's messages nothing waited to be sent (a tool result's images wait for the end
-    /// of its run), and how long the encoding was there. The first is the start.
-    cuts: Vec<Cut>,
-}
-
-#[derive(Clone, Copy)]
-struct Cut {
-    messages: usize,
-    bytes: usize,
-}
-
-impl ChatMemo {
-    /// A memo holding only the system prompt's message.
-    fn start(request: &ModelRequest) -> Result<Self, ProviderError> {
-        let mut memo = ChatMemo {
-            system: request.system.clone().filter(|s| !s.is_empty()),
-            encoded: Vec::new(),
-            tools: None,
-            cuts: Vec::with_capacity(request.messages.len() + 1),
-        };
-        memo.encode(system_message(request))?;
-        memo.cuts.push(Cut {
-            messages: 0,
-            bytes: memo.encoded.len(),
-        });
-        Ok(memo)
-    }
-
-    /// Keeps the encoding of at most the first `messages` messages, up to the last place it
-    /// may be continued from.
-    fn cut(&mut self, messages: usize) {
-        let keep = self.cuts.partition_point(|c| c.messages <= messages).max(1);
-        self.cuts.truncate(keep);
-        let end = self.cuts.last().map_or(0, |c| c.bytes);
-        self.encoded.truncate(end);
-    }
-
-    /// How many of the request's messages the kept encoding covers.
-    fn messages_encoded(&self) -> usize {
-        self.cuts.last().map_or(0, |c| c.messages)
-    }
-
-    /// Encodes the request's tools unless the kept encoding was made from the same list.
-    fn encode_tools(&mut self, request: &ModelRequest) -> Result<(), ProviderError> {
-        let kept = self
-            .tools
-            .as_ref()
-            .is_some_and(|(list, _)| Arc::ptr_eq(list, &request.tools));
-        if !kept && !request.tools.is_empty() {
-            let encoded = serde_json::value::to_raw_value(&wire_tools(request))
-                .map_err(|e| ProviderError::BadRequest(format!("could not encode the tools: {e}")))?;
-            self.tools = Some((request.tools.clone(), encoded));
-        }
-        Ok(())
-    }
-
-    /// The encoding of the request's tools (after [`Self::encode_tools`]), `None` for none.
-    fn tools_of(&self, request: &ModelRequest) -> Option<&RawValue> {
-        match &self.tools {
-            Some((list, encoded)) if Arc::ptr_eq(list, &request.tools) => Some(encoded),
-            _ => None,
-        }
-    }
-
-    fn encode<'a>(&mut self, wire: impl IntoIterator<Item = WireMessage<'a>>) -> Result<(), ProviderError> {
-        for message in wire {
-            if !self.encoded.is_empty() {
-                self.encoded.push(b',');
-            }
-            write_json(&mut self.encoded, &message)?;
-        }
-        Ok(())
-    }
+/// The system prompt, unless empty.
+fn system(request: &ModelRequest) -> Option<&str> {
+    request.system.as_deref().filter(|s| !s.is_empty())
 }
 
 fn system_message(request: &ModelRequest) -> Option<WireMessage<'_>> {
-    request
-        .system
-        .as_deref()
-        .filter(|s| !s.is_empty())
-        .map(|system| WireMessage::System {
-            content: Cow::Borrowed(system),
-        })
+    system(request).map(|system| WireMessage::System {
+        content: Cow::Borrowed(system),
+    })
+}
+
+/// The body's fields before the messages.
+#[derive(Serialize)]
+struct Head<'a> {
+    model: &'a str,
 }
 
 /// The body's fields after the messages, in wire order.
@@ -533,8 +409,12 @@ impl<'a> ToolImages<'a> {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
+    use std::sync::Arc;
+
+    use agent_core::ToolSchema;
+
     use super::*;
-    use crate::wire::test_support::requests;
+    use crate::wire::test_support::{Grow, alone, next_request, requests};
 
     #[test]
     fn request_bytes_are_request_body() {
@@ -562,24 +442,7 @@ mod tests {
 
     /// The body as encoded from scratch, with no memo.
     fn fresh(request: &ModelRequest) -> Vec<u8> {
-        let alone = ModelRequest {
-            reuse: agent_core::EncodingReuse::new(),
-            ..request.clone()
-        };
-        request_bytes("gpt-4.1", &alone, true).unwrap()
-    }
-
-    /// Adds messages to a request, and may edit earlier ones, saying from which index.
-    type Grow = dyn Fn(&mut Vec<Message>) -> Option<usize>;
-
-    /// Sends `request`, then builds the next one from it the way the loop does: `grow` adds
-    /// messages (and may edit earlier ones, saying from where).
-    fn next(request: &mut ModelRequest, grow: impl FnOnce(&mut Vec<Message>) -> Option<usize>) {
-        let kept = request.messages.len();
-        request.reuse = request.reuse.next_request(kept);
-        if let Some(edited) = grow(&mut request.messages) {
-            request.reuse.changed_from(edited);
-        }
+        request_bytes("gpt-4.1", &alone(request), true).unwrap()
     }
 
     #[test]
@@ -626,7 +489,7 @@ mod tests {
         ];
         assert_eq!(request_bytes("gpt-4.1", &request, true).unwrap(), fresh(&request));
         for (step, grow) in grows.iter().enumerate() {
-            next(&mut request, grow);
+            next_request(&mut request, grow);
             let bytes = request_bytes("gpt-4.1", &request, true).unwrap();
             assert_eq!(
                 String::from_utf8_lossy(&bytes),
@@ -644,14 +507,9 @@ mod tests {
 
     /// Replaces the kept encoding of the request's first message with a tracer.
     fn trace(request: &ModelRequest) {
-        let (mut memo, _) = request.reuse.take::<ChatMemo>().unwrap();
-        let (from, to) = (memo.cuts[0].bytes, memo.cuts[1].bytes);
-        let tracer = br#",{"role":"user","content":"TRACER"}"#;
-        memo.encoded.splice(from..to, tracer.iter().copied());
-        for cut in &mut memo.cuts[1..] {
-            cut.bytes = cut.bytes + tracer.len() - (to - from);
-        }
-        request.reuse.put(memo);
+        let (mut kept, _) = request.reuse.take::<KeptItems<Chat>>().unwrap();
+        kept.trace_first(br#",{"role":"user","content":"TRACER"}"#);
+        request.reuse.put(kept);
     }
 
     #[test]
@@ -659,7 +517,7 @@ mod tests {
         let mut request = requests().remove(0);
         request_bytes("gpt-4.1", &request, true).unwrap();
         trace(&request);
-        next(&mut request, |m| {
+        next_request(&mut request, |m| {
             m.push(Message::user("new"));
             None
         });
@@ -668,7 +526,7 @@ mod tests {
         assert!(body.contains(r#"{"role":"user","content":"new"}"#));
         // Not vouched for: encoded again.
         trace(&request);
-        next(&mut request, |m| {
+        next_request(&mut request, |m| {
             m.push(Message::user("newer"));
             Some(0)
         });
@@ -682,7 +540,7 @@ mod tests {
         let mut request = requests().remove(0);
         request_bytes("gpt-4.1", &request, true).unwrap();
         // Another system prompt: nothing of the memo applies.
-        next(&mut request, |m| {
+        next_request(&mut request, |m| {
             m.push(Message::user("more"));
             None
         });
@@ -690,18 +548,18 @@ mod tests {
         assert_eq!(request_bytes("gpt-4.1", &request, true).unwrap(), fresh(&request));
         // A request built but never sent (over budget): the one after it vouches for its
         // messages, which the memo (of the request before) does not describe.
-        next(&mut request, |m| {
+        next_request(&mut request, |m| {
             m[0] = Message::user("edited where the unsent request said so");
             m.push(Message::user("unsent"));
             Some(0)
         });
-        next(&mut request, |m| {
+        next_request(&mut request, |m| {
             m.push(Message::user("after"));
             None
         });
         assert_eq!(request_bytes("gpt-4.1", &request, true).unwrap(), fresh(&request));
         // Another tool list: encoded again (the kept encoding is of the list it was made from).
-        next(&mut request, |m| {
+        next_request(&mut request, |m| {
             m.push(Message::user("with other tools"));
             None
         });
@@ -711,11 +569,11 @@ mod tests {
             parameters: serde_json::json!({"type": "object"}),
         }]);
         assert_eq!(request_bytes("gpt-4.1", &request, true).unwrap(), fresh(&request));
-        next(&mut request, |_| None);
+        next_request(&mut request, |_| None);
         request.tools = Arc::new(Vec::new());
         assert_eq!(request_bytes("gpt-4.1", &request, true).unwrap(), fresh(&request));
         // Vouching for nothing re-encodes everything, even right after a request.
-        next(&mut request, |m| {
+        next_request(&mut request, |m| {
             m[1] = Message::user("edited in place");
             Some(0)
         });

@@ -6,10 +6,12 @@ use std::borrow::Cow;
 use agent_core::{ContentPart, ImageSource, Message, ModelRequest, ProviderError, Role};
 use serde::Serialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::ReasoningSummary;
 use super::models::is_reasoning_model;
 use super::replay::{Entry, entry};
+use crate::wire::kept::KeptItems;
 
 /// Builds the Responses request body as JSON.
 ///
@@ -27,11 +29,18 @@ pub fn request_body(model: &str, request: &ModelRequest, stream: bool) -> Value 
 
 /// [`request_body`] asking reasoning models for `summary`.
 pub(crate) fn request_body_with(model: &str, request: &ModelRequest, stream: bool, summary: ReasoningSummary) -> Value {
-    serde_json::to_value(WireRequest::new(model, request, stream, summary)).unwrap_or(Value::Null)
+    encode(model, request, stream, summary, None)
+        .ok()
+        .and_then(|(body, _)| serde_json::from_slice(&body).ok())
+        .unwrap_or(Value::Null)
 }
 
 /// Builds the Responses request body as bytes (what the adapter sends; no intermediate JSON
 /// tree): [`request_body`]'s structure, fields in wire order.
+///
+/// The messages the request's [`reuse`](ModelRequest::reuse) vouches for are not encoded
+/// again: their items from the previous request are copied (see
+/// [`EncodingReuse`](agent_core::EncodingReuse)).
 pub fn request_bytes(model: &str, request: &ModelRequest, stream: bool) -> Result<Vec<u8>, ProviderError> {
     request_bytes_with(model, request, stream, ReasoningSummary::Auto)
 }
@@ -43,18 +52,66 @@ pub(crate) fn request_bytes_with(
     stream: bool,
     summary: ReasoningSummary,
 ) -> Result<Vec<u8>, ProviderError> {
-    let wire = WireRequest::new(model, request, stream, summary);
-    crate::wire::to_bytes(&wire, 1024 + 192 * wire.input.len() + 512 * wire.tools.len())
+    let kept = KeptItems::continuing(request, None);
+    let (body, kept) = encode(model, request, stream, summary, kept)?;
+    kept.keep(request);
+    Ok(body)
 }
 
+/// The Responses wire format, naming its kept items.
+struct Responses;
+
+/// The body, encoding the messages `kept` does not cover, and the items of all of them. Each
+/// message's items depend on that message alone (the system prompt goes in `instructions`).
+fn encode(
+    model: &str,
+    request: &ModelRequest,
+    stream: bool,
+    summary: ReasoningSummary,
+    kept: Option<KeptItems<Responses>>,
+) -> Result<(Vec<u8>, KeptItems<Responses>), ProviderError> {
+    let mut kept = match kept {
+        Some(kept) => kept,
+        None => {
+            let mut kept = KeptItems::new(None, request);
+            kept.cut_here(0);
+            kept
+        }
+    };
+    let from = kept.messages();
+    kept.reserve_for(request.messages.get(from..).unwrap_or_default());
+    let mut items = Vec::new();
+    for (i, m) in request.messages.iter().enumerate().skip(from) {
+        items_of(m, &mut items);
+        for item in items.drain(..) {
+            kept.push(&item)?;
+        }
+        kept.cut_here(i + 1);
+    }
+    kept.encode_tools(request, || wire_tools(request))?;
+    let head = Head {
+        model,
+        instructions: request.system.as_deref().filter(|s| !s.is_empty()),
+    };
+    let rest = WireRest::new(model, request, stream, summary, kept.tools(request));
+    let body = kept.body(&head, "input", &[] as &[Item<'_>], &rest)?;
+    Ok((body, kept))
+}
+
+/// The body's fields before `input`.
 #[derive(Serialize)]
-struct WireRequest<'a> {
+struct Head<'a> {
     model: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     instructions: Option<&'a str>,
-    input: Vec<Item<'a>>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<WireTool<'a>>,
+}
+
+/// The body's fields after `input`, in wire order.
+#[derive(Serialize)]
+struct WireRest<'a> {
+    /// The tools (never an empty list).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<&'a RawValue>,
     #[serde(skip_serializing_if = "Option::is_none")]
     max_output_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -163,37 +220,17 @@ struct WireTool<'a> {
     strict: bool,
 }
 
-impl<'a> WireRequest<'a> {
-    fn new(model: &'a str, request: &'a ModelRequest, stream: bool, summary: ReasoningSummary) -> Self {
+impl<'a> WireRest<'a> {
+    fn new(
+        model: &str,
+        request: &'a ModelRequest,
+        stream: bool,
+        summary: ReasoningSummary,
+        tools: Option<&'a RawValue>,
+    ) -> Self {
         let reasons = is_reasoning_model(model);
-        let mut input = Vec::with_capacity(request.messages.len() + 1);
-        for m in &request.messages {
-            match m.role {
-                Role::System => input.push(message("system", plain_content(m))),
-                Role::User => input.push(message("user", user_content(&m.content))),
-                Role::Assistant => assistant(m, &mut input),
-                Role::Tool => input.push(Item::Output(OutputItem {
-                    kind: "function_call_output",
-                    call_id: m.tool_call_id.as_deref().unwrap_or_default(),
-                    output: user_content(&m.content),
-                })),
-            }
-        }
-        WireRequest {
-            model,
-            instructions: request.system.as_deref().filter(|s| !s.is_empty()),
-            input,
-            tools: request
-                .tools
-                .iter()
-                .map(|t| WireTool {
-                    kind: "function",
-                    name: &t.name,
-                    description: &t.description,
-                    parameters: &t.parameters,
-                    strict: false,
-                })
-                .collect(),
+        WireRest {
+            tools,
             max_output_tokens: request.max_output_tokens,
             // Reasoning models refuse a temperature.
             temperature: request.temperature.filter(|_| !reasons).map(crate::util::json_f32),
@@ -218,6 +255,35 @@ impl<'a> WireRequest<'a> {
             stream,
         }
     }
+}
+
+/// A message's `input` items.
+fn items_of<'a>(m: &'a Message, input: &mut Vec<Item<'a>>) {
+    match m.role {
+        Role::System => input.push(message("system", plain_content(m))),
+        Role::User => input.push(message("user", user_content(&m.content))),
+        Role::Assistant => assistant(m, input),
+        Role::Tool => input.push(Item::Output(OutputItem {
+            kind: "function_call_output",
+            call_id: m.tool_call_id.as_deref().unwrap_or_default(),
+            output: user_content(&m.content),
+        })),
+    }
+}
+
+/// The request's tools in wire form.
+fn wire_tools(request: &ModelRequest) -> Vec<WireTool<'_>> {
+    request
+        .tools
+        .iter()
+        .map(|t| WireTool {
+            kind: "function",
+            name: &t.name,
+            description: &t.description,
+            parameters: &t.parameters,
+            strict: false,
+        })
+        .collect()
 }
 
 fn message<'a>(role: &'static str, content: Content<'a>) -> Item<'a> {
@@ -330,7 +396,72 @@ fn call_item<'a>(call: &'a agent_core::ToolCall, id: Option<&'a str>) -> Item<'a
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::wire::test_support::requests;
+    use crate::wire::test_support::{alone, next_request, requests};
+
+    fn fresh(model: &str, request: &ModelRequest) -> Vec<u8> {
+        request_bytes(model, &alone(request), true).unwrap()
+    }
+
+    /// Each request of a turn, built from the previous one's kept items, is what encoding it
+    /// from scratch gives; a retry sends the same; and the kept items are what is sent.
+    #[test]
+    fn each_request_of_a_conversation_is_encoded_as_if_from_scratch() {
+        for model in ["gpt-4.1", "gpt-5"] {
+            let mut request = requests().remove(0);
+            assert_eq!(request_bytes(model, &request, true).unwrap(), fresh(model, &request));
+            let steps: [(&str, Option<usize>); 4] =
+                [("more", None), ("edited", Some(1)), ("after", None), ("all", Some(0))];
+            for (step, (text, edit)) in steps.into_iter().enumerate() {
+                next_request(&mut request, move |m: &mut Vec<Message>| {
+                    if let Some(at) = edit {
+                        m[at] = Message::user(format!("{text} in place"));
+                    }
+                    m.push(Message::assistant_with_tools(
+                        text,
+                        vec![agent_core::ToolCall::new(
+                            format!("c{step}"),
+                            "now",
+                            &serde_json::json!({}),
+                        )],
+                    ));
+                    m.push(Message::tool_result(
+                        format!("c{step}"),
+                        "now",
+                        format!("\"{text}\"\n"),
+                        false,
+                    ));
+                    edit
+                });
+                let bytes = request_bytes(model, &request, true).unwrap();
+                assert_eq!(
+                    String::from_utf8_lossy(&bytes),
+                    String::from_utf8_lossy(&fresh(model, &request)),
+                    "{model}, step {step}"
+                );
+                assert_eq!(
+                    request_bytes(model, &request, true).unwrap(),
+                    bytes,
+                    "retry of step {step}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn vouched_messages_are_copied_and_only_new_ones_encoded() {
+        let mut request = requests().remove(0);
+        request_bytes("gpt-4.1", &request, true).unwrap();
+        let (mut kept, _) = request.reuse.take::<KeptItems<Responses>>().unwrap();
+        kept.trace_first(br#"{"type":"message","role":"user","content":"TRACER"}"#);
+        request.reuse.put(kept);
+        next_request(&mut request, |m: &mut Vec<Message>| {
+            m.push(Message::user("new"));
+            None
+        });
+        let body = String::from_utf8(request_bytes("gpt-4.1", &request, true).unwrap()).unwrap();
+        assert!(body.contains("TRACER"), "the kept items are sent: {body}");
+        assert!(body.contains(r#""content":"new""#), "{body}");
+    }
 
     #[test]
     fn request_bytes_are_request_body() {

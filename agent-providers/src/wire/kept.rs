@@ -1,0 +1,203 @@
+//! A request body built around the kept encoding of its messages (see
+//! [`EncodingReuse`](agent_core::EncodingReuse)): the fields before the messages' array, the
+//! array's items (those kept from the previous request copied, the new ones encoded), then the
+//! fields after it.
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use agent_core::{ContentPart, ImageSource, Message, ModelRequest, ProviderError, ToolSchema};
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+/// The JSON of a request's array items (its messages in wire form), kept for the next request
+/// of the turn. `F` names the wire format, so that one format's memo is never taken for
+/// another's.
+pub(crate) struct KeptItems<F> {
+    /// What the items depend on besides their own messages (the Chat Completions system
+    /// prompt, sent as the first item): the memo serves only a request with the same.
+    key: Option<String>,
+    /// The items' JSON, in order, separated by commas.
+    encoded: Vec<u8>,
+    /// The tool list last sent (shared, so never another list at the same address), and its
+    /// JSON.
+    tools: Option<(Arc<Vec<ToolSchema>>, Box<RawValue>)>,
+    /// The places the encoding may be continued from, in order: after how many of the
+    /// request's messages nothing was waiting for a later message, and how long the encoding
+    /// was there. The first is the start.
+    cuts: Vec<Cut>,
+    format: PhantomData<fn() -> F>,
+}
+
+#[derive(Clone, Copy)]
+struct Cut {
+    messages: usize,
+    bytes: usize,
+}
+
+impl<F: 'static> KeptItems<F> {
+    /// The kept encoding `request` continues, cut to the messages it vouches for; `None` when
+    /// there is none or it was made with another `key`.
+    pub(crate) fn continuing(request: &ModelRequest, key: Option<&str>) -> Option<Self> {
+        let (mut kept, reusable) = request.reuse.take::<Self>()?;
+        if kept.key.as_deref() != key {
+            return None;
+        }
+        let messages = reusable.min(request.messages.len());
+        let keep = kept.cuts.partition_point(|c| c.messages <= messages).max(1);
+        kept.cuts.truncate(keep);
+        kept.encoded.truncate(kept.cuts.last().map_or(0, |c| c.bytes));
+        Some(kept)
+    }
+
+    /// An empty encoding for `key`: push what comes before the first message, then
+    /// [`cut_here(0)`](Self::cut_here).
+    pub(crate) fn new(key: Option<&str>, request: &ModelRequest) -> Self {
+        KeptItems {
+            key: key.map(str::to_owned),
+            encoded: Vec::new(),
+            tools: None,
+            cuts: Vec::with_capacity(request.messages.len() + 1),
+            format: PhantomData,
+        }
+    }
+
+    /// How many of the request's messages the encoding covers: encode from there on.
+    pub(crate) fn messages(&self) -> usize {
+        self.cuts.last().map_or(0, |c| c.messages)
+    }
+
+    /// Makes room for the items of `messages`, so that encoding them seldom grows the buffer.
+    pub(crate) fn reserve_for(&mut self, messages: &[Message]) {
+        self.encoded.reserve(messages.iter().map(approx_len).sum());
+    }
+
+    /// Appends an item.
+    pub(crate) fn push<T: Serialize>(&mut self, item: &T) -> Result<(), ProviderError> {
+        if !self.encoded.is_empty() {
+            self.encoded.push(b',');
+        }
+        write_json(&mut self.encoded, item)
+    }
+
+    /// Records that the items so far encode the first `messages` messages, and that what
+    /// follows does not depend on them.
+    pub(crate) fn cut_here(&mut self, messages: usize) {
+        self.cuts.push(Cut {
+            messages,
+            bytes: self.encoded.len(),
+        });
+    }
+
+    /// Encodes the request's tools with `wire` unless the kept JSON was made from the same
+    /// list.
+    pub(crate) fn encode_tools<T: Serialize>(
+        &mut self,
+        request: &ModelRequest,
+        wire: impl FnOnce() -> T,
+    ) -> Result<(), ProviderError> {
+        let kept = self
+            .tools
+            .as_ref()
+            .is_some_and(|(list, _)| Arc::ptr_eq(list, &request.tools));
+        if !kept && !request.tools.is_empty() {
+            let encoded = serde_json::value::to_raw_value(&wire())
+                .map_err(|e| ProviderError::BadRequest(format!("could not encode the tools: {e}")))?;
+            self.tools = Some((request.tools.clone(), encoded));
+        }
+        Ok(())
+    }
+
+    /// The JSON of the request's tools (after [`Self::encode_tools`]); `None` for none.
+    pub(crate) fn tools(&self, request: &ModelRequest) -> Option<&RawValue> {
+        match &self.tools {
+            Some((list, encoded)) if Arc::ptr_eq(list, &request.tools) => Some(encoded),
+            _ => None,
+        }
+    }
+
+    /// The body: `head`'s fields, then `"{array}":[` with the kept items and `extra` (items
+    /// sent but not kept), then `rest`'s fields.
+    pub(crate) fn body<T: Serialize>(
+        &self,
+        head: &impl Serialize,
+        array: &str,
+        extra: &[T],
+        rest: &impl Serialize,
+    ) -> Result<Vec<u8>, ProviderError> {
+        let mut body =
+            Vec::with_capacity(1024 + self.encoded.len() + self.tools.as_ref().map_or(0, |t| t.1.get().len()));
+        // `{"model":…}` loses its `}`: the array follows, and `rest`'s `}` closes the body.
+        write_json(&mut body, head)?;
+        body.pop();
+        if body.len() > 1 {
+            body.push(b',');
+        }
+        write_json(&mut body, array)?;
+        body.extend_from_slice(b":[");
+        body.extend_from_slice(&self.encoded);
+        for item in extra {
+            if body.last() != Some(&b'[') {
+                body.push(b',');
+            }
+            write_json(&mut body, item)?;
+        }
+        body.push(b']');
+        let at = body.len();
+        write_json(&mut body, rest)?;
+        if body.len() - at == 2 {
+            // `{}`: no field after the array.
+            body.truncate(at);
+            body.push(b'}');
+        } else {
+            body[at] = b',';
+        }
+        Ok(body)
+    }
+
+    /// Leaves this encoding for the request's retries and the next request.
+    pub(crate) fn keep(self, request: &ModelRequest) {
+        request.reuse.put(self);
+    }
+
+    #[cfg(test)]
+    pub(crate) fn first_cuts(&self) -> (usize, usize) {
+        (self.cuts[0].bytes, self.cuts[1].bytes)
+    }
+
+    /// Replaces the first message's items with `tracer` (tests: proves kept bytes are sent).
+    #[cfg(test)]
+    pub(crate) fn trace_first(&mut self, tracer: &[u8]) {
+        let (from, to) = self.first_cuts();
+        self.encoded.splice(from..to, tracer.iter().copied());
+        for cut in &mut self.cuts[1..] {
+            cut.bytes = cut.bytes + tracer.len() - (to - from);
+        }
+    }
+}
+
+/// About the length of a message's JSON: its texts and arguments, and room for the rest.
+fn approx_len(m: &Message) -> usize {
+    let content: usize = m
+        .content
+        .iter()
+        .map(|p| match p {
+            ContentPart::Text { text } => text.len(),
+            ContentPart::Image {
+                source: ImageSource::Base64 { data },
+                ..
+            } => data.len(),
+            ContentPart::Image {
+                source: ImageSource::Url { url },
+                ..
+            } => url.len(),
+        })
+        .sum();
+    let calls: usize = m.tool_calls.iter().map(|c| c.arguments.len() + c.id.len() + 64).sum();
+    content + content / 8 + calls + 64
+}
+
+pub(crate) fn write_json<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) -> Result<(), ProviderError> {
+    serde_json::to_writer(out, value)
+        .map_err(|e| ProviderError::BadRequest(format!("could not encode the request: {e}")))
+}
