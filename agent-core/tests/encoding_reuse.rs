@@ -29,10 +29,10 @@ struct Checking {
 }
 
 impl Checking {
-    fn new(inner: ScriptedProvider) -> Arc<Self> {
+    fn new(inner: ScriptedProvider, max_input_tokens: Option<u64>) -> Arc<Self> {
         Arc::new(Checking {
             inner: Arc::new(inner),
-            max_input_tokens: None,
+            max_input_tokens,
             reused: AtomicUsize::new(0),
             sizes: Mutex::new(Vec::new()),
         })
@@ -118,7 +118,7 @@ fn agent(provider: Arc<Checking>, max_images: u32, hooks: Option<Redact>) -> Age
 
 #[tokio::test]
 async fn steps_of_a_turn_reuse_what_is_unchanged_even_as_older_images_go() {
-    let provider = Checking::new(caller("shot", 6));
+    let provider = Checking::new(caller("shot", 6), None);
     // Two images at most: each new screenshot replaces an older one with a note.
     let agent = agent(provider.clone(), 2, None);
     let session = agent.create_session().await.unwrap();
@@ -145,7 +145,7 @@ impl Hooks for Redact {
 
 #[tokio::test]
 async fn a_request_a_hook_may_have_edited_is_encoded_afresh() {
-    let provider = Checking::new(caller("shot", 3));
+    let provider = Checking::new(caller("shot", 3), None);
     let agent = agent(provider.clone(), 8, Some(Redact));
     let session = agent.create_session().await.unwrap();
     let outcome = session.send_message(Message::user("look")).await;
@@ -155,13 +155,8 @@ async fn a_request_a_hook_may_have_edited_is_encoded_afresh() {
 
 #[tokio::test]
 async fn trimming_to_fit_the_context_vouches_for_nothing() {
-    let provider = Arc::new(Checking {
-        inner: Arc::new(caller("read", 12)),
-        // A few long results fill it: older ones are summarised as the turn goes on.
-        max_input_tokens: Some(6_000),
-        reused: AtomicUsize::new(0),
-        sizes: Mutex::new(Vec::new()),
-    });
+    // A few long results fill the context: older ones are summarised as the turn goes on.
+    let provider = Checking::new(caller("read", 12), Some(6_000));
     let agent = agent(provider.clone(), 8, None);
     let session = agent.create_session().await.unwrap();
     let outcome = session.send_message(Message::user("look")).await;

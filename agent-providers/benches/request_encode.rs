@@ -71,13 +71,18 @@ fn request() -> ModelRequest {
     }
 }
 
+/// The request with an encoding memo of its own: encoded from scratch.
+fn fresh(request: &ModelRequest) -> ModelRequest {
+    ModelRequest {
+        reuse: EncodingReuse::new(),
+        ..request.clone()
+    }
+}
+
 /// The request with its last 3 messages as the next step of the turn: the request before
 /// them encoded by `encode` first, its kept encoding vouched for.
 fn next_step(request: &ModelRequest, encode: impl Fn(&ModelRequest)) -> ModelRequest {
-    let mut previous = ModelRequest {
-        reuse: EncodingReuse::new(),
-        ..request.clone()
-    };
+    let mut previous = fresh(request);
     let new = previous.messages.split_off(previous.messages.len() - 3);
     encode(&previous);
     let kept = previous.messages.len();
@@ -97,10 +102,7 @@ fn bench(c: &mut Criterion) {
     // Every request here is encoded from scratch: none shares a memo with an earlier one.
     group.bench_function("openai", |b| {
         b.iter_batched(
-            || ModelRequest {
-                reuse: EncodingReuse::new(),
-                ..request.clone()
-            },
+            || fresh(&request),
             |fresh| openai::request_bytes("gpt-4.1", black_box(&fresh), true).unwrap().len(),
             BatchSize::SmallInput,
         )
@@ -118,10 +120,7 @@ fn bench(c: &mut Criterion) {
     });
     group.bench_function("openai_responses", |b| {
         b.iter_batched(
-            || ModelRequest {
-                reuse: EncodingReuse::new(),
-                ..request.clone()
-            },
+            || fresh(&request),
             |fresh| {
                 openai_responses::request_bytes("gpt-4.1", black_box(&fresh), true)
                     .unwrap()

@@ -10,6 +10,8 @@ use agent_core::{ContentPart, ImageSource, Message, ModelRequest, ProviderError,
 use serde::Serialize;
 use serde_json::value::RawValue;
 
+use super::write_json;
+
 /// The JSON of a request's array items (its messages in wire form), kept for the next request
 /// of the turn. `F` names the wire format, so that one format's memo is never taken for
 /// another's.
@@ -36,40 +38,56 @@ struct Cut {
 }
 
 impl<F: 'static> KeptItems<F> {
-    /// The kept encoding `request` continues, cut to the messages it vouches for; `None` when
-    /// there is none or it was made with another `key`.
-    pub(crate) fn continuing(request: &ModelRequest, key: Option<&str>) -> Option<Self> {
-        let (mut kept, reusable) = request.reuse.take::<Self>()?;
-        if kept.key.as_deref() != key {
-            return None;
+    /// The kept encoding `request` continues, cut to the messages it vouches for, if it has
+    /// one made with the same `key`; else a new one, [started](Self::start) with `first`.
+    pub(crate) fn for_request<T: Serialize>(
+        request: &ModelRequest,
+        key: Option<&str>,
+        first: impl FnOnce() -> Option<T>,
+    ) -> Result<Self, ProviderError> {
+        match request.reuse.take::<Self>() {
+            Some((mut kept, reusable)) if kept.key.as_deref() == key => {
+                let messages = reusable.min(request.messages.len());
+                let keep = kept.cuts.partition_point(|c| c.messages <= messages).max(1);
+                kept.cuts.truncate(keep);
+                kept.encoded.truncate(kept.cuts.last().map_or(0, |c| c.bytes));
+                Ok(kept)
+            }
+            _ => Self::start(request, key, first()),
         }
-        let messages = reusable.min(request.messages.len());
-        let keep = kept.cuts.partition_point(|c| c.messages <= messages).max(1);
-        kept.cuts.truncate(keep);
-        kept.encoded.truncate(kept.cuts.last().map_or(0, |c| c.bytes));
-        Some(kept)
     }
 
-    /// An empty encoding for `key`: push what comes before the first message, then
-    /// [`cut_here(0)`](Self::cut_here).
-    pub(crate) fn new(key: Option<&str>, request: &ModelRequest) -> Self {
-        KeptItems {
+    /// A new encoding for `key`, holding `first`: an item that comes before every message's
+    /// (the Chat Completions system prompt), if any.
+    pub(crate) fn start<T: Serialize>(
+        request: &ModelRequest,
+        key: Option<&str>,
+        first: Option<T>,
+    ) -> Result<Self, ProviderError> {
+        let mut kept = KeptItems {
             key: key.map(str::to_owned),
             encoded: Vec::new(),
             tools: None,
             cuts: Vec::with_capacity(request.messages.len() + 1),
             format: PhantomData,
+        };
+        if let Some(first) = first {
+            kept.push(&first)?;
         }
+        kept.cut_here(0);
+        Ok(kept)
     }
 
-    /// How many of the request's messages the encoding covers: encode from there on.
-    pub(crate) fn messages(&self) -> usize {
-        self.cuts.last().map_or(0, |c| c.messages)
-    }
-
-    /// Makes room for the items of `messages`, so that encoding them seldom grows the buffer.
-    pub(crate) fn reserve_for(&mut self, messages: &[Message]) {
-        self.encoded.reserve(messages.iter().map(approx_len).sum());
+    /// The request's messages this encoding does not cover yet, with their index, after
+    /// making room for their items (so that encoding them seldom grows the buffer).
+    pub(crate) fn unencoded<'r>(
+        &mut self,
+        request: &'r ModelRequest,
+    ) -> impl Iterator<Item = (usize, &'r Message)> + use<'r, F> {
+        let from = self.cuts.last().map_or(0, |c| c.messages);
+        let new = request.messages.get(from..).unwrap_or_default();
+        self.encoded.reserve(new.iter().map(approx_len).sum());
+        new.iter().enumerate().map(move |(i, m)| (from + i, m))
     }
 
     /// Appends an item.
@@ -195,9 +213,4 @@ fn approx_len(m: &Message) -> usize {
         .sum();
     let calls: usize = m.tool_calls.iter().map(|c| c.arguments.len() + c.id.len() + 64).sum();
     content + content / 8 + calls + 64
-}
-
-pub(crate) fn write_json<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) -> Result<(), ProviderError> {
-    serde_json::to_writer(out, value)
-        .map_err(|e| ProviderError::BadRequest(format!("could not encode the request: {e}")))
 }

@@ -67,12 +67,17 @@ pub(crate) fn base_url<'a>(config: &'a ProviderConfig, default: &'a str) -> &'a 
 /// Serializes a borrowed request view into a buffer sized for it.
 pub(crate) fn to_bytes<T: serde::Serialize>(view: &T, capacity: usize) -> Result<Vec<u8>, ProviderError> {
     let mut buf = Vec::with_capacity(capacity);
-    serde_json::to_writer(&mut buf, view)
-        .map_err(|e| ProviderError::BadRequest(format!("could not encode the request: {e}")))?;
+    write_json(&mut buf, view)?;
     // The body is kept until the response head arrives (for retries): give back the room the
     // estimate left over (often half of it) rather than hold it for every call in flight.
     buf.shrink_to_fit();
     Ok(buf)
+}
+
+/// Appends `value`'s JSON to `out`.
+pub(crate) fn write_json<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) -> Result<(), ProviderError> {
+    serde_json::to_writer(out, value)
+        .map_err(|e| ProviderError::BadRequest(format!("could not encode the request: {e}")))
 }
 
 /// The sensitive header value carrying a key.

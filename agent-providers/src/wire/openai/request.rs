@@ -16,7 +16,8 @@ use crate::wire::kept::KeptItems;
 
 /// Builds the Chat Completions request body as JSON.
 pub fn request_body(model: &str, request: &ModelRequest, stream: bool) -> Value {
-    encode(model, request, stream, None)
+    KeptItems::start(request, system(request), system_message(request))
+        .and_then(|kept| encode(model, request, stream, kept))
         .ok()
         .and_then(|(body, _)| serde_json::from_slice(&body).ok())
         .unwrap_or(Value::Null)
@@ -29,7 +30,8 @@ pub fn request_body(model: &str, request: &ModelRequest, stream: bool) -> Value 
 /// again: their encoding from the previous request is copied, and the memo of this one is
 /// left for the next.
 pub fn request_bytes(model: &str, request: &ModelRequest, stream: bool) -> Result<Vec<u8>, ProviderError> {
-    let kept = KeptItems::continuing(request, system(request));
+    // The system prompt is the first item, which every later one follows.
+    let kept = KeptItems::for_request(request, system(request), || system_message(request))?;
     let (body, kept) = encode(model, request, stream, kept)?;
     kept.keep(request);
     Ok(body)
@@ -43,25 +45,11 @@ fn encode(
     model: &str,
     request: &ModelRequest,
     stream: bool,
-    kept: Option<KeptItems<Chat>>,
+    mut kept: KeptItems<Chat>,
 ) -> Result<(Vec<u8>, KeptItems<Chat>), ProviderError> {
-    let mut kept = match kept {
-        Some(kept) => kept,
-        None => {
-            // The system prompt is the first item, which every later one follows.
-            let mut kept = KeptItems::new(system(request), request);
-            if let Some(system) = system_message(request) {
-                kept.push(&system)?;
-            }
-            kept.cut_here(0);
-            kept
-        }
-    };
-    let from = kept.messages();
-    kept.reserve_for(request.messages.get(from..).unwrap_or_default());
     let mut renderer = Renderer::default();
     let mut wire = Vec::new();
-    for (i, m) in request.messages.iter().enumerate().skip(from) {
+    for (i, m) in kept.unencoded(request) {
         renderer.push(m, &mut wire);
         for item in wire.drain(..) {
             kept.push(&item)?;

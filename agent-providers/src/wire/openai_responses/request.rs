@@ -29,7 +29,8 @@ pub fn request_body(model: &str, request: &ModelRequest, stream: bool) -> Value 
 
 /// [`request_body`] asking reasoning models for `summary`.
 pub(crate) fn request_body_with(model: &str, request: &ModelRequest, stream: bool, summary: ReasoningSummary) -> Value {
-    encode(model, request, stream, summary, None)
+    KeptItems::start(request, None, None::<Item<'_>>)
+        .and_then(|kept| encode(model, request, stream, summary, kept))
         .ok()
         .and_then(|(body, _)| serde_json::from_slice(&body).ok())
         .unwrap_or(Value::Null)
@@ -52,7 +53,7 @@ pub(crate) fn request_bytes_with(
     stream: bool,
     summary: ReasoningSummary,
 ) -> Result<Vec<u8>, ProviderError> {
-    let kept = KeptItems::continuing(request, None);
+    let kept = KeptItems::for_request(request, None, || None::<Item<'_>>)?;
     let (body, kept) = encode(model, request, stream, summary, kept)?;
     kept.keep(request);
     Ok(body)
@@ -68,20 +69,10 @@ fn encode(
     request: &ModelRequest,
     stream: bool,
     summary: ReasoningSummary,
-    kept: Option<KeptItems<Responses>>,
+    mut kept: KeptItems<Responses>,
 ) -> Result<(Vec<u8>, KeptItems<Responses>), ProviderError> {
-    let mut kept = match kept {
-        Some(kept) => kept,
-        None => {
-            let mut kept = KeptItems::new(None, request);
-            kept.cut_here(0);
-            kept
-        }
-    };
-    let from = kept.messages();
-    kept.reserve_for(request.messages.get(from..).unwrap_or_default());
     let mut items = Vec::new();
-    for (i, m) in request.messages.iter().enumerate().skip(from) {
+    for (i, m) in kept.unencoded(request) {
         items_of(m, &mut items);
         for item in items.drain(..) {
             kept.push(&item)?;
