@@ -551,6 +551,35 @@ async fn queued_messages_restored_with_budget_start_at_build() {
     );
 }
 
+/// The run's caller may see its outcome before the hub's watcher of that run does: a message
+/// delivered right then is decided on the turn's end, not on the tab's last known state.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_message_right_after_a_turn_parks_on_a_question_is_held() {
+    let brains = Brains::default();
+    let hub = brains.hub().build().await.unwrap();
+    let tab = hub.open_tab().await.unwrap();
+    brains.set(&tab, |req| {
+        let m = last(req);
+        match m.role {
+            Role::User if m.text() == "ask" => ScriptStep::Reply(ScriptedReply::tool_call(
+                agent_core::CLARIFICATION_TOOL,
+                serde_json::json!({"kind": "confirm", "question": "Proceed?"}),
+            )),
+            _ => ScriptStep::Reply(ScriptedReply::text(format!("got: {}", m.text()))),
+        }
+    });
+    for round in 0..200 {
+        let d = hub.deliver(&tab, "ask", Origin::Human).await.unwrap();
+        assert_eq!(d.run.unwrap().outcome().await.status, OutcomeStatus::AwaitingUser);
+        let d = hub.deliver(&tab, "from a peer", Origin::Agent).await.unwrap();
+        assert_eq!(d.status, DeliveryStatus::Held, "round {round}");
+        assert!(d.awaiting_user, "round {round}");
+        let question = hub.session(&tab).await.unwrap().pending_clarification().unwrap();
+        hub.dismiss_clarification(&tab, &question.id).await.unwrap();
+        hub.wait_idle(&tab).await.unwrap();
+    }
+}
+
 #[tokio::test]
 async fn a_tab_parked_on_a_question_holds_agent_messages_until_its_person_answers() {
     let brains = Brains::default();

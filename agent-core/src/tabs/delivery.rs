@@ -59,6 +59,12 @@ impl HubInner {
                 });
             }
         }
+        // A caller that awaited the run's outcome may deliver before the run's watcher has
+        // told the hub it ended: the tab is not running any more, whatever it last heard.
+        if let Some(ended) = st.run.clone().filter(|r| r.is_finished()) {
+            let outcome = ended.outcome().await;
+            end_turn(&mut st, &outcome);
+        }
         st.record.queue.push(queued);
         let mut run = None;
         let status = if st.state == TabState::Running {
@@ -245,21 +251,26 @@ impl HubInner {
             if st.run.as_ref().is_none_or(|r| r.id() != run.id()) {
                 return;
             }
-            st.run = None;
-            st.state = if outcome.status == OutcomeStatus::Error {
-                TabState::Error
-            } else {
-                TabState::Idle
-            };
-            st.awaiting_user = matches!(
-                outcome.status,
-                OutcomeStatus::AwaitingUser | OutcomeStatus::AwaitingApproval
-            );
+            end_turn(&mut st, &outcome);
             self.pump(slot, &mut st).await;
             self.save(&st).await;
             self.publish(slot, &st);
         })
     }
+}
+
+/// The tab's state once its run ended with `outcome` (the run's watcher then finds it gone).
+fn end_turn(st: &mut SlotState, outcome: &Outcome) {
+    st.run = None;
+    st.state = if outcome.status == OutcomeStatus::Error {
+        TabState::Error
+    } else {
+        TabState::Idle
+    };
+    st.awaiting_user = matches!(
+        outcome.status,
+        OutcomeStatus::AwaitingUser | OutcomeStatus::AwaitingApproval
+    );
 }
 
 /// Forwards a turn's events to the hub's subscribers, then hands its outcome to the hub.
