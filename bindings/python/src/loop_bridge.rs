@@ -128,13 +128,14 @@ struct Drain {
 #[pymethods]
 impl Drain {
     fn __call__(&self, py: Python<'_>) {
+        // One byte is written per wake-up (`woken`), so one read usually empties the socket;
+        // a full buffer means more may be waiting, and a byte left behind only runs this again.
         let mut bytes = [0_u8; 64];
         loop {
             match (&self.reader).read(&mut bytes) {
-                Ok(0) => break,
-                Ok(_) => {}
+                Ok(n) if n == bytes.len() => {}
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(_) => break,
+                Ok(_) | Err(_) => break,
             }
         }
         // Cleared before taking the queue: work queued from now on writes a new byte.

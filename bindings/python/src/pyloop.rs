@@ -12,6 +12,7 @@ use std::time::Duration;
 use agent_core::SessionId;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::PyTuple;
 use tokio::sync::oneshot;
 
@@ -197,8 +198,8 @@ impl Callback {
             })
             .await;
         };
-        // The result is finished (`finish`) by the done callback itself, on the asyncio
-        // thread that already holds the GIL.
+        // The result is finished (`finish`) by the callback's own task, on the asyncio thread
+        // that already holds the GIL.
         let (tx, rx) = oneshot::channel();
         let deliver: Deliver = Box::new(move |py, result| {
             let _ = tx.send(finish(py, result));
@@ -263,8 +264,8 @@ const LOOP_CLOSED: &str = "the asyncio loop this async callback runs on was clos
 /// Starts an async callback: on the loop's thread (`on_loop`) or from another thread.
 type StartFn = Box<dyn for<'py> FnOnce(Python<'py>, bool) + Send>;
 
-/// Calls the coroutine function and schedules the coroutine on `target`'s loop, with `Done`
-/// as its done callback; nothing when the Rust side is gone already.
+/// Schedules the callback on `target`'s loop, wrapped so that its own task settles the
+/// result (`agent_core._glue.run_callback`); nothing when the Rust side is gone already.
 fn start_coroutine<'py, F>(
     py: Python<'py>,
     func: &Py<PyAny>,
@@ -281,15 +282,14 @@ where
     if matches!(*slot.lock().map_err(|_| poisoned())?, Slot::Dropped) {
         return Ok(());
     }
-    let coro = func.bind(py).call1(make_args(py)?)?;
+    let wrapped = run_callback(py)?.call1((func.bind(py), make_args(py)?, Settle { deliver }))?;
     let event_loop = target.event_loop.bind(py);
     let future = if on_loop {
-        event_loop.call_method1("create_task", (coro,))?
+        event_loop.call_method1("create_task", (wrapped,))?
     } else {
         py.import("asyncio")?
-            .call_method1("run_coroutine_threadsafe", (coro, event_loop))?
+            .call_method1("run_coroutine_threadsafe", (wrapped, event_loop))?
     };
-    future.call_method1("add_done_callback", (Done { deliver },))?;
     let mut slot = slot.lock().map_err(|_| poisoned())?;
     if matches!(*slot, Slot::Dropped) {
         // Dropped while the coroutine was being scheduled; this thread may cancel it (a task
@@ -304,7 +304,16 @@ where
     Ok(())
 }
 
-/// What the done callback does with the coroutine's result (or exception): finish it and send
+/// `agent_core._glue.run_callback`, looked up once.
+fn run_callback(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
+    static RUN: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    RUN.get_or_try_init(py, || {
+        Ok(py.import("agent_core._glue")?.getattr("run_callback")?.unbind())
+    })
+    .map(|run| run.bind(py))
+}
+
+/// What the callback's task does with its result (or exception): finish it and send
 /// it to the waiting Rust future.
 type Deliver = Box<dyn for<'py> FnOnce(Python<'py>, PyResult<Bound<'py, PyAny>>) + Send>;
 
@@ -369,21 +378,26 @@ impl Drop for CancelOnDrop {
     }
 }
 
-/// `add_done_callback` target: finishes a completed future's result and hands it to Rust.
+/// What `run_callback` settles an async callback with: `(True, value)`, `(False, exception)`,
+/// or `(False, None)` when it was cancelled. Hands the outcome to the waiting Rust future.
 #[pyclass(module = "agent_core._native")]
-struct Done {
+struct Settle {
     deliver: Arc<Mutex<Option<Deliver>>>,
 }
 
 #[pymethods]
-impl Done {
-    fn __call__(&self, fut: &Bound<'_, PyAny>) {
-        let result = match fut.call_method0("cancelled").and_then(|c| c.extract::<bool>()) {
-            Ok(true) => Err(PyRuntimeError::new_err("the async callback was cancelled")),
-            _ => fut.call_method0("result"),
+impl Settle {
+    fn __call__(&self, ok: bool, value: Bound<'_, PyAny>) {
+        let py = value.py();
+        let result = if ok {
+            Ok(value)
+        } else if value.is_none() {
+            Err(PyRuntimeError::new_err("the async callback was cancelled"))
+        } else {
+            Err(PyErr::from_value(value))
         };
         if let Some(deliver) = self.deliver.lock().ok().and_then(|mut d| d.take()) {
-            deliver(fut.py(), result);
+            deliver(py, result);
         }
     }
 }

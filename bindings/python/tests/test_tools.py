@@ -3,6 +3,7 @@
 import asyncio
 import dataclasses
 import enum
+import gc
 import threading
 from typing import Dict, List, Literal, Optional, Tuple
 
@@ -269,6 +270,36 @@ async def test_python_exception_becomes_a_result_and_the_loop_goes_on():
     tool_msgs = [m for m in last_request["messages"] if m["role"] == "tool"]
     assert tool_msgs[0]["is_error"] is True
     assert "no item 3" in tool_msgs[0]["content"][0]["text"]
+
+
+async def test_an_async_tool_that_fails_or_cancels_itself_leaves_the_loop_quiet():
+    """Its error reaches the model, and asyncio reports nothing: no task whose exception was
+    never retrieved, no coroutine never awaited."""
+
+    @ac.tool
+    async def broken() -> str:
+        """Fails."""
+        raise ValueError("bad input")
+
+    @ac.tool
+    async def gives_up() -> str:
+        """Cancels itself."""
+        raise asyncio.CancelledError()
+
+    reported = []
+    loop = asyncio.get_running_loop()
+    loop.set_exception_handler(lambda _loop, context: reported.append(context))
+    provider = ac.ScriptedProvider([ac.ToolCallStep("broken"), ac.ToolCallStep("gives_up"), "fine"])
+    agent = ac.Agent(provider, tools=[broken, gives_up])
+    session = await agent.create_session()
+    outcome, events = await run_and_collect(session.send("go"))
+    assert outcome.status == "done" and outcome.final_text == "fine"
+    failures = [e.error for e in events if e.type == "tool_call_failed"]
+    assert failures == ["error: ValueError: bad input", "error: RuntimeError: the async callback was cancelled"]
+    gc.collect()
+    await asyncio.sleep(0)
+    loop.set_exception_handler(None)
+    assert reported == []
 
 
 @pytest.mark.parametrize("is_async", [False, True])
