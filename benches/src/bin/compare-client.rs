@@ -7,7 +7,12 @@
 //!   measured against: it keeps the messages as JSON values, posts them, scans the SSE lines,
 //!   collects the tool call, appends it and the tool's result, and goes again;
 //! - `rust`, `rust-memory`, `rust-sqlite`: agent-core's loop through `OpenAiCompatible` with a
-//!   no-op Rust tool, without a store, with `MemoryStore`, with `SqliteStore` (a fresh file).
+//!   no-op Rust tool, without a store, with `MemoryStore`, with `SqliteStore` (a fresh file);
+//! - `rust-handoff`: the `rust` loop with the tool's body run on a thread of its own (woken
+//!   when the runtime's thread parks, answering through a oneshot channel): the hand-off every
+//!   binding's tool pays
+//!   (a Python `def` runs on the binding's Python thread, a JS tool on Node's main thread),
+//!   without the interpreter, so its ratio to `rust` is the floor of that design.
 //!
 //! ```text
 //! compare-client --variant rust --url http://127.0.0.1:PORT/v1 --sessions 100 --concurrency 100 --steps 10
@@ -274,15 +279,22 @@ async fn agent_session(agent: &Agent, steps: u64) -> Result<usize, String> {
     Ok(outcome.iterations as usize)
 }
 
-async fn build_agent(o: &Opts, dir: &std::path::Path) -> Result<Agent, String> {
+async fn build_agent(o: &Opts, dir: &std::path::Path, tool_thread: &ToolThread) -> Result<Agent, String> {
     let config = ProviderConfig::new(ProviderKind::OpenAiCompatible, "mock", "").with_base_url(o.url.clone());
     let provider = OpenAiCompatible::new(&config).map_err(|e| e.to_string())?;
-    let step = tool_fn("step", "One step.", |_: Value, _cx: ToolContext| async move {
-        Ok::<_, ToolError>("ok")
-    });
-    let builder = Agent::builder()
-        .provider(provider)
-        .tool(step)
+    let builder = Agent::builder().provider(provider);
+    let builder = if o.variant == "rust-handoff" {
+        let body = tool_thread.clone();
+        builder.tool(tool_fn("step", "One step.", move |_: Value, _cx: ToolContext| {
+            let answer = body.call();
+            async move { answer.await.map_err(|_| ToolError::fatal("the tool's thread is gone")) }
+        }))
+    } else {
+        builder.tool(tool_fn("step", "One step.", |_: Value, _cx: ToolContext| async move {
+            Ok::<_, ToolError>("ok")
+        }))
+    };
+    let builder = builder
         .system_prompt("You are a benchmark.")
         // The mock model repeats one call with the same arguments and the tool answers the
         // same each time: the loop guard (default 3) would rightly end the turn.
@@ -291,7 +303,7 @@ async fn build_agent(o: &Opts, dir: &std::path::Path) -> Result<Agent, String> {
             ..agent_core::AgentConfig::default()
         });
     let builder = match o.variant.as_str() {
-        "rust" => builder,
+        "rust" | "rust-handoff" => builder,
         "rust-memory" => builder.store(MemoryStore::new()),
         "rust-sqlite" => {
             let options: agent_store::SqliteOptions = match &o.sqlite_options {
@@ -307,6 +319,63 @@ async fn build_agent(o: &Opts, dir: &std::path::Path) -> Result<Agent, String> {
         other => return Err(format!("unknown variant {other}")),
     };
     builder.build().map_err(|e| e.to_string())
+}
+
+/// A thread that runs a tool's body for the runtime, as a binding's thread for the host's code
+/// does (`bindings/python/src/python_thread.rs`): calls are queued without waking it, the
+/// runtime's thread wakes it when it runs out of work and parks ([`ToolThread::on_park`]),
+/// and it answers every queued call through its oneshot channel before sleeping again.
+#[derive(Clone)]
+struct ToolThread {
+    shared: Arc<ToolQueue>,
+}
+
+#[derive(Default)]
+struct ToolQueue {
+    calls: std::sync::Mutex<Vec<tokio::sync::oneshot::Sender<&'static str>>>,
+    queued: std::sync::Condvar,
+}
+
+impl ToolThread {
+    fn start() -> std::io::Result<Self> {
+        let shared = Arc::new(ToolQueue::default());
+        let serving = shared.clone();
+        std::thread::Builder::new().name("tool-body".into()).spawn(move || {
+            loop {
+                let Ok(mut calls) = serving.calls.lock() else { return };
+                while calls.is_empty() {
+                    calls = match serving.queued.wait(calls) {
+                        Ok(calls) => calls,
+                        Err(_) => return,
+                    };
+                }
+                let batch = std::mem::take(&mut *calls);
+                drop(calls);
+                for answer in batch {
+                    let _ = answer.send("ok");
+                }
+            }
+        })?;
+        Ok(ToolThread { shared })
+    }
+
+    /// Queues one call; the receiver answers with the tool's result.
+    fn call(&self) -> tokio::sync::oneshot::Receiver<&'static str> {
+        let (answer, result) = tokio::sync::oneshot::channel();
+        // A poisoned lock drops `answer`: the caller sees the thread is gone.
+        if let Ok(mut calls) = self.shared.calls.lock() {
+            calls.push(answer);
+        }
+        result
+    }
+
+    /// The runtime's thread is about to park: wake the tool's thread if calls wait.
+    fn on_park(&self) {
+        let waiting = self.shared.calls.lock().is_ok_and(|calls| !calls.is_empty());
+        if waiting {
+            self.shared.queued.notify_one();
+        }
+    }
 }
 
 /// Runs the sessions; returns the model calls made and each session's turn time in ms.
@@ -351,7 +420,7 @@ fn figures(calls: usize, t0: Instant, cpu0: std::time::Duration) -> ClientFigure
     }
 }
 
-async fn run(o: Opts) -> Result<ClientFigures, String> {
+async fn run(o: Opts, tool_thread: ToolThread) -> Result<ClientFigures, String> {
     let dir = std::env::temp_dir().join(format!("agent-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let result = async {
@@ -361,7 +430,7 @@ async fn run(o: Opts) -> Result<ClientFigures, String> {
             (cpu0, t0) = (cpu_time(), Instant::now());
             run_reference(&o.url, o.sessions, o.concurrency).await?
         } else {
-            let agent = Arc::new(build_agent(&o, &dir).await?);
+            let agent = Arc::new(build_agent(&o, &dir, &tool_thread).await?);
             agent_session(&agent, o.steps).await?; // warm-up
             (cpu0, t0) = (cpu_time(), Instant::now());
             // A clone keeps the agent, and so its store's threads, alive until the CPU time
@@ -382,11 +451,14 @@ async fn run(o: Opts) -> Result<ClientFigures, String> {
 
 fn main() {
     let result = parse().and_then(|o| {
+        let tool_thread = ToolThread::start().map_err(|e| format!("cannot start the tool's thread: {e}"))?;
+        let parking = tool_thread.clone();
         tokio::runtime::Builder::new_current_thread()
             .enable_all()
+            .on_thread_park(move || parking.on_park())
             .build()
             .map_err(|e| e.to_string())?
-            .block_on(run(o))
+            .block_on(run(o, tool_thread))
     });
     match result {
         Ok(figures) => println!("{}", serde_json::to_string(&figures).unwrap_or_default()),

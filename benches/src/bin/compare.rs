@@ -26,6 +26,7 @@ const ALL_VARIANTS: &[&str] = &[
     "rust",
     "rust-memory",
     "rust-sqlite",
+    "rust-handoff",
     "python-def",
     "python-async",
     "node-sync",
