@@ -1,7 +1,7 @@
 //! The side-by-side comparison: in one sitting, the hand-written reference loop, the Rust agent
-//! (no store, `MemoryStore`, `SqliteStore`), the Python binding (`def` and `async def` tool) and
-//! the Node binding (sync and async JS tool), each as its own client process against one
-//! `mock-llm`, one session at a time and many at once, repeated `--reps` times. Each figure is a
+//! (no store, `MemoryStore`, `SqliteStore`, and with its tool's body on another thread), the
+//! Python binding (`def` and `async def` tool) and the Node binding (sync and async JS tool),
+//! each as its own client process against one `mock-llm`, one session at a time and many at once, repeated `--reps` times. Each figure is a
 //! ratio to the reference measured in the same repetition; the table shows the median of the
 //! per-repetition ratios, so the drift of a noisy machine cancels out.
 //!
