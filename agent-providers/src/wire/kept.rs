@@ -47,10 +47,7 @@ impl<F: 'static> KeptItems<F> {
     ) -> Result<Self, ProviderError> {
         match request.reuse.take::<Self>() {
             Some((mut kept, reusable)) if kept.key.as_deref() == key => {
-                let messages = reusable.min(request.messages.len());
-                let keep = kept.cuts.partition_point(|c| c.messages <= messages).max(1);
-                kept.cuts.truncate(keep);
-                kept.encoded.truncate(kept.cuts.last().map_or(0, |c| c.bytes));
+                kept.back_to(reusable.min(request.messages.len()));
                 Ok(kept)
             }
             _ => Self::start(request, key, first()),
@@ -78,13 +75,26 @@ impl<F: 'static> KeptItems<F> {
         Ok(kept)
     }
 
+    /// How many of the request's leading messages this encoding covers.
+    pub(crate) fn covered(&self) -> usize {
+        self.cuts.last().map_or(0, |c| c.messages)
+    }
+
+    /// Gives up what this encoding holds beyond the first `messages` messages (to the last
+    /// place it may be continued from there).
+    pub(crate) fn back_to(&mut self, messages: usize) {
+        let keep = self.cuts.partition_point(|c| c.messages <= messages).max(1);
+        self.cuts.truncate(keep);
+        self.encoded.truncate(self.cuts.last().map_or(0, |c| c.bytes));
+    }
+
     /// The request's messages this encoding does not cover yet, with their index, after
     /// making room for their items (so that encoding them seldom grows the buffer).
     pub(crate) fn unencoded<'r>(
         &mut self,
         request: &'r ModelRequest,
     ) -> impl Iterator<Item = (usize, &'r Message)> + use<'r, F> {
-        let from = self.cuts.last().map_or(0, |c| c.messages);
+        let from = self.covered();
         let new = request.messages.get(from..).unwrap_or_default();
         self.encoded.reserve(new.iter().map(approx_len).sum());
         new.iter().enumerate().map(move |(i, m)| (from + i, m))

@@ -1,12 +1,21 @@
 //! The Messages request: a borrowed view of the [`ModelRequest`] serialized straight into the
 //! body. Fields are declared in alphabetical order, the order the bytes had when the body was
 //! built as a JSON tree first.
+//!
+//! Within a turn each request repeats the previous one's messages: their encoding is kept in
+//! the request's [`EncodingReuse`](agent_core::EncodingReuse) memo, and only the messages
+//! added since are encoded (see [`KeptItems`]). Two things move at the end of the
+//! conversation and are encoded again each time: the newest wire message (the next agent
+//! message of its role joins it: consecutive tool results are one user message) and, with
+//! [`CacheMode::Auto`], the message that carries the previous call's breakpoint.
 
 use agent_core::{ContentPart, ImageSource, Message, ModelRequest, ProviderError, Role, with_answer_tool};
 use serde::Serialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::{AnthropicOptions, CacheMode, DEFAULT_MAX_TOKENS};
+use crate::wire::kept::KeptItems;
 
 /// Builds the Messages request body.
 ///
@@ -19,11 +28,17 @@ use super::{AnthropicOptions, CacheMode, DEFAULT_MAX_TOKENS};
 /// then checked the same way).
 pub fn request_body(model: &str, request: &ModelRequest, stream: bool, options: &AnthropicOptions) -> Value {
     let request = with_answer_tool(request);
-    serde_json::to_value(WireRequest::new(model, &request, stream, options)).unwrap_or(Value::Null)
+    KeptItems::start(&request, Some(cache_key(options)), None::<()>)
+        .and_then(|kept| encode(model, &request, stream, options, kept))
+        .ok()
+        .and_then(|(body, _)| serde_json::from_slice(&body).ok())
+        .unwrap_or(Value::Null)
 }
 
 /// Builds the Messages request body as bytes (what the adapter sends; no intermediate JSON
-/// tree).
+/// tree). The messages the request's [`reuse`](ModelRequest::reuse) vouches for are not
+/// encoded again where their encoding cannot have changed; the memo of this request is left
+/// for the next.
 pub fn request_bytes(
     model: &str,
     request: &ModelRequest,
@@ -31,14 +46,177 @@ pub fn request_bytes(
     options: &AnthropicOptions,
 ) -> Result<Vec<u8>, ProviderError> {
     let request = with_answer_tool(request);
-    let wire = WireRequest::new(model, &request, stream, options);
-    crate::wire::to_bytes(&wire, 1024 + 192 * request.messages.len() + 512 * wire.tools.len())
+    let key = Some(cache_key(options));
+    let mut kept = KeptItems::for_request(&request, key, || None::<()>)?;
+    if !fit(&mut kept, &request.messages, options.cache == CacheMode::Auto) {
+        kept = KeptItems::start(&request, key, None::<()>)?;
+    }
+    let (body, kept) = encode(model, &request, stream, options, kept)?;
+    kept.keep(&request);
+    Ok(body)
 }
 
+/// The Messages wire format, naming its kept items.
+struct Messages;
+
+/// What the kept encoding depends on besides the messages: the cache mode, which decides the
+/// tools' breakpoint (a fallback route to another Anthropic provider may have another).
+fn cache_key(options: &AnthropicOptions) -> &'static str {
+    match options.cache {
+        CacheMode::Auto => "auto",
+        CacheMode::Static => "static",
+        CacheMode::Off => "off",
+    }
+}
+
+/// Cuts `kept` back to what this request may continue: nothing of the messages that move
+/// ([`keep_limit`]). False when the first message after it would join its last wire message
+/// (an edited message changed roles there): the encoding cannot be continued.
+fn fit(kept: &mut KeptItems<Messages>, messages: &[Message], auto: bool) -> bool {
+    // When the check below passes, the limit is never before the kept encoding's end; cut
+    // back anyway, so that a kept message can never lack a breakpoint it should carry.
+    kept.back_to(keep_limit(messages, auto));
+    let covered = kept.covered();
+    let before = messages[..covered].iter().rev().find_map(wire_role);
+    let after = messages[covered..].iter().find_map(wire_role);
+    before.is_none() || before != after
+}
+
+/// The body, encoding the messages `kept` does not cover, and the encoding of the ones a later
+/// request may continue from.
+fn encode(
+    model: &str,
+    request: &ModelRequest,
+    stream: bool,
+    options: &AnthropicOptions,
+    mut kept: KeptItems<Messages>,
+) -> Result<(Vec<u8>, KeptItems<Messages>), ProviderError> {
+    let auto = options.cache == CacheMode::Auto;
+    let limit = keep_limit(&request.messages, auto);
+    // Each wire message with the index of the first agent message in it.
+    let mut wire: Vec<(usize, WireMessage<'_>)> = Vec::new();
+    for (i, m) in kept.unencoded(request) {
+        let Some((role, blocks)) = wire_blocks(m) else {
+            continue;
+        };
+        match wire.last_mut() {
+            Some((_, last)) if last.role == role => last.content.extend(blocks),
+            _ => wire.push((i, WireMessage { content: blocks, role })),
+        }
+    }
+    // The newest message and the one with the previous call's breakpoint start at or after
+    // `limit`: they are sent, not kept.
+    let keep = wire.partition_point(|(start, _)| *start < limit);
+    for (k, (_, message)) in wire[..keep].iter().enumerate() {
+        kept.push(message)?;
+        // The next wire message starts where this encoding may be continued (there always is
+        // one: the newest is never kept).
+        kept.cut_here(wire.get(k + 1).map_or(limit, |(start, _)| *start));
+    }
+    let mut sent: Vec<WireMessage<'_>> = wire.into_iter().skip(keep).map(|(_, m)| m).collect();
+    if auto {
+        mark_messages(&mut sent);
+    }
+    let caching = options.cache != CacheMode::Off;
+    kept.encode_tools(request, || wire_tools(request, caching))?;
+    let thinking = options.thinking_budget.map(|budget| Thinking {
+        budget_tokens: budget,
+        kind: "enabled",
+    });
+    let rest = Rest {
+        model,
+        stream,
+        system: system(request, caching),
+        // The API refuses a temperature together with thinking.
+        temperature: request
+            .temperature
+            .filter(|_| thinking.is_none())
+            .map(crate::util::json_f32),
+        tool_choice: (request.output_schema.is_some() && thinking.is_none()).then_some(ToolChoice { kind: "any" }),
+        thinking,
+        tools: kept.tools(request),
+    };
+    let head = Head {
+        max_tokens: request.max_output_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+    };
+    let body = kept.body(&head, "messages", &sent, &rest)?;
+    Ok((body, kept))
+}
+
+/// The role of the wire message `m` goes into, `None` for a message sent elsewhere (a system
+/// message, in the system prompt) or not at all (an assistant message with nothing to send).
+fn wire_role(m: &Message) -> Option<&'static str> {
+    match m.role {
+        Role::System => None,
+        Role::User | Role::Tool => Some("user"),
+        Role::Assistant => sends_anything(m).then_some("assistant"),
+    }
+}
+
+/// Whether an assistant message has a block to send: exactly when [`assistant_blocks`] makes
+/// one, without making them.
+fn sends_anything(m: &Message) -> bool {
+    !m.tool_calls.is_empty()
+        || m.content.iter().any(|p| p.as_text() != Some(""))
+        || m.reasoning
+            .as_ref()
+            .is_some_and(|r| r.signature.is_some() || r.opaque.iter().any(is_redacted))
+}
+
+/// Redacted thinking, which goes back as it came.
+fn is_redacted(opaque: &Value) -> bool {
+    opaque.get("type").and_then(Value::as_str) == Some("redacted_thinking")
+}
+
+/// Where a kept encoding must end: at the start of the newest wire message (later messages of
+/// its role join it) and, with automatic breakpoints, of the one before the newest assistant
+/// message (it carries the previous call's breakpoint, which moves on with the next call).
+/// Looks back from the end only as far as those.
+fn keep_limit(messages: &[Message], auto: bool) -> usize {
+    // The first agent message of the wire message whose last agent message is `end`.
+    let start_of = |end: usize, role: &'static str| {
+        let mut start = end;
+        for (i, m) in messages[..end].iter().enumerate().rev() {
+            match wire_role(m) {
+                None => {}
+                Some(r) if r == role => start = i,
+                Some(_) => break,
+            }
+        }
+        start
+    };
+    let mut roles = messages
+        .iter()
+        .enumerate()
+        .rev()
+        .filter_map(|(i, m)| wire_role(m).map(|r| (i, r)));
+    let Some((newest, role)) = roles.next() else {
+        return messages.len();
+    };
+    let newest_start = start_of(newest, role);
+    if !auto {
+        return newest_start;
+    }
+    // Back past the newest assistant wire message: the message before it.
+    let mut before_answer = std::iter::once((newest, role))
+        .chain(roles)
+        .skip_while(|(_, r)| *r != "assistant")
+        .skip_while(|(_, r)| *r == "assistant");
+    match before_answer.next() {
+        Some((before, role)) => newest_start.min(start_of(before, role)),
+        None => newest_start,
+    }
+}
+
+/// The body's fields before the messages.
 #[derive(Serialize)]
-struct WireRequest<'a> {
+struct Head {
     max_tokens: u32,
-    messages: Vec<WireMessage<'a>>,
+}
+
+/// The body's fields after the messages, in alphabetical order.
+#[derive(Serialize)]
+struct Rest<'a> {
     model: &'a str,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     stream: bool,
@@ -50,8 +228,49 @@ struct WireRequest<'a> {
     thinking: Option<Thinking>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_choice: Option<ToolChoice>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<WireTool<'a>>,
+    /// The tools (never an empty list).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<&'a RawValue>,
+}
+
+/// The system prompt and the conversation's system messages, with a breakpoint when caching.
+fn system(request: &ModelRequest, caching: bool) -> Option<System> {
+    let mut parts: Vec<String> = request.system.iter().filter(|s| !s.is_empty()).cloned().collect();
+    parts.extend(
+        request
+            .messages
+            .iter()
+            .filter(|m| m.role == Role::System)
+            .map(Message::text),
+    );
+    if parts.is_empty() {
+        return None;
+    }
+    let text = parts.join("\n\n");
+    Some(if caching {
+        System::Blocks([SystemBlock {
+            cache_control: EPHEMERAL,
+            text,
+            kind: "text",
+        }])
+    } else {
+        System::Text(text)
+    })
+}
+
+/// The tools, the last one with a breakpoint when caching; `None` for none.
+fn wire_tools(request: &ModelRequest, caching: bool) -> Vec<WireTool<'_>> {
+    request
+        .tools
+        .iter()
+        .enumerate()
+        .map(|(i, t)| WireTool {
+            cache_control: (caching && i + 1 == request.tools.len()).then_some(EPHEMERAL),
+            description: &t.description,
+            input_schema: &t.parameters,
+            name: &t.name,
+        })
+        .collect()
 }
 
 /// `{"type": "any"}`: the response must call one of the tools (for a typed turn, so that the
@@ -223,95 +442,32 @@ enum ImageBlockSource<'a> {
     },
 }
 
-impl<'a> WireRequest<'a> {
-    fn new(model: &'a str, request: &'a ModelRequest, stream: bool, options: &AnthropicOptions) -> Self {
-        let mut messages: Vec<WireMessage<'a>> = Vec::with_capacity(request.messages.len());
-        let mut system: Vec<String> = request.system.iter().filter(|s| !s.is_empty()).cloned().collect();
-        for m in &request.messages {
-            match m.role {
-                Role::System => system.push(m.text()),
-                Role::User => push_merged(&mut messages, "user", content_blocks(&m.content)),
-                Role::Assistant => {
-                    let blocks = assistant_blocks(m);
-                    if !blocks.is_empty() {
-                        push_merged(&mut messages, "assistant", blocks);
-                    }
-                }
-                Role::Tool => {
-                    let has_image = m.content.iter().any(|p| matches!(p, ContentPart::Image { .. }));
-                    let content = if has_image {
-                        ToolResultContent::Blocks(content_blocks(&m.content))
-                    } else {
-                        ToolResultContent::Text(m.text())
-                    };
-                    let block = Block::ToolResult {
-                        cache_control: None,
-                        content,
-                        is_error: m.is_error.then_some(true),
-                        tool_use_id: m.tool_call_id.as_deref().unwrap_or_default(),
-                        kind: "tool_result",
-                    };
-                    push_merged(&mut messages, "user", vec![block]);
-                }
-            }
-        }
-        if options.cache == CacheMode::Auto {
-            mark_messages(&mut messages);
-        }
-        let caching = options.cache != CacheMode::Off;
-        let system = (!system.is_empty()).then(|| system.join("\n\n"));
-        let thinking = options.thinking_budget.map(|budget| Thinking {
-            budget_tokens: budget,
-            kind: "enabled",
-        });
-        WireRequest {
-            max_tokens: request.max_output_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
-            messages,
-            model,
-            stream,
-            system: system.map(|text| {
-                if caching {
-                    System::Blocks([SystemBlock {
-                        cache_control: EPHEMERAL,
-                        text,
-                        kind: "text",
-                    }])
-                } else {
-                    System::Text(text)
-                }
-            }),
-            // The API refuses a temperature together with thinking.
-            temperature: request
-                .temperature
-                .filter(|_| thinking.is_none())
-                .map(crate::util::json_f32),
-            tool_choice: (request.output_schema.is_some() && thinking.is_none()).then_some(ToolChoice { kind: "any" }),
-            thinking,
-            tools: request
-                .tools
-                .iter()
-                .enumerate()
-                .map(|(i, t)| WireTool {
-                    cache_control: (caching && i + 1 == request.tools.len()).then_some(EPHEMERAL),
-                    description: &t.description,
-                    input_schema: &t.parameters,
-                    name: &t.name,
-                })
-                .collect(),
+/// The wire message role and blocks of `m`; `None` for a message sent elsewhere or not at
+/// all (see [`wire_role`]).
+fn wire_blocks(m: &Message) -> Option<(&'static str, Vec<Block<'_>>)> {
+    match m.role {
+        Role::System => None,
+        Role::User => Some(("user", content_blocks(&m.content))),
+        Role::Assistant => Some(assistant_blocks(m))
+            .filter(|b| !b.is_empty())
+            .map(|b| ("assistant", b)),
+        Role::Tool => {
+            let has_image = m.content.iter().any(|p| matches!(p, ContentPart::Image { .. }));
+            let content = if has_image {
+                ToolResultContent::Blocks(content_blocks(&m.content))
+            } else {
+                ToolResultContent::Text(m.text())
+            };
+            let block = Block::ToolResult {
+                cache_control: None,
+                content,
+                is_error: m.is_error.then_some(true),
+                tool_use_id: m.tool_call_id.as_deref().unwrap_or_default(),
+                kind: "tool_result",
+            };
+            Some(("user", vec![block]))
         }
     }
-}
-
-/// Appends blocks to the last message when it has the same role (tool results that follow each
-/// other become one user message), or starts a new message.
-fn push_merged<'a>(messages: &mut Vec<WireMessage<'a>>, role: &'static str, blocks: Vec<Block<'a>>) {
-    if let Some(last) = messages.last_mut()
-        && last.role == role
-    {
-        last.content.extend(blocks);
-        return;
-    }
-    messages.push(WireMessage { content: blocks, role });
 }
 
 fn content_blocks(parts: &[ContentPart]) -> Vec<Block<'_>> {
@@ -351,10 +507,8 @@ fn assistant_blocks(m: &Message) -> Vec<Block<'_>> {
                 kind: "thinking",
             });
         }
-        for opaque in &reasoning.opaque {
-            if opaque.get("type").and_then(Value::as_str) == Some("redacted_thinking") {
-                blocks.push(Block::Opaque(opaque));
-            }
+        for opaque in reasoning.opaque.iter().filter(|o| is_redacted(o)) {
+            blocks.push(Block::Opaque(opaque));
         }
     }
     blocks.extend(content_blocks(&m.content));
@@ -373,6 +527,10 @@ fn assistant_blocks(m: &Message) -> Vec<Block<'_>> {
     }
     blocks
 }
+
+#[cfg(test)]
+#[path = "request_reuse_tests.rs"]
+mod reuse_tests;
 
 #[cfg(test)]
 mod tests {

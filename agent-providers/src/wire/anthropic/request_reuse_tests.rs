@@ -1,0 +1,259 @@
+//! A turn's requests with kept encodings send exactly what encoding each from scratch sends.
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+
+use agent_core::{ContentPart, ImageSource, Message, ModelRequest, Reasoning, ToolCall, ToolSchema};
+use serde_json::json;
+
+use super::{KeptItems, Messages, request_bytes};
+use crate::wire::anthropic::{AnthropicOptions, CacheMode};
+use crate::wire::test_support::{Grow, alone, next_request, requests};
+
+fn options(cache: CacheMode) -> AnthropicOptions {
+    AnthropicOptions {
+        cache,
+        ..AnthropicOptions::default()
+    }
+}
+
+const MODES: [CacheMode; 3] = [CacheMode::Auto, CacheMode::Static, CacheMode::Off];
+
+/// The body as encoded from scratch, with no memo.
+fn fresh(request: &ModelRequest, options: &AnthropicOptions) -> Vec<u8> {
+    request_bytes("claude-sonnet-4-5", &alone(request), true, options).unwrap()
+}
+
+fn send(request: &ModelRequest, options: &AnthropicOptions) -> Vec<u8> {
+    request_bytes("claude-sonnet-4-5", request, true, options).unwrap()
+}
+
+fn call(id: &str) -> Message {
+    Message::assistant_with_tools("", vec![ToolCall::new(id, "shot", &json!({"n": id}))])
+}
+
+fn result_with_image(id: &str, tag: &str) -> Message {
+    let mut result = Message::tool_result(id, "shot", format!("shot \"{tag}\""), false);
+    result.content.push(ContentPart::Image {
+        media_type: "image/png".into(),
+        source: ImageSource::Base64 { data: tag.into() },
+    });
+    result
+}
+
+/// The steps of a turn: calls and their results (runs of several results merge into one
+/// user message), images, a system message and an assistant message with nothing to send in
+/// the middle, an older message edited (the loop vouches for what comes before it).
+fn turn() -> Vec<Box<Grow>> {
+    vec![
+        Box::new(|m| {
+            m.push(call("c1"));
+            None
+        }),
+        Box::new(|m| {
+            m.push(Message::tool_result("c1", "shot", "plain \u{2028} text", false));
+            None
+        }),
+        Box::new(|m| {
+            let mut two = Message::assistant_with_tools(
+                "Both \"at once\".",
+                vec![
+                    ToolCall::new("c2", "shot", &json!({})),
+                    ToolCall::new("c3", "shot", &json!({"deep": [1, {"x": null}]})),
+                ],
+            );
+            two.reasoning = Some(Reasoning {
+                text: "think".into(),
+                signature: Some("sig".into()),
+                opaque: vec![json!({"type": "redacted_thinking", "data": "r"})],
+            });
+            m.push(two);
+            None
+        }),
+        // A run of results, one by one: each joins the user message of the one before.
+        Box::new(|m| {
+            m.push(result_with_image("c2", "a"));
+            None
+        }),
+        Box::new(|m| {
+            m.push(Message::tool_result("c3", "shot", "failed \\ here", true));
+            None
+        }),
+        // Skipped on the wire: a system message and unsigned thinking alone.
+        Box::new(|m| {
+            m.push(Message::system("Mind the \"time\"."));
+            let mut unsigned = Message::assistant("");
+            unsigned.reasoning = Some(Reasoning {
+                text: "quiet".into(),
+                signature: None,
+                opaque: Vec::new(),
+            });
+            m.push(unsigned);
+            m.push(Message::user("go on"));
+            None
+        }),
+        Box::new(|m| {
+            m.push(call("c4"));
+            m.push(result_with_image("c4", "b"));
+            None
+        }),
+        // An older image turned into a note: the loop vouches for what comes before it.
+        Box::new(|m| {
+            let index = m.iter().position(|x| x.tool_call_id.as_deref() == Some("c2")).unwrap();
+            m[index].content[1] = ContentPart::text("[image omitted]");
+            m.push(Message::assistant("done"));
+            Some(index)
+        }),
+        Box::new(|m| {
+            m.push(Message::user("thanks"));
+            None
+        }),
+    ]
+}
+
+#[test]
+fn each_request_of_a_turn_is_encoded_as_if_from_scratch() {
+    for cache in MODES {
+        let options = options(cache);
+        for start in [requests().remove(0), ModelRequest::default()] {
+            let mut request = start;
+            assert_eq!(send(&request, &options), fresh(&request, &options));
+            for (step, grow) in turn().iter().enumerate() {
+                next_request(&mut request, grow);
+                let bytes = send(&request, &options);
+                assert_eq!(
+                    String::from_utf8_lossy(&bytes),
+                    String::from_utf8_lossy(&fresh(&request, &options)),
+                    "{cache:?}, step {step}"
+                );
+                // A retry of the same request reuses what it can, and sends the same.
+                assert_eq!(send(&request, &options), bytes, "{cache:?}, retry of step {step}");
+            }
+        }
+    }
+}
+
+/// Replaces the kept encoding of the request's first wire message with a tracer.
+fn trace(request: &ModelRequest) {
+    let (mut kept, _) = request.reuse.take::<KeptItems<Messages>>().unwrap();
+    kept.trace_first(br#"{"content":[{"text":"TRACER","type":"text"}],"role":"user"}"#);
+    request.reuse.put(kept);
+}
+
+#[test]
+fn vouched_messages_are_copied_and_only_the_moving_end_encoded_again() {
+    let options = options(CacheMode::Auto);
+    let mut request = ModelRequest {
+        messages: vec![
+            Message::user("first"),
+            call("c1"),
+            Message::tool_result("c1", "shot", "r1", false),
+        ],
+        ..ModelRequest::default()
+    };
+    send(&request, &options);
+    next_request(&mut request, |m| {
+        m.push(call("c2"));
+        m.push(Message::tool_result("c2", "shot", "r2", false));
+        None
+    });
+    send(&request, &options);
+    trace(&request);
+    next_request(&mut request, |m| {
+        m.push(call("c3"));
+        None
+    });
+    let body = String::from_utf8(send(&request, &options)).unwrap();
+    assert!(body.contains("TRACER"), "the kept encoding is sent: {body}");
+    assert!(!body.contains(r#""text":"first""#), "{body}");
+    // The breakpoints moved with the newest messages: on the newest call, and on the results
+    // before it, where the previous call ended.
+    assert_eq!(body.matches("cache_control").count(), 2, "{body}");
+    assert!(
+        body.contains(r#"{"cache_control":{"type":"ephemeral"},"content":"r2""#),
+        "{body}"
+    );
+    // Not vouched for: encoded again.
+    trace(&request);
+    next_request(&mut request, |m| {
+        m.push(Message::tool_result("c3", "shot", "r3", false));
+        Some(0)
+    });
+    let body = send(&request, &options);
+    assert!(!String::from_utf8_lossy(&body).contains("TRACER"));
+    assert_eq!(body, fresh(&request, &options));
+}
+
+#[test]
+fn a_memo_is_not_continued_where_it_no_longer_applies() {
+    let auto = options(CacheMode::Auto);
+    // The message where the kept encoding ends now has the role of the one before it, so it
+    // would join that message's kept encoding: encoded again.
+    for cache in MODES {
+        let options = options(cache);
+        let mut request = ModelRequest {
+            messages: vec![
+                Message::user("first"),
+                call("c1"),
+                Message::tool_result("c1", "shot", "r1", false),
+                call("c2"),
+                Message::tool_result("c2", "shot", "r2", false),
+                call("c3"),
+                Message::tool_result("c3", "shot", "r3", false),
+            ],
+            ..ModelRequest::default()
+        };
+        send(&request, &options);
+        next_request(&mut request, |m| {
+            m[2] = Message::assistant("an assistant message where a result was");
+            Some(2)
+        });
+        assert_eq!(send(&request, &options), fresh(&request, &options), "{cache:?}");
+    }
+    let mut request = ModelRequest {
+        messages: vec![Message::user("first"), call("c1")],
+        ..ModelRequest::default()
+    };
+    send(&request, &auto);
+    // Another cache mode (a fallback route to another Anthropic provider): its own encoding
+    // of the tools, so nothing of the memo.
+    request.tools = Arc::new(vec![ToolSchema {
+        name: "shot".into(),
+        description: "A \"shot\".".into(),
+        parameters: json!({"type": "object"}),
+    }]);
+    next_request(&mut request, |m| {
+        m.push(Message::user("more"));
+        None
+    });
+    send(&request, &auto);
+    let off = options(CacheMode::Off);
+    next_request(&mut request, |m| {
+        m.push(Message::assistant("ok"));
+        None
+    });
+    let body = send(&request, &off);
+    assert_eq!(body, fresh(&request, &off));
+    assert!(!String::from_utf8_lossy(&body).contains("cache_control"));
+    // Another tool list: encoded again.
+    next_request(&mut request, |m| {
+        m.push(Message::user("with other tools"));
+        None
+    });
+    request.tools = Arc::new(Vec::new());
+    assert_eq!(send(&request, &off), fresh(&request, &off));
+    // A typed turn adds the answer tool to each request: sent every time.
+    next_request(&mut request, |m| {
+        m.push(Message::assistant("typed"));
+        None
+    });
+    request.output_schema = Some(agent_core::OutputSchema::new("answer", json!({"type": "object"})));
+    assert_eq!(send(&request, &auto), fresh(&request, &auto));
+    next_request(&mut request, |m| {
+        m.push(Message::user("again"));
+        None
+    });
+    let body = send(&request, &auto);
+    assert_eq!(body, fresh(&request, &auto));
+    assert!(String::from_utf8_lossy(&body).contains("final_answer"));
+}
