@@ -8,7 +8,8 @@
 //! the same turn: the 37 messages the previous request sent are copied from its kept encoding
 //! (see `agent_core::EncodingReuse`), and only the 3 new ones are encoded. In
 //! `anthropic_next_step` the newest wire message and the one with the previous call's cache
-//! breakpoint are encoded again too (5 of the 40 messages, two of them page text).
+//! breakpoint are encoded again too (5 of the 40 messages, two of them page text); in
+//! `gemini_next_step` the newest content (the last result and the user message it joins).
 //!
 //! Run: `cargo bench -p agent-providers --bench request_encode`
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
@@ -173,12 +174,24 @@ fn bench(c: &mut Criterion) {
             BatchSize::SmallInput,
         )
     });
+    let options = gemini::GeminiOptions::default();
     group.bench_function("gemini", |b| {
-        b.iter(|| {
-            gemini::request_bytes(black_box(&request), &Default::default())
-                .unwrap()
-                .len()
-        })
+        b.iter_batched(
+            || fresh(&request),
+            |fresh| gemini::request_bytes(black_box(&fresh), &options).unwrap().len(),
+            BatchSize::SmallInput,
+        )
+    });
+    group.bench_function("gemini_next_step", |b| {
+        b.iter_batched(
+            || {
+                next_step(&request, |r| {
+                    gemini::request_bytes(r, &options).unwrap();
+                })
+            },
+            |next| gemini::request_bytes(black_box(&next), &options).unwrap().len(),
+            BatchSize::SmallInput,
+        )
     });
     group.finish();
 }

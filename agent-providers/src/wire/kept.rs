@@ -180,6 +180,10 @@ impl<F: 'static> KeptItems<F> {
         } else {
             body[at] = b',';
         }
+        // The body is kept until the response head arrives (for retries): give back the room
+        // the items sent but not kept may have left over rather than hold it for every call in
+        // flight.
+        body.shrink_to_fit();
         Ok(body)
     }
 

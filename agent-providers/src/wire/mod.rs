@@ -16,6 +16,7 @@ pub(crate) mod adapter;
 pub mod anthropic;
 pub mod gemini;
 mod kept;
+mod merged;
 pub mod openai;
 pub mod openai_responses;
 #[cfg(test)]
@@ -62,16 +63,6 @@ pub trait FixedUrl: Wire {}
 /// The configured base URL (or `default`) without trailing slashes.
 pub(crate) fn base_url<'a>(config: &'a ProviderConfig, default: &'a str) -> &'a str {
     config.base_url.as_deref().unwrap_or(default).trim_end_matches('/')
-}
-
-/// Serializes a borrowed request view into a buffer sized for it.
-pub(crate) fn to_bytes<T: serde::Serialize>(view: &T, capacity: usize) -> Result<Vec<u8>, ProviderError> {
-    let mut buf = Vec::with_capacity(capacity);
-    write_json(&mut buf, view)?;
-    // The body is kept until the response head arrives (for retries): give back the room the
-    // estimate left over (often half of it) rather than hold it for every call in flight.
-    buf.shrink_to_fit();
-    Ok(buf)
 }
 
 /// Appends `value`'s JSON to `out`.

@@ -131,3 +131,88 @@ pub(crate) fn next_request(request: &mut ModelRequest, grow: impl FnOnce(&mut Ve
         request.reuse.changed_from(edited);
     }
 }
+
+/// An assistant message with one call of `shot`.
+pub(crate) fn call(id: &str) -> Message {
+    Message::assistant_with_tools("", vec![ToolCall::new(id, "shot", &json!({"n": id}))])
+}
+
+/// A result of `shot` with an image.
+pub(crate) fn result_with_image(id: &str, tag: &str) -> Message {
+    let mut result = Message::tool_result(id, "shot", format!("shot \"{tag}\""), false);
+    result.content.push(ContentPart::Image {
+        media_type: "image/png".into(),
+        source: ImageSource::Base64 { data: tag.into() },
+    });
+    result
+}
+
+/// The steps of a turn: calls and their results (runs of several results merge into one
+/// user message), images, a system message and an assistant message with nothing to send in
+/// the middle, an older message edited (the loop vouches for what comes before it).
+pub(crate) fn turn_steps() -> Vec<Box<Grow>> {
+    vec![
+        Box::new(|m| {
+            m.push(call("c1"));
+            None
+        }),
+        Box::new(|m| {
+            m.push(Message::tool_result("c1", "shot", "plain \u{2028} text", false));
+            None
+        }),
+        Box::new(|m| {
+            let mut two = Message::assistant_with_tools(
+                "Both \"at once\".",
+                vec![
+                    ToolCall::new("c2", "shot", &json!({})),
+                    ToolCall::new("c3", "shot", &json!({"deep": [1, {"x": null}]})),
+                ],
+            );
+            two.reasoning = Some(Reasoning {
+                text: "think".into(),
+                signature: Some("sig".into()),
+                opaque: vec![json!({"type": "redacted_thinking", "data": "r"})],
+            });
+            m.push(two);
+            None
+        }),
+        // A run of results, one by one: each joins the user message of the one before.
+        Box::new(|m| {
+            m.push(result_with_image("c2", "a"));
+            None
+        }),
+        Box::new(|m| {
+            m.push(Message::tool_result("c3", "shot", "failed \\ here", true));
+            None
+        }),
+        // Skipped on the wire: a system message and unsigned thinking alone.
+        Box::new(|m| {
+            m.push(Message::system("Mind the \"time\"."));
+            let mut unsigned = Message::assistant("");
+            unsigned.reasoning = Some(Reasoning {
+                text: "quiet".into(),
+                signature: None,
+                opaque: Vec::new(),
+            });
+            m.push(unsigned);
+            m.push(Message::user("go on"));
+            None
+        }),
+        Box::new(|m| {
+            m.push(call("c4"));
+            m.push(result_with_image("c4", "b"));
+            None
+        }),
+        // An older image turned into a note: the loop vouches for what comes before it.
+        Box::new(|m| {
+            let index = m.iter().position(|x| x.tool_call_id.as_deref() == Some("c2")).unwrap();
+            m[index].content[1] = ContentPart::text("[image omitted]");
+            m.push(Message::assistant("done"));
+            Some(index)
+        }),
+        Box::new(|m| {
+            m.push(Message::user("thanks"));
+            None
+        }),
+    ]
+}

@@ -16,6 +16,7 @@ use serde_json::value::RawValue;
 
 use super::{AnthropicOptions, CacheMode, DEFAULT_MAX_TOKENS};
 use crate::wire::kept::KeptItems;
+use crate::wire::merged;
 
 /// Builds the Messages request body.
 ///
@@ -48,7 +49,10 @@ pub fn request_bytes(
     let request = with_answer_tool(request);
     let key = Some(cache_key(options));
     let mut kept = KeptItems::for_request(&request, key, || None::<()>)?;
-    if !fit(&mut kept, &request.messages, options.cache == CacheMode::Auto) {
+    // When the roles still change where the kept encoding ends, the limit is never before its
+    // end; cut back anyway, so that a kept message can never lack a breakpoint it should carry.
+    let limit = keep_limit(&request.messages, options.cache == CacheMode::Auto);
+    if !merged::fit(&mut kept, &request.messages, limit, wire_role) {
         kept = KeptItems::start(&request, key, None::<()>)?;
     }
     let (body, kept) = encode(model, &request, stream, options, kept)?;
@@ -69,19 +73,6 @@ fn cache_key(options: &AnthropicOptions) -> &'static str {
     }
 }
 
-/// Cuts `kept` back to what this request may continue: nothing of the messages that move
-/// ([`keep_limit`]). False when the first message after it would join its last wire message
-/// (an edited message changed roles there): the encoding cannot be continued.
-fn fit(kept: &mut KeptItems<Messages>, messages: &[Message], auto: bool) -> bool {
-    // When the check below passes, the limit is never before the kept encoding's end; cut
-    // back anyway, so that a kept message can never lack a breakpoint it should carry.
-    kept.back_to(keep_limit(messages, auto));
-    let covered = kept.covered();
-    let before = messages[..covered].iter().rev().find_map(wire_role);
-    let after = messages[covered..].iter().find_map(wire_role);
-    before.is_none() || before != after
-}
-
 /// The body, encoding the messages `kept` does not cover, and the encoding of the ones a later
 /// request may continue from.
 fn encode(
@@ -93,27 +84,13 @@ fn encode(
 ) -> Result<(Vec<u8>, KeptItems<Messages>), ProviderError> {
     let auto = options.cache == CacheMode::Auto;
     let limit = keep_limit(&request.messages, auto);
-    // Each wire message with the index of the first agent message in it.
-    let mut wire: Vec<(usize, WireMessage<'_>)> = Vec::new();
-    for (i, m) in kept.unencoded(request) {
-        let Some((role, blocks)) = wire_blocks(m) else {
-            continue;
-        };
-        match wire.last_mut() {
-            Some((_, last)) if last.role == role => last.content.extend(blocks),
-            _ => wire.push((i, WireMessage { content: blocks, role })),
-        }
-    }
+    let wire = merged::merge(&mut kept, request, |_, m| wire_blocks(m))
+        .into_iter()
+        .map(|(start, role, content)| (start, WireMessage { content, role }))
+        .collect();
     // The newest message and the one with the previous call's breakpoint start at or after
     // `limit`: they are sent, not kept.
-    let keep = wire.partition_point(|(start, _)| *start < limit);
-    for (k, (_, message)) in wire[..keep].iter().enumerate() {
-        kept.push(message)?;
-        // The next wire message starts where this encoding may be continued (there always is
-        // one: the newest is never kept).
-        kept.cut_here(wire.get(k + 1).map_or(limit, |(start, _)| *start));
-    }
-    let mut sent: Vec<WireMessage<'_>> = wire.into_iter().skip(keep).map(|(_, m)| m).collect();
+    let mut sent = merged::keep_before(&mut kept, wire, limit)?;
     if auto {
         mark_messages(&mut sent);
     }
@@ -173,38 +150,17 @@ fn is_redacted(opaque: &Value) -> bool {
 /// message (it carries the previous call's breakpoint, which moves on with the next call).
 /// Looks back from the end only as far as those.
 fn keep_limit(messages: &[Message], auto: bool) -> usize {
-    // The first agent message of the wire message whose last agent message is `end`.
-    let start_of = |end: usize, role: &'static str| {
-        let mut start = end;
-        for (i, m) in messages[..end].iter().enumerate().rev() {
-            match wire_role(m) {
-                None => {}
-                Some(r) if r == role => start = i,
-                Some(_) => break,
-            }
-        }
-        start
-    };
-    let mut roles = messages
-        .iter()
-        .enumerate()
-        .rev()
-        .filter_map(|(i, m)| wire_role(m).map(|r| (i, r)));
-    let Some((newest, role)) = roles.next() else {
-        return messages.len();
-    };
-    let newest_start = start_of(newest, role);
+    let newest = merged::newest_start(messages, wire_role);
     if !auto {
-        return newest_start;
+        return newest;
     }
     // Back past the newest assistant wire message: the message before it.
-    let mut before_answer = std::iter::once((newest, role))
-        .chain(roles)
+    let mut before_answer = merged::newest_first(messages, wire_role)
         .skip_while(|(_, r)| *r != "assistant")
         .skip_while(|(_, r)| *r == "assistant");
     match before_answer.next() {
-        Some((before, role)) => newest_start.min(start_of(before, role)),
-        None => newest_start,
+        Some((before, role)) => newest.min(merged::start_of(messages, before, role, wire_role)),
+        None => newest,
     }
 }
 

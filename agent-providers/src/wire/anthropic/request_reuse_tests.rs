@@ -3,12 +3,12 @@
 
 use std::sync::Arc;
 
-use agent_core::{ContentPart, ImageSource, Message, ModelRequest, Reasoning, ToolCall, ToolSchema};
+use agent_core::{Message, ModelRequest, ToolSchema};
 use serde_json::json;
 
 use super::{KeptItems, Messages, request_bytes};
 use crate::wire::anthropic::{AnthropicOptions, CacheMode};
-use crate::wire::test_support::{Grow, alone, next_request, requests};
+use crate::wire::test_support::{alone, call, next_request, requests, turn_steps};
 
 fn options(cache: CacheMode) -> AnthropicOptions {
     AnthropicOptions {
@@ -28,89 +28,6 @@ fn send(request: &ModelRequest, options: &AnthropicOptions) -> Vec<u8> {
     request_bytes("claude-sonnet-4-5", request, true, options).unwrap()
 }
 
-fn call(id: &str) -> Message {
-    Message::assistant_with_tools("", vec![ToolCall::new(id, "shot", &json!({"n": id}))])
-}
-
-fn result_with_image(id: &str, tag: &str) -> Message {
-    let mut result = Message::tool_result(id, "shot", format!("shot \"{tag}\""), false);
-    result.content.push(ContentPart::Image {
-        media_type: "image/png".into(),
-        source: ImageSource::Base64 { data: tag.into() },
-    });
-    result
-}
-
-/// The steps of a turn: calls and their results (runs of several results merge into one
-/// user message), images, a system message and an assistant message with nothing to send in
-/// the middle, an older message edited (the loop vouches for what comes before it).
-fn turn() -> Vec<Box<Grow>> {
-    vec![
-        Box::new(|m| {
-            m.push(call("c1"));
-            None
-        }),
-        Box::new(|m| {
-            m.push(Message::tool_result("c1", "shot", "plain \u{2028} text", false));
-            None
-        }),
-        Box::new(|m| {
-            let mut two = Message::assistant_with_tools(
-                "Both \"at once\".",
-                vec![
-                    ToolCall::new("c2", "shot", &json!({})),
-                    ToolCall::new("c3", "shot", &json!({"deep": [1, {"x": null}]})),
-                ],
-            );
-            two.reasoning = Some(Reasoning {
-                text: "think".into(),
-                signature: Some("sig".into()),
-                opaque: vec![json!({"type": "redacted_thinking", "data": "r"})],
-            });
-            m.push(two);
-            None
-        }),
-        // A run of results, one by one: each joins the user message of the one before.
-        Box::new(|m| {
-            m.push(result_with_image("c2", "a"));
-            None
-        }),
-        Box::new(|m| {
-            m.push(Message::tool_result("c3", "shot", "failed \\ here", true));
-            None
-        }),
-        // Skipped on the wire: a system message and unsigned thinking alone.
-        Box::new(|m| {
-            m.push(Message::system("Mind the \"time\"."));
-            let mut unsigned = Message::assistant("");
-            unsigned.reasoning = Some(Reasoning {
-                text: "quiet".into(),
-                signature: None,
-                opaque: Vec::new(),
-            });
-            m.push(unsigned);
-            m.push(Message::user("go on"));
-            None
-        }),
-        Box::new(|m| {
-            m.push(call("c4"));
-            m.push(result_with_image("c4", "b"));
-            None
-        }),
-        // An older image turned into a note: the loop vouches for what comes before it.
-        Box::new(|m| {
-            let index = m.iter().position(|x| x.tool_call_id.as_deref() == Some("c2")).unwrap();
-            m[index].content[1] = ContentPart::text("[image omitted]");
-            m.push(Message::assistant("done"));
-            Some(index)
-        }),
-        Box::new(|m| {
-            m.push(Message::user("thanks"));
-            None
-        }),
-    ]
-}
-
 #[test]
 fn each_request_of_a_turn_is_encoded_as_if_from_scratch() {
     for cache in MODES {
@@ -118,7 +35,7 @@ fn each_request_of_a_turn_is_encoded_as_if_from_scratch() {
         for start in [requests().remove(0), ModelRequest::default()] {
             let mut request = start;
             assert_eq!(send(&request, &options), fresh(&request, &options));
-            for (step, grow) in turn().iter().enumerate() {
+            for (step, grow) in turn_steps().iter().enumerate() {
                 next_request(&mut request, grow);
                 let bytes = send(&request, &options);
                 assert_eq!(

@@ -1,16 +1,24 @@
 //! The generateContent request: a borrowed view of the [`ModelRequest`] serialized straight
 //! into the body. Fields are declared in alphabetical order, the order the bytes had when the
 //! body was built as a JSON tree first.
+//!
+//! Within a turn each request repeats the previous one's messages: their encoding is kept in
+//! the request's [`EncodingReuse`](agent_core::EncodingReuse) memo, and only the messages
+//! added since are encoded again, with the newest content (the next message of its role
+//! joins it: consecutive tool results are one user content), and so are the tool
+//! declarations when the list is the same (see [`KeptItems`]).
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 use agent_core::{ANSWER_TOOL, ContentPart, ImageSource, Message, ModelRequest, ProviderError, Role, with_answer_tool};
 use serde::Serialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::GeminiOptions;
 use super::schema::schema;
+use crate::wire::kept::KeptItems;
+use crate::wire::merged;
 
 /// Builds the generateContent request body.
 ///
@@ -22,7 +30,11 @@ use super::schema::schema;
 /// `ANY`: every response calls a tool, a real one or the answer.
 pub fn request_body(request: &ModelRequest, options: &GeminiOptions) -> Value {
     let request = typed(request);
-    serde_json::to_value(WireRequest::new(&request, options)).unwrap_or(Value::Null)
+    KeptItems::start(&request, None, None::<()>)
+        .and_then(|kept| encode(&request, options, kept))
+        .ok()
+        .and_then(|(body, _)| serde_json::from_slice(&body).ok())
+        .unwrap_or(Value::Null)
 }
 
 /// The request a typed turn with tools sends: with the answer tool (see [`request_body`]).
@@ -35,25 +47,59 @@ fn typed(request: &ModelRequest) -> Cow<'_, ModelRequest> {
 }
 
 /// Builds the generateContent request body as bytes (what the adapter sends; no intermediate
-/// JSON tree).
+/// JSON tree). The messages the request's [`reuse`](ModelRequest::reuse) vouches for are not
+/// encoded again, but for the newest content; the memo of this request is left for the next.
 pub fn request_bytes(request: &ModelRequest, options: &GeminiOptions) -> Result<Vec<u8>, ProviderError> {
     let request = typed(request);
-    let wire = WireRequest::new(&request, options);
-    crate::wire::to_bytes(&wire, 1024 + 192 * request.messages.len() + 512 * request.tools.len())
+    let mut kept = KeptItems::for_request(&request, None, || None::<()>)?;
+    let limit = merged::newest_start(&request.messages, wire_role);
+    if !merged::fit(&mut kept, &request.messages, limit, wire_role) {
+        kept = KeptItems::start(&request, None, None::<()>)?;
+    }
+    let (body, kept) = encode(&request, options, kept)?;
+    kept.keep(&request);
+    Ok(body)
 }
 
+/// The generateContent wire format, naming its kept items.
+struct Contents;
+
+/// The body, encoding the messages `kept` does not cover, and the encoding of the ones a later
+/// request may continue from.
+fn encode(
+    request: &ModelRequest,
+    options: &GeminiOptions,
+    mut kept: KeptItems<Contents>,
+) -> Result<(Vec<u8>, KeptItems<Contents>), ProviderError> {
+    let limit = merged::newest_start(&request.messages, wire_role);
+    let wire = merged::merge(&mut kept, request, |i, m| wire_parts(&request.messages, i, m))
+        .into_iter()
+        .map(|(start, role, parts)| (start, Content { parts, role }))
+        .collect();
+    let sent = merged::keep_before(&mut kept, wire, limit)?;
+    kept.encode_tools(request, || tool_groups(request))?;
+    let rest = Rest::new(request, options, kept.tools(request));
+    let body = kept.body(&Head {}, "contents", &sent, &rest)?;
+    Ok((body, kept))
+}
+
+/// The body's fields before the contents: none.
+#[derive(Serialize)]
+struct Head {}
+
+/// The body's fields after the contents, in alphabetical order.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct WireRequest<'a> {
-    contents: Vec<Content<'a>>,
+struct Rest<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     generation_config: Option<GenerationConfig>,
     #[serde(skip_serializing_if = "Option::is_none")]
     system_instruction: Option<SystemInstruction>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_config: Option<ToolConfig>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<ToolGroup<'a>>,
+    /// The tool declarations (never an empty list).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<&'a RawValue>,
 }
 
 /// `{"functionCallingConfig": {"mode": "ANY"}}`: every response calls a function (a typed
@@ -181,71 +227,16 @@ enum Outcome {
     Result(String),
 }
 
-impl<'a> WireRequest<'a> {
-    fn new(request: &'a ModelRequest, options: &GeminiOptions) -> Self {
-        let mut contents: Vec<Content<'a>> = Vec::with_capacity(request.messages.len());
+impl<'a> Rest<'a> {
+    fn new(request: &ModelRequest, options: &GeminiOptions, tools: Option<&'a RawValue>) -> Self {
         let mut system: Vec<String> = request.system.iter().filter(|s| !s.is_empty()).cloned().collect();
-        // Tool results need the function name: remember it per call id.
-        let mut names: HashMap<&str, &str> = HashMap::new();
-        for m in &request.messages {
-            match m.role {
-                Role::System => system.push(m.text()),
-                Role::User => push_merged(&mut contents, "user", user_parts(&m.content)),
-                Role::Assistant => {
-                    for c in &m.tool_calls {
-                        names.insert(&c.id, &c.name);
-                    }
-                    let parts = model_parts(m);
-                    if !parts.is_empty() {
-                        push_merged(&mut contents, "model", parts);
-                    }
-                }
-                Role::Tool => {
-                    let id = m.tool_call_id.as_deref().unwrap_or_default();
-                    let name = m
-                        .tool_name
-                        .as_deref()
-                        .or_else(|| names.get(id).copied())
-                        .unwrap_or_default();
-                    let response = if m.is_error {
-                        Outcome::Error(m.text())
-                    } else {
-                        Outcome::Result(m.text())
-                    };
-                    let part = Part::FunctionResponse {
-                        function_response: FunctionResponse {
-                            id: (!id.is_empty()).then_some(id),
-                            name,
-                            response,
-                        },
-                    };
-                    let mut parts = vec![part];
-                    // Images of a result follow its functionResponse in the same user turn.
-                    parts.extend(
-                        user_parts(&m.content)
-                            .into_iter()
-                            .filter(|p| !matches!(p, Part::Text { .. })),
-                    );
-                    push_merged(&mut contents, "user", parts);
-                }
-            }
-        }
-        let declarations: Vec<Declaration<'a>> = request
-            .tools
-            .iter()
-            .map(|t| {
-                let params = schema(&t.parameters, &t.parameters, 0);
-                let has_properties = params
-                    .get("properties")
-                    .and_then(Value::as_object)
-                    .is_some_and(|p| !p.is_empty());
-                Declaration {
-                    description: &t.description,
-                    name: &t.name,
-                    parameters: has_properties.then_some(params),
-                }
-            })
-            .collect();
+        system.extend(
+            request
+                .messages
+                .iter()
+                .filter(|m| m.role == Role::System)
+                .map(Message::text),
+        );
         // A typed turn answers through the answer tool when it has tools (see `request_body`),
         // in Gemini's JSON mode when not.
         let answer_tool = request.tools.iter().any(|t| t.name == ANSWER_TOOL);
@@ -263,8 +254,7 @@ impl<'a> WireRequest<'a> {
             || generation.temperature.is_some()
             || generation.thinking_config.is_some()
             || generation.response_schema.is_some();
-        WireRequest {
-            contents,
+        Rest {
             generation_config: has_generation.then_some(generation),
             system_instruction: (!system.is_empty()).then(|| SystemInstruction {
                 parts: [SystemText {
@@ -274,25 +264,93 @@ impl<'a> WireRequest<'a> {
             tool_config: (request.output_schema.is_some() && answer_tool).then_some(ToolConfig {
                 function_calling_config: FunctionCallingConfig { mode: "ANY" },
             }),
-            tools: if declarations.is_empty() {
-                Vec::new()
-            } else {
-                vec![ToolGroup {
-                    function_declarations: declarations,
-                }]
-            },
+            tools,
         }
     }
 }
 
-fn push_merged<'a>(contents: &mut Vec<Content<'a>>, role: &'static str, parts: Vec<Part<'a>>) {
-    if let Some(last) = contents.last_mut()
-        && last.role == role
-    {
-        last.parts.extend(parts);
-        return;
+/// The tools as one group of function declarations; `None` for none.
+fn tool_groups(request: &ModelRequest) -> [ToolGroup<'_>; 1] {
+    let function_declarations = request
+        .tools
+        .iter()
+        .map(|t| {
+            let params = schema(&t.parameters, &t.parameters, 0);
+            let has_properties = params
+                .get("properties")
+                .and_then(Value::as_object)
+                .is_some_and(|p| !p.is_empty());
+            Declaration {
+                description: &t.description,
+                name: &t.name,
+                parameters: has_properties.then_some(params),
+            }
+        })
+        .collect();
+    [ToolGroup { function_declarations }]
+}
+
+/// The role of the content `m` goes into, `None` for a message sent elsewhere (a system
+/// message, in the system instruction) or not at all (a model message with nothing to send).
+fn wire_role(m: &Message) -> Option<&'static str> {
+    match m.role {
+        Role::System => None,
+        Role::User | Role::Tool => Some("user"),
+        Role::Assistant => {
+            let sends =
+                !m.tool_calls.is_empty() || m.content.iter().any(|p| p.as_text().is_some_and(|t| !t.is_empty()));
+            sends.then_some("model")
+        }
     }
-    contents.push(Content { parts, role });
+}
+
+/// The content role and parts of `m`, the message at `index` of `messages`; `None` for a
+/// message sent elsewhere or not at all (see [`wire_role`]).
+fn wire_parts<'a>(messages: &'a [Message], index: usize, m: &'a Message) -> Option<(&'static str, Vec<Part<'a>>)> {
+    match m.role {
+        Role::System => None,
+        Role::User => Some(("user", user_parts(&m.content))),
+        Role::Assistant => Some(model_parts(m)).filter(|p| !p.is_empty()).map(|p| ("model", p)),
+        Role::Tool => {
+            let id = m.tool_call_id.as_deref().unwrap_or_default();
+            // A result needs its function's name: its own, else its call's.
+            let name = m
+                .tool_name
+                .as_deref()
+                .or_else(|| call_name(&messages[..index], id))
+                .unwrap_or_default();
+            let response = if m.is_error {
+                Outcome::Error(m.text())
+            } else {
+                Outcome::Result(m.text())
+            };
+            let part = Part::FunctionResponse {
+                function_response: FunctionResponse {
+                    id: (!id.is_empty()).then_some(id),
+                    name,
+                    response,
+                },
+            };
+            let mut parts = vec![part];
+            // Images of a result follow its functionResponse in the same user turn.
+            parts.extend(
+                user_parts(&m.content)
+                    .into_iter()
+                    .filter(|p| !matches!(p, Part::Text { .. })),
+            );
+            Some(("user", parts))
+        }
+    }
+}
+
+/// The name of the latest call with this id among `messages`.
+fn call_name<'a>(messages: &'a [Message], id: &str) -> Option<&'a str> {
+    messages
+        .iter()
+        .rev()
+        .flat_map(|m| m.tool_calls.iter().rev())
+        .find(|c| c.id == id)
+        .map(|c| c.name.as_str())
 }
 
 fn user_parts(parts: &[ContentPart]) -> Vec<Part<'_>> {
@@ -347,6 +405,10 @@ fn model_parts(m: &Message) -> Vec<Part<'_>> {
     }
     parts
 }
+
+#[cfg(test)]
+#[path = "request_reuse_tests.rs"]
+mod reuse_tests;
 
 #[cfg(test)]
 mod tests {
