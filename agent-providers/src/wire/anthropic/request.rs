@@ -214,7 +214,7 @@ fn system(request: &ModelRequest, caching: bool) -> Option<System> {
     })
 }
 
-/// The tools, the last one with a breakpoint when caching; `None` for none.
+/// The tools, the last one with a breakpoint when caching (encoded only when there are tools).
 fn wire_tools(request: &ModelRequest, caching: bool) -> Vec<WireTool<'_>> {
     request
         .tools
@@ -485,7 +485,6 @@ fn assistant_blocks(m: &Message) -> Vec<Block<'_>> {
 }
 
 #[cfg(test)]
-#[path = "request_reuse_tests.rs"]
 mod reuse_tests;
 
 #[cfg(test)]

@@ -269,7 +269,7 @@ impl<'a> Rest<'a> {
     }
 }
 
-/// The tools as one group of function declarations; `None` for none.
+/// The tools as one group of function declarations (encoded only when there are tools).
 fn tool_groups(request: &ModelRequest) -> [ToolGroup<'_>; 1] {
     let function_declarations = request
         .tools
@@ -407,7 +407,6 @@ fn model_parts(m: &Message) -> Vec<Part<'_>> {
 }
 
 #[cfg(test)]
-#[path = "request_reuse_tests.rs"]
 mod reuse_tests;
 
 #[cfg(test)]
