@@ -216,3 +216,14 @@ pub(crate) fn turn_steps() -> Vec<Box<Grow>> {
         }),
     ]
 }
+
+/// A user message, then `calls` calls of `shot` (`c1`, `c2`, ...) each with its result.
+pub(crate) fn calls_and_results(calls: usize) -> Vec<Message> {
+    let mut messages = vec![Message::user("first")];
+    for n in 1..=calls {
+        let id = format!("c{n}");
+        messages.push(call(&id));
+        messages.push(Message::tool_result(&id, "shot", format!("r{n}"), false));
+    }
+    messages
+}

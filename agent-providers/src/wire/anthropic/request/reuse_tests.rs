@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::{KeptItems, Messages, request_bytes};
 use crate::wire::anthropic::{AnthropicOptions, CacheMode};
-use crate::wire::test_support::{alone, call, next_request, requests, turn_steps};
+use crate::wire::test_support::{alone, call, calls_and_results, next_request, requests, turn_steps};
 
 fn options(cache: CacheMode) -> AnthropicOptions {
     AnthropicOptions {
@@ -61,11 +61,7 @@ fn trace(request: &ModelRequest) {
 fn vouched_messages_are_copied_and_only_the_moving_end_encoded_again() {
     let options = options(CacheMode::Auto);
     let mut request = ModelRequest {
-        messages: vec![
-            Message::user("first"),
-            call("c1"),
-            Message::tool_result("c1", "shot", "r1", false),
-        ],
+        messages: calls_and_results(1),
         ..ModelRequest::default()
     };
     send(&request, &options);
@@ -109,15 +105,7 @@ fn a_memo_is_not_continued_where_it_no_longer_applies() {
     for cache in MODES {
         let options = options(cache);
         let mut request = ModelRequest {
-            messages: vec![
-                Message::user("first"),
-                call("c1"),
-                Message::tool_result("c1", "shot", "r1", false),
-                call("c2"),
-                Message::tool_result("c2", "shot", "r2", false),
-                call("c3"),
-                Message::tool_result("c3", "shot", "r3", false),
-            ],
+            messages: calls_and_results(3),
             ..ModelRequest::default()
         };
         send(&request, &options);

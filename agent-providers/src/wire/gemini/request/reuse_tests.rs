@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::{Contents, KeptItems, request_bytes};
 use crate::wire::gemini::GeminiOptions;
-use crate::wire::test_support::{alone, call, next_request, requests, turn_steps};
+use crate::wire::test_support::{alone, call, calls_and_results, next_request, requests, turn_steps};
 
 const OPTIONS: [GeminiOptions; 2] = [
     GeminiOptions {
@@ -89,11 +89,7 @@ fn trace(request: &ModelRequest) {
 fn vouched_messages_are_copied_and_only_the_newest_content_encoded_again() {
     let options = GeminiOptions::default();
     let mut request = ModelRequest {
-        messages: vec![
-            Message::user("first"),
-            call("c1"),
-            Message::tool_result("c1", "shot", "r1", false),
-        ],
+        messages: calls_and_results(1),
         ..ModelRequest::default()
     };
     send(&request, &options);
@@ -129,13 +125,7 @@ fn vouched_messages_are_copied_and_only_the_newest_content_encoded_again() {
 fn a_memo_is_not_continued_where_it_no_longer_applies() {
     let options = GeminiOptions::default();
     let mut request = ModelRequest {
-        messages: vec![
-            Message::user("first"),
-            call("c1"),
-            Message::tool_result("c1", "shot", "r1", false),
-            call("c2"),
-            Message::tool_result("c2", "shot", "r2", false),
-        ],
+        messages: calls_and_results(2),
         ..ModelRequest::default()
     };
     send(&request, &options);
