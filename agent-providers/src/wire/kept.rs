@@ -181,9 +181,11 @@ impl<F: 'static> KeptItems<F> {
             body[at] = b',';
         }
         // The body is kept until the response head arrives (for retries): give back the room
-        // the items sent but not kept may have left over rather than hold it for every call in
-        // flight.
-        body.shrink_to_fit();
+        // that growing for the items sent but not kept may have left over, rather than hold it
+        // for every call in flight.
+        if body.capacity() - body.len() > (body.len() / 8).max(4096) {
+            body.shrink_to_fit();
+        }
         Ok(body)
     }
 

@@ -279,12 +279,11 @@ async fn agent_session(agent: &Agent, steps: u64) -> Result<usize, String> {
     Ok(outcome.iterations as usize)
 }
 
-async fn build_agent(o: &Opts, dir: &std::path::Path, tool_thread: &ToolThread) -> Result<Agent, String> {
+async fn build_agent(o: &Opts, dir: &std::path::Path, tool_thread: Option<&ToolThread>) -> Result<Agent, String> {
     let config = ProviderConfig::new(ProviderKind::OpenAiCompatible, "mock", "").with_base_url(o.url.clone());
     let provider = OpenAiCompatible::new(&config).map_err(|e| e.to_string())?;
     let builder = Agent::builder().provider(provider);
-    let builder = if o.variant == "rust-handoff" {
-        let body = tool_thread.clone();
+    let builder = if let Some(body) = tool_thread.cloned() {
         builder.tool(tool_fn("step", "One step.", move |_: Value, _cx: ToolContext| {
             let answer = body.call();
             async move { answer.await.map_err(|_| ToolError::fatal("the tool's thread is gone")) }
@@ -420,7 +419,7 @@ fn figures(calls: usize, t0: Instant, cpu0: std::time::Duration) -> ClientFigure
     }
 }
 
-async fn run(o: Opts, tool_thread: ToolThread) -> Result<ClientFigures, String> {
+async fn run(o: Opts, tool_thread: Option<ToolThread>) -> Result<ClientFigures, String> {
     let dir = std::env::temp_dir().join(format!("agent-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let result = async {
@@ -430,7 +429,7 @@ async fn run(o: Opts, tool_thread: ToolThread) -> Result<ClientFigures, String> 
             (cpu0, t0) = (cpu_time(), Instant::now());
             run_reference(&o.url, o.sessions, o.concurrency).await?
         } else {
-            let agent = Arc::new(build_agent(&o, &dir, &tool_thread).await?);
+            let agent = Arc::new(build_agent(&o, &dir, tool_thread.as_ref()).await?);
             agent_session(&agent, o.steps).await?; // warm-up
             (cpu0, t0) = (cpu_time(), Instant::now());
             // A clone keeps the agent, and so its store's threads, alive until the CPU time
@@ -451,11 +450,21 @@ async fn run(o: Opts, tool_thread: ToolThread) -> Result<ClientFigures, String> 
 
 fn main() {
     let result = parse().and_then(|o| {
-        let tool_thread = ToolThread::start().map_err(|e| format!("cannot start the tool's thread: {e}"))?;
-        let parking = tool_thread.clone();
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .on_thread_park(move || parking.on_park())
+        let mut runtime = tokio::runtime::Builder::new_current_thread();
+        runtime.enable_all();
+        // Only the variant that hands work to a thread has one, and the hook: a second thread
+        // alone makes glibc's allocator take its multi-thread paths (about 1% more
+        // instructions per model call here).
+        let tool_thread = match o.variant.as_str() {
+            "rust-handoff" => {
+                let thread = ToolThread::start().map_err(|e| format!("cannot start the tool's thread: {e}"))?;
+                let parking = thread.clone();
+                runtime.on_thread_park(move || parking.on_park());
+                Some(thread)
+            }
+            _ => None,
+        };
+        runtime
             .build()
             .map_err(|e| e.to_string())?
             .block_on(run(o, tool_thread))
