@@ -551,6 +551,14 @@ async fn queued_messages_restored_with_budget_start_at_build() {
     );
 }
 
+/// The model's step that asks the tab's person to confirm ("Proceed?"), parking the turn.
+fn ask_to_proceed() -> ScriptStep {
+    ScriptStep::Reply(ScriptedReply::tool_call(
+        agent_core::CLARIFICATION_TOOL,
+        serde_json::json!({"kind": "confirm", "question": "Proceed?"}),
+    ))
+}
+
 /// The run's caller may see its outcome before the hub's watcher of that run does: a message
 /// delivered right then is decided on the turn's end, not on the tab's last known state.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -561,10 +569,7 @@ async fn an_agent_message_right_after_a_turn_parks_on_a_question_is_held() {
     brains.set(&tab, |req| {
         let m = last(req);
         match m.role {
-            Role::User if m.text() == "ask" => ScriptStep::Reply(ScriptedReply::tool_call(
-                agent_core::CLARIFICATION_TOOL,
-                serde_json::json!({"kind": "confirm", "question": "Proceed?"}),
-            )),
+            Role::User if m.text() == "ask" => ask_to_proceed(),
             _ => ScriptStep::Reply(ScriptedReply::text(format!("got: {}", m.text()))),
         }
     });
@@ -588,10 +593,7 @@ async fn a_tab_parked_on_a_question_holds_agent_messages_until_its_person_answer
     brains.set(&tab, |req| {
         let m = last(req);
         match m.role {
-            Role::User if m.text() == "ask" => ScriptStep::Reply(ScriptedReply::tool_call(
-                agent_core::CLARIFICATION_TOOL,
-                serde_json::json!({"kind": "confirm", "question": "Proceed?"}),
-            )),
+            Role::User if m.text() == "ask" => ask_to_proceed(),
             Role::User => ScriptStep::Reply(ScriptedReply::text(format!("got: {}", m.text()))),
             _ => ScriptStep::Reply(ScriptedReply::text(format!("after: {}", m.text()))),
         }
@@ -648,10 +650,7 @@ async fn the_host_dismisses_a_tab_question_and_held_messages_start() {
     brains.set(&tab, |req| {
         let m = last(req);
         match m.role {
-            Role::User if m.text() == "ask" => ScriptStep::Reply(ScriptedReply::tool_call(
-                agent_core::CLARIFICATION_TOOL,
-                serde_json::json!({"kind": "confirm", "question": "Proceed?"}),
-            )),
+            Role::User if m.text() == "ask" => ask_to_proceed(),
             Role::User => ScriptStep::Reply(ScriptedReply::text(format!("got: {}", m.text()))),
             _ => ScriptStep::Reply(ScriptedReply::text(format!("after: {}", m.text()))),
         }

@@ -19,7 +19,8 @@ use std::sync::Arc;
 
 use agent_core::{ContentPart, EncodingReuse, Message, ModelRequest, Reasoning, ToolCall, ToolSchema};
 use agent_providers::{anthropic, gemini, openai, openai_responses};
-use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::measurement::WallTime;
+use criterion::{BatchSize, BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::json;
 
 fn request() -> ModelRequest {
@@ -97,101 +98,53 @@ fn next_step(request: &ModelRequest, encode: impl Fn(&ModelRequest)) -> ModelReq
     next
 }
 
+/// Benches `encode` on the request from scratch (`name`) and as the next step of its turn
+/// (`name_next_step`). Every request is a fresh one: none shares a memo with an earlier one but
+/// the step before it.
+fn bench_format(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    name: &str,
+    request: &ModelRequest,
+    encode: impl Fn(&ModelRequest) -> Vec<u8>,
+) {
+    group.bench_function(name, |b| {
+        b.iter_batched(
+            || fresh(request),
+            |fresh| encode(black_box(&fresh)).len(),
+            BatchSize::SmallInput,
+        )
+    });
+    group.bench_function(format!("{name}_next_step"), |b| {
+        b.iter_batched(
+            || {
+                next_step(request, |r| {
+                    encode(r);
+                })
+            },
+            |next| encode(black_box(&next)).len(),
+            BatchSize::SmallInput,
+        )
+    });
+}
+
 fn bench(c: &mut Criterion) {
     let request = request();
     let mut group = c.benchmark_group("request_encode");
     let size = openai::request_bytes("gpt-4.1", &request, true).unwrap().len();
     group.throughput(Throughput::Bytes(size as u64));
-    // Every request here is encoded from scratch: none shares a memo with an earlier one.
-    group.bench_function("openai", |b| {
-        b.iter_batched(
-            || fresh(&request),
-            |fresh| openai::request_bytes("gpt-4.1", black_box(&fresh), true).unwrap().len(),
-            BatchSize::SmallInput,
-        )
+    bench_format(&mut group, "openai", &request, |r| {
+        openai::request_bytes("gpt-4.1", r, true).unwrap()
     });
-    group.bench_function("openai_next_step", |b| {
-        b.iter_batched(
-            || {
-                next_step(&request, |r| {
-                    openai::request_bytes("gpt-4.1", r, true).unwrap();
-                })
-            },
-            |next| openai::request_bytes("gpt-4.1", black_box(&next), true).unwrap().len(),
-            BatchSize::SmallInput,
-        )
-    });
-    group.bench_function("openai_responses", |b| {
-        b.iter_batched(
-            || fresh(&request),
-            |fresh| {
-                openai_responses::request_bytes("gpt-4.1", black_box(&fresh), true)
-                    .unwrap()
-                    .len()
-            },
-            BatchSize::SmallInput,
-        )
-    });
-    group.bench_function("openai_responses_next_step", |b| {
-        b.iter_batched(
-            || {
-                next_step(&request, |r| {
-                    openai_responses::request_bytes("gpt-4.1", r, true).unwrap();
-                })
-            },
-            |next| {
-                openai_responses::request_bytes("gpt-4.1", black_box(&next), true)
-                    .unwrap()
-                    .len()
-            },
-            BatchSize::SmallInput,
-        )
+    bench_format(&mut group, "openai_responses", &request, |r| {
+        openai_responses::request_bytes("gpt-4.1", r, true).unwrap()
     });
     let options = anthropic::AnthropicOptions::default();
-    group.bench_function("anthropic", |b| {
-        b.iter_batched(
-            || fresh(&request),
-            |fresh| {
-                anthropic::request_bytes("claude", black_box(&fresh), true, &options)
-                    .unwrap()
-                    .len()
-            },
-            BatchSize::SmallInput,
-        )
-    });
-    group.bench_function("anthropic_next_step", |b| {
-        b.iter_batched(
-            || {
-                next_step(&request, |r| {
-                    anthropic::request_bytes("claude", r, true, &options).unwrap();
-                })
-            },
-            |next| {
-                anthropic::request_bytes("claude", black_box(&next), true, &options)
-                    .unwrap()
-                    .len()
-            },
-            BatchSize::SmallInput,
-        )
+    bench_format(&mut group, "anthropic", &request, |r| {
+        anthropic::request_bytes("claude", r, true, &options).unwrap()
     });
     let options = gemini::GeminiOptions::default();
-    group.bench_function("gemini", |b| {
-        b.iter_batched(
-            || fresh(&request),
-            |fresh| gemini::request_bytes(black_box(&fresh), &options).unwrap().len(),
-            BatchSize::SmallInput,
-        )
-    });
-    group.bench_function("gemini_next_step", |b| {
-        b.iter_batched(
-            || {
-                next_step(&request, |r| {
-                    gemini::request_bytes(r, &options).unwrap();
-                })
-            },
-            |next| gemini::request_bytes(black_box(&next), &options).unwrap().len(),
-            BatchSize::SmallInput,
-        )
+    bench_format(&mut group, "gemini", &request, |r| {
+        gemini::request_bytes(r, &options).unwrap()
     });
     group.finish();
 }

@@ -199,14 +199,19 @@ impl<F: 'static> KeptItems<F> {
         (self.cuts[0].bytes, self.cuts[1].bytes)
     }
 
-    /// Replaces the first message's items with `tracer` (tests: proves kept bytes are sent).
+    /// Replaces the kept encoding of the first message of `request`'s memo with `tracer`
+    /// (tests: proves kept bytes are sent). Nothing when the request has no such memo.
     #[cfg(test)]
-    pub(crate) fn trace_first(&mut self, tracer: &[u8]) {
-        let (from, to) = self.first_cuts();
-        self.encoded.splice(from..to, tracer.iter().copied());
-        for cut in &mut self.cuts[1..] {
+    pub(crate) fn trace_first(request: &ModelRequest, tracer: &[u8]) {
+        let Some((mut kept, _)) = request.reuse.take::<Self>() else {
+            return;
+        };
+        let (from, to) = kept.first_cuts();
+        kept.encoded.splice(from..to, tracer.iter().copied());
+        for cut in &mut kept.cuts[1..] {
             cut.bytes = cut.bytes + tracer.len() - (to - from);
         }
+        request.reuse.put(kept);
     }
 }
 

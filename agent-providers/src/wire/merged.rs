@@ -5,7 +5,7 @@
 //! one wire message ends and the next begins, never inside the newest one: the next message
 //! may join it.
 
-use agent_core::{Message, ModelRequest, ProviderError};
+use agent_core::{Message, ModelRequest, ProviderError, Role};
 use serde::Serialize;
 
 use super::kept::KeptItems;
@@ -93,4 +93,17 @@ pub(crate) fn keep_before<F: 'static, W: Serialize>(
         kept.cut_here(wire.get(k + 1).map_or(limit, |(start, _)| *start));
     }
     Ok(wire.into_iter().skip(keep).map(|(_, m)| m).collect())
+}
+
+/// The system prompt and the conversation's system messages, which these formats send in their
+/// system instruction, joined; `None` when there is none.
+pub(crate) fn system_text(request: &ModelRequest) -> Option<String> {
+    let prompt = request.system.iter().filter(|s| !s.is_empty()).cloned();
+    let messages = request
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::System)
+        .map(Message::text);
+    let parts: Vec<String> = prompt.chain(messages).collect();
+    (!parts.is_empty()).then(|| parts.join("\n\n"))
 }

@@ -132,6 +132,24 @@ pub(crate) fn next_request(request: &mut ModelRequest, grow: impl FnOnce(&mut Ve
     }
 }
 
+/// The next request of `request`'s turn adds `added` and vouches for nothing: after a tracer
+/// was put in the kept encoding (`trace`), what `send` sends is the body from scratch.
+pub(crate) fn assert_unvouched_is_fresh(
+    request: &mut ModelRequest,
+    added: Message,
+    trace: impl Fn(&ModelRequest),
+    send: impl Fn(&ModelRequest) -> Vec<u8>,
+) {
+    trace(request);
+    next_request(request, |m| {
+        m.push(added);
+        Some(0)
+    });
+    let body = send(request);
+    assert!(!String::from_utf8_lossy(&body).contains("TRACER"));
+    assert_eq!(body, send(&alone(request)));
+}
+
 /// An assistant message with one call of `shot`.
 pub(crate) fn call(id: &str) -> Message {
     Message::assistant_with_tools("", vec![ToolCall::new(id, "shot", &json!({"n": id}))])

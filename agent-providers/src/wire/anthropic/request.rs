@@ -29,8 +29,9 @@ use crate::wire::merged;
 /// then checked the same way).
 pub fn request_body(model: &str, request: &ModelRequest, stream: bool, options: &AnthropicOptions) -> Value {
     let request = with_answer_tool(request);
+    let limit = keep_limit(&request.messages, options.cache == CacheMode::Auto);
     KeptItems::start(&request, Some(cache_key(options)), None::<()>)
-        .and_then(|kept| encode(model, &request, stream, options, kept))
+        .and_then(|kept| encode(model, &request, stream, options, kept, limit))
         .ok()
         .and_then(|(body, _)| serde_json::from_slice(&body).ok())
         .unwrap_or(Value::Null)
@@ -55,7 +56,7 @@ pub fn request_bytes(
     if !merged::fit(&mut kept, &request.messages, limit, wire_role) {
         kept = KeptItems::start(&request, key, None::<()>)?;
     }
-    let (body, kept) = encode(model, &request, stream, options, kept)?;
+    let (body, kept) = encode(model, &request, stream, options, kept, limit)?;
     kept.keep(&request);
     Ok(body)
 }
@@ -73,17 +74,17 @@ fn cache_key(options: &AnthropicOptions) -> &'static str {
     }
 }
 
-/// The body, encoding the messages `kept` does not cover, and the encoding of the ones a later
-/// request may continue from.
+/// The body, encoding the messages `kept` does not cover, and the encoding of the ones before
+/// `limit` ([`keep_limit`]), which a later request may continue from.
 fn encode(
     model: &str,
     request: &ModelRequest,
     stream: bool,
     options: &AnthropicOptions,
     mut kept: KeptItems<Messages>,
+    limit: usize,
 ) -> Result<(Vec<u8>, KeptItems<Messages>), ProviderError> {
     let auto = options.cache == CacheMode::Auto;
-    let limit = keep_limit(&request.messages, auto);
     let wire = merged::merge(&mut kept, request, |_, m| wire_blocks(m))
         .into_iter()
         .map(|(start, role, content)| (start, WireMessage { content, role }))
@@ -191,18 +192,7 @@ struct Rest<'a> {
 
 /// The system prompt and the conversation's system messages, with a breakpoint when caching.
 fn system(request: &ModelRequest, caching: bool) -> Option<System> {
-    let mut parts: Vec<String> = request.system.iter().filter(|s| !s.is_empty()).cloned().collect();
-    parts.extend(
-        request
-            .messages
-            .iter()
-            .filter(|m| m.role == Role::System)
-            .map(Message::text),
-    );
-    if parts.is_empty() {
-        return None;
-    }
-    let text = parts.join("\n\n");
+    let text = merged::system_text(request)?;
     Some(if caching {
         System::Blocks([SystemBlock {
             cache_control: EPHEMERAL,

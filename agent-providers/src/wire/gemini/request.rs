@@ -30,8 +30,9 @@ use crate::wire::merged;
 /// `ANY`: every response calls a tool, a real one or the answer.
 pub fn request_body(request: &ModelRequest, options: &GeminiOptions) -> Value {
     let request = typed(request);
+    let limit = merged::newest_start(&request.messages, wire_role);
     KeptItems::start(&request, None, None::<()>)
-        .and_then(|kept| encode(&request, options, kept))
+        .and_then(|kept| encode(&request, options, kept, limit))
         .ok()
         .and_then(|(body, _)| serde_json::from_slice(&body).ok())
         .unwrap_or(Value::Null)
@@ -56,7 +57,7 @@ pub fn request_bytes(request: &ModelRequest, options: &GeminiOptions) -> Result<
     if !merged::fit(&mut kept, &request.messages, limit, wire_role) {
         kept = KeptItems::start(&request, None, None::<()>)?;
     }
-    let (body, kept) = encode(&request, options, kept)?;
+    let (body, kept) = encode(&request, options, kept, limit)?;
     kept.keep(&request);
     Ok(body)
 }
@@ -64,14 +65,14 @@ pub fn request_bytes(request: &ModelRequest, options: &GeminiOptions) -> Result<
 /// The generateContent wire format, naming its kept items.
 struct Contents;
 
-/// The body, encoding the messages `kept` does not cover, and the encoding of the ones a later
-/// request may continue from.
+/// The body, encoding the messages `kept` does not cover, and the encoding of the ones before
+/// `limit` (the newest content's start), which a later request may continue from.
 fn encode(
     request: &ModelRequest,
     options: &GeminiOptions,
     mut kept: KeptItems<Contents>,
+    limit: usize,
 ) -> Result<(Vec<u8>, KeptItems<Contents>), ProviderError> {
-    let limit = merged::newest_start(&request.messages, wire_role);
     let wire = merged::merge(&mut kept, request, |i, m| wire_parts(&request.messages, i, m))
         .into_iter()
         .map(|(start, role, parts)| (start, Content { parts, role }))
@@ -229,14 +230,6 @@ enum Outcome {
 
 impl<'a> Rest<'a> {
     fn new(request: &ModelRequest, options: &GeminiOptions, tools: Option<&'a RawValue>) -> Self {
-        let mut system: Vec<String> = request.system.iter().filter(|s| !s.is_empty()).cloned().collect();
-        system.extend(
-            request
-                .messages
-                .iter()
-                .filter(|m| m.role == Role::System)
-                .map(Message::text),
-        );
         // A typed turn answers through the answer tool when it has tools (see `request_body`),
         // in Gemini's JSON mode when not.
         let answer_tool = request.tools.iter().any(|t| t.name == ANSWER_TOOL);
@@ -256,10 +249,8 @@ impl<'a> Rest<'a> {
             || generation.response_schema.is_some();
         Rest {
             generation_config: has_generation.then_some(generation),
-            system_instruction: (!system.is_empty()).then(|| SystemInstruction {
-                parts: [SystemText {
-                    text: system.join("\n\n"),
-                }],
+            system_instruction: merged::system_text(request).map(|text| SystemInstruction {
+                parts: [SystemText { text }],
             }),
             tool_config: (request.output_schema.is_some() && answer_tool).then_some(ToolConfig {
                 function_calling_config: FunctionCallingConfig { mode: "ANY" },

@@ -402,7 +402,9 @@ mod tests {
     use agent_core::ToolSchema;
 
     use super::*;
-    use crate::wire::test_support::{Grow, alone, next_request, requests};
+    use crate::wire::test_support::{
+        Grow, alone, assert_unvouched_is_fresh, next_request, requests, result_with_image,
+    };
 
     #[test]
     fn request_bytes_are_request_body() {
@@ -413,19 +415,6 @@ mod tests {
                 assert_eq!(value, request_body("gpt-4.1", request, stream));
             }
         }
-    }
-
-    fn image(tag: &str) -> ContentPart {
-        ContentPart::Image {
-            media_type: "image/png".into(),
-            source: ImageSource::Base64 { data: tag.into() },
-        }
-    }
-
-    fn tool_result_with_image(id: &str, tag: &str) -> Message {
-        let mut result = Message::tool_result(id, "shot", format!("shot \"{tag}\""), false);
-        result.content.push(image(tag));
-        result
     }
 
     /// The body as encoded from scratch, with no memo.
@@ -452,11 +441,11 @@ mod tests {
             // A run of results with images: they go in one message after the run, which the
             // next request continues.
             Box::new(|m| {
-                m.push(tool_result_with_image("c2", "a"));
+                m.push(result_with_image("c2", "a"));
                 None
             }),
             Box::new(|m| {
-                m.push(tool_result_with_image("c3", "b"));
+                m.push(result_with_image("c3", "b"));
                 None
             }),
             Box::new(|m| {
@@ -495,9 +484,7 @@ mod tests {
 
     /// Replaces the kept encoding of the request's first message with a tracer.
     fn trace(request: &ModelRequest) {
-        let (mut kept, _) = request.reuse.take::<KeptItems<Chat>>().unwrap();
-        kept.trace_first(br#",{"role":"user","content":"TRACER"}"#);
-        request.reuse.put(kept);
+        KeptItems::<Chat>::trace_first(request, br#",{"role":"user","content":"TRACER"}"#);
     }
 
     #[test]
@@ -513,14 +500,9 @@ mod tests {
         assert!(body.contains("TRACER"), "the kept encoding is sent: {body}");
         assert!(body.contains(r#"{"role":"user","content":"new"}"#));
         // Not vouched for: encoded again.
-        trace(&request);
-        next_request(&mut request, |m| {
-            m.push(Message::user("newer"));
-            Some(0)
+        assert_unvouched_is_fresh(&mut request, Message::user("newer"), trace, |r| {
+            request_bytes("gpt-4.1", r, true).unwrap()
         });
-        let body = String::from_utf8(request_bytes("gpt-4.1", &request, true).unwrap()).unwrap();
-        assert!(!body.contains("TRACER"), "{body}");
-        assert_eq!(body.as_bytes(), fresh(&request));
     }
 
     #[test]

@@ -442,9 +442,7 @@ mod tests {
     fn vouched_messages_are_copied_and_only_new_ones_encoded() {
         let mut request = requests().remove(0);
         request_bytes("gpt-4.1", &request, true).unwrap();
-        let (mut kept, _) = request.reuse.take::<KeptItems<Responses>>().unwrap();
-        kept.trace_first(br#"{"type":"message","role":"user","content":"TRACER"}"#);
-        request.reuse.put(kept);
+        KeptItems::<Responses>::trace_first(&request, br#"{"type":"message","role":"user","content":"TRACER"}"#);
         next_request(&mut request, |m: &mut Vec<Message>| {
             m.push(Message::user("new"));
             None

@@ -8,7 +8,9 @@ use serde_json::json;
 
 use super::{KeptItems, Messages, request_bytes};
 use crate::wire::anthropic::{AnthropicOptions, CacheMode};
-use crate::wire::test_support::{alone, call, calls_and_results, next_request, requests, turn_steps};
+use crate::wire::test_support::{
+    alone, assert_unvouched_is_fresh, call, calls_and_results, next_request, requests, turn_steps,
+};
 
 fn options(cache: CacheMode) -> AnthropicOptions {
     AnthropicOptions {
@@ -52,9 +54,10 @@ fn each_request_of_a_turn_is_encoded_as_if_from_scratch() {
 
 /// Replaces the kept encoding of the request's first wire message with a tracer.
 fn trace(request: &ModelRequest) {
-    let (mut kept, _) = request.reuse.take::<KeptItems<Messages>>().unwrap();
-    kept.trace_first(br#"{"content":[{"text":"TRACER","type":"text"}],"role":"user"}"#);
-    request.reuse.put(kept);
+    KeptItems::<Messages>::trace_first(
+        request,
+        br#"{"content":[{"text":"TRACER","type":"text"}],"role":"user"}"#,
+    );
 }
 
 #[test]
@@ -87,14 +90,8 @@ fn vouched_messages_are_copied_and_only_the_moving_end_encoded_again() {
         "{body}"
     );
     // Not vouched for: encoded again.
-    trace(&request);
-    next_request(&mut request, |m| {
-        m.push(Message::tool_result("c3", "shot", "r3", false));
-        Some(0)
-    });
-    let body = send(&request, &options);
-    assert!(!String::from_utf8_lossy(&body).contains("TRACER"));
-    assert_eq!(body, fresh(&request, &options));
+    let result = Message::tool_result("c3", "shot", "r3", false);
+    assert_unvouched_is_fresh(&mut request, result, trace, |r| send(r, &options));
 }
 
 #[test]

@@ -8,7 +8,9 @@ use serde_json::json;
 
 use super::{Contents, KeptItems, request_bytes};
 use crate::wire::gemini::GeminiOptions;
-use crate::wire::test_support::{alone, call, calls_and_results, next_request, requests, turn_steps};
+use crate::wire::test_support::{
+    alone, assert_unvouched_is_fresh, call, calls_and_results, next_request, requests, turn_steps,
+};
 
 const OPTIONS: [GeminiOptions; 2] = [
     GeminiOptions {
@@ -80,9 +82,7 @@ fn each_request_of_a_turn_is_encoded_as_if_from_scratch() {
 
 /// Replaces the kept encoding of the request's first content with a tracer.
 fn trace(request: &ModelRequest) {
-    let (mut kept, _) = request.reuse.take::<KeptItems<Contents>>().unwrap();
-    kept.trace_first(br#"{"parts":[{"text":"TRACER"}],"role":"user"}"#);
-    request.reuse.put(kept);
+    KeptItems::<Contents>::trace_first(request, br#"{"parts":[{"text":"TRACER"}],"role":"user"}"#);
 }
 
 #[test]
@@ -111,14 +111,8 @@ fn vouched_messages_are_copied_and_only_the_newest_content_encoded_again() {
     assert!(body.contains("TRACER"), "the kept encoding is sent: {body}");
     assert!(!body.contains(r#""text":"first""#), "{body}");
     // Not vouched for: encoded again.
-    trace(&request);
-    next_request(&mut request, |m| {
-        m.push(Message::tool_result("c2", "shot", "r2", false));
-        Some(0)
-    });
-    let body = send(&request, &options);
-    assert!(!String::from_utf8_lossy(&body).contains("TRACER"));
-    assert_eq!(body, fresh(&request, &options));
+    let result = Message::tool_result("c2", "shot", "r2", false);
+    assert_unvouched_is_fresh(&mut request, result, trace, |r| send(r, &options));
 }
 
 #[test]
