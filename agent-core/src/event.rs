@@ -208,6 +208,18 @@ pub enum EventKind {
 }
 
 impl EventKind {
+    /// A piece of streamed text (answer, reasoning, a tool call's arguments), which the model
+    /// call's message holds again in full once it ends: a reader that must skip something
+    /// loses least by skipping these.
+    pub fn is_token(&self) -> bool {
+        matches!(
+            self,
+            EventKind::ContentToken { .. }
+                | EventKind::ReasoningToken { .. }
+                | EventKind::ToolCallArgumentsDelta { .. }
+        )
+    }
+
     /// The event's snake_case name (the `type` field of its JSON).
     pub fn name(&self) -> &'static str {
         match self {

@@ -61,9 +61,9 @@ pub use agent::{
     ApprovalError, ApprovalRule, CLARIFICATION_TOOL, Clarification, ClarificationError, ClarificationKind,
     DEFAULT_BUDGET_OUTPUT_TOKENS, DEFAULT_MAX_AGENT_DEPTH, DEFAULT_MAX_IMAGES, DEFAULT_MAX_TOOL_CALLS, DenialPolicy,
     DriveError, DriveOptions, ErrorKind, EventObserver, ExternalCall, ExternalTool, ExternalToolError,
-    ExternalToolResult, HookError, Hooks, Outcome, OutcomeStatus, PendingApproval, PendingToolCalls, RememberScope,
-    Run, RunEvents, RunState, RunStatus, Session, SubAgentStep, SubAgentUsage, ToolCallDecision, ToolCallInfo,
-    TurnStart, UnknownErrorKind, Vision, agent_tool,
+    ExternalToolResult, HookError, Hooks, ObservedBatch, ObserverReceiver, ObserverSender, Outcome, OutcomeStatus,
+    PendingApproval, PendingToolCalls, RememberScope, Run, RunEvents, RunState, RunStatus, Session, SubAgentStep,
+    SubAgentUsage, ToolCallDecision, ToolCallInfo, TurnStart, UnknownErrorKind, Vision, agent_tool, observer_channel,
 };
 pub use compaction::{CompactionConfig, SUMMARY_PREFIX, TokenEstimator, TrimReport, summary_message, trim_to_fit};
 pub use compress::{CompressionConfig, compress_json, compress_json_in_place, compress_text, compress_value_text};

@@ -49,8 +49,13 @@ export declare class NativeAgentBuilder {
   abortHook(abort: (invocation: number) => void): void
   /** Sets the consent gate. */
   gate(gate: (input: GateInput) => GateReply | Promise<GateReply>): void
-  /** Adds an observer that sees every event of every run. */
-  onEvent(observer: (event: any) => void): void
+  /**
+   * Adds an observer that sees the events of every run in batches, in order. Events wait for
+   * it in a queue of the `eventBuffer` set before (1 024 by default) that drops streamed
+   * tokens first when the JS thread falls behind; a batch says how many were dropped before
+   * it. The next batch is sent once the observer returned.
+   */
+  onEvent(observer: (batch: EventBatch) => void): void
   /**
    * Adds one hooks object: the wrappers of the methods it has (`undefined` for the others),
    * which answer `{ error }` or `{ json }` (what the method returned, as JSON text). An
@@ -456,6 +461,17 @@ export interface CryptRequest {
  * process).
  */
 export declare function enableTracing(options: TracingOptions): NativeTracing
+
+/**
+ * Events for the JS observer: what waited, oldest first, and how many were dropped before them
+ * because the JS thread fell behind.
+ */
+export interface EventBatch {
+  /** The events. */
+  events: Array<any>
+  /** How many events were dropped since the previous batch (streamed tokens first). */
+  dropped: number
+}
 
 /**
  * fs_read, fs_write, fs_list, fs_mkdir, fs_delete and shell_exec (writes, deletes and the

@@ -84,7 +84,10 @@ pub struct AgentConfig {
     /// What a gate denial does.
     pub on_denial: DenialPolicy,
     /// Events buffered per run for slow subscribers (default 1024); a subscriber that falls
-    /// further behind skips events (and a warning is logged). Event callbacks never lose any.
+    /// further behind skips events (and a warning is logged). Rust event callbacks are called
+    /// inline and never lose any; the Python and Node `on_event` callbacks, which run on their
+    /// own event loop, have this many waiting per agent at most, and one that falls behind
+    /// loses streamed tokens first (a warning says how many).
     pub event_buffer: usize,
     /// Upper bound on generated tokens per model call, passed to the provider.
     pub max_output_tokens: Option<u32>,

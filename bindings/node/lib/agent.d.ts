@@ -155,7 +155,11 @@ export interface AgentOptions {
   config?: AgentConfig
   /** Offers the model the built-in `ask_clarification` tool (default false). */
   clarification?: boolean
-  /** Sees every event of every run, in order. Keep it fast. */
+  /**
+   * Sees every event of every run, in order. Keep it fast: events wait for it in a queue of
+   * `eventBuffer` (1 024) at most, and while the JS thread is busy, streamed tokens are dropped
+   * first, then the oldest events (a process warning says how many).
+   */
   onEvent?: (event: AgentEvent) => void
   /**
    * Lifecycle hooks, run in this order at their points of every turn (see `AgentHooks`). An

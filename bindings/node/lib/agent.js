@@ -50,12 +50,20 @@ class Agent {
     if (hooks != null) addHooks(b, hooks, (o) => this._outcome(o))
     if (onEvent !== undefined) {
       if (typeof onEvent !== 'function') throw new ConfigError('`onEvent` must be a function', 'invalid_argument')
-      b.onEvent((event) => {
-        try {
-          onEvent(this._event(event))
-        } catch (e) {
-          // An observer that throws must not take the process down; report it like Node does.
-          process.emitWarning(`agent-core: onEvent threw: ${e instanceof Error ? e.message : String(e)}`)
+      b.onEvent((batch) => {
+        if (batch.dropped > 0) {
+          process.emitWarning(
+            `agent-core: the onEvent callback fell behind; ${batch.dropped} events were dropped ` +
+              '(streamed tokens first). Return from it sooner, or raise `eventBuffer`.',
+          )
+        }
+        for (const event of batch.events) {
+          try {
+            onEvent(this._event(event))
+          } catch (e) {
+            // An observer that throws must not take the process down; report it like Node does.
+            process.emitWarning(`agent-core: onEvent threw: ${e instanceof Error ? e.message : String(e)}`)
+          }
         }
       })
     }

@@ -7,7 +7,6 @@ use agent_core::{
     Agent, AgentBuilder, AgentConfig, CancellationToken, MemoryStore, Message, Session, SessionId, Store,
 };
 use napi::bindgen_prelude::*;
-use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi_derive::napi;
 
 use crate::callbacks::{AbortFn, Callback, GateFn, JsGate, JsTool, ToolDefinition};
@@ -17,6 +16,17 @@ use crate::error::{agent_error, coded};
 use crate::hooks::{HookFn, HookInput, HookReply, JsHooks};
 use crate::provider::NativeProvider;
 use crate::run::NativeRun;
+
+/// Events for the JS observer: what waited, oldest first, and how many were dropped before them
+/// because the JS thread fell behind.
+#[napi(object, object_from_js = false)]
+pub struct EventBatch {
+    /// The events.
+    #[napi(ts_type = "Array<any>")]
+    pub events: Vec<Json>,
+    /// How many events were dropped since the previous batch (streamed tokens first).
+    pub dropped: f64,
+}
 
 /// A hook wrapper function as the JS layer hands it over.
 type HookFunction<'a> = Function<'a, HookInput, Either<Promise<HookReply>, HookReply>>;
@@ -175,13 +185,30 @@ impl NativeAgentBuilder {
         Ok(())
     }
 
-    /// Adds an observer that sees every event of every run.
-    #[napi(ts_args_type = "observer: (event: any) => void")]
-    pub fn on_event(&mut self, observer: Function<'_, Json, ()>) -> Result<()> {
-        let tsfn: Callback<Json, ()> = observer.build_threadsafe_function().weak::<true>().build()?;
-        self.recipe.observers.push(Arc::new(move |ev| {
-            tsfn.call(crate::convert::event(ev), ThreadsafeFunctionCallMode::NonBlocking);
-        }));
+    /// Adds an observer that sees the events of every run in batches, in order. Events wait for
+    /// it in a queue of the `eventBuffer` set before (1 024 by default) that drops streamed
+    /// tokens first when the JS thread falls behind; a batch says how many were dropped before
+    /// it. The next batch is sent once the observer returned.
+    #[napi(ts_args_type = "observer: (batch: EventBatch) => void")]
+    pub fn on_event(&mut self, observer: Function<'_, EventBatch, ()>) -> Result<()> {
+        let tsfn: Callback<EventBatch, ()> = observer.build_threadsafe_function().weak::<true>().build()?;
+        let capacity = self
+            .recipe
+            .config
+            .as_ref()
+            .map_or_else(|| AgentConfig::default().event_buffer, |c| c.event_buffer);
+        let (tx, mut rx) = agent_core::observer_channel(capacity);
+        napi::bindgen_prelude::spawn(async move {
+            while let Some(batch) = rx.recv().await {
+                let batch = EventBatch {
+                    events: batch.events.iter().map(crate::convert::event).collect(),
+                    dropped: batch.dropped as f64,
+                };
+                // Err: the environment is closing, or the wrapper (which catches) could not run.
+                let _ = tsfn.call_async_catch(batch).await;
+            }
+        });
+        self.recipe.observers.push(Arc::new(move |ev| tx.send(ev)));
         Ok(())
     }
 

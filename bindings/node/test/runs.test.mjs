@@ -90,6 +90,39 @@ test('the onEvent callback sees every event of every run', async () => {
   )
 })
 
+test('an onEvent callback that falls behind loses streamed tokens first and is told how many', async () => {
+  const tokens = 3000
+  const seen = []
+  const warnings = []
+  const onWarning = (w) => warnings.push(w.message)
+  process.on('warning', onWarning)
+  try {
+    const onEvent = (e) => {
+      if (seen.length === 0) {
+        // Holds the JS thread while the whole answer streams past.
+        const end = Date.now() + 300
+        while (Date.now() < end);
+      }
+      seen.push(e.type)
+    }
+    const { agent } = scripted([{ text: Array(tokens).fill('w').join(' ') }], { onEvent, config: { eventBuffer: 64 } })
+    const outcome = await (await agent.createSession()).send('go').outcome
+    assert.equal(outcome.status, 'done')
+    await until(() => seen.includes('run_completed') && warnings.length > 0)
+    const others = seen.filter((t) => t !== 'content_token')
+    assert.deepEqual(others, ['run_started', 'model_call_started', 'model_call_completed', 'run_completed'])
+    const dropped = warnings
+      .map((m) => /(\d+) events were dropped/.exec(m))
+      .filter(Boolean)
+      .reduce((sum, m) => sum + Number(m[1]), 0)
+    const shown = seen.filter((t) => t === 'content_token').length
+    assert.ok(dropped > 0 && shown <= 64, `${shown} shown, ${dropped} dropped`)
+    assert.equal(shown + dropped, tokens)
+  } finally {
+    process.off('warning', onWarning)
+  }
+})
+
 test('status() reports thinking, tool_call and complete', async () => {
   let release
   const gateOpen = new Promise((r) => (release = r))

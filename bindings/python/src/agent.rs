@@ -8,12 +8,11 @@ use agent_core::{
 };
 use futures::StreamExt;
 use pyo3::prelude::*;
-use tokio::sync::mpsc;
 
 use crate::convert::{Json, json_to_py, py_to_json, to_json};
 use crate::errors::{agent_error, config_error, invalid_id, store_error};
 use crate::provider::{NativeProvider, NativeStore, NativeTool};
-use crate::pyloop::{Loops, run_blocking};
+use crate::pyloop::{Loops, SessionLoop, run_blocking};
 use crate::tool::{PyGate, PyTool};
 
 pub fn runtime() -> &'static tokio::runtime::Runtime {
@@ -140,7 +139,9 @@ impl NativeAgentParts {
             .flatten()
             .map(|h| Ok(Arc::new(crate::hooks::PyHooks::from_py(h, loops.clone())?) as Arc<dyn agent_core::Hooks>))
             .collect::<PyResult<Vec<_>>>()?;
-        let on_event = on_event.map(|callback| Arc::new(event_forwarder(callback, loops.clone())) as Observer);
+        let config = crate::agent_config::agent_config(config)?;
+        let on_event = on_event
+            .map(|callback| Arc::new(event_forwarder(callback, loops.clone(), config.event_buffer)) as Observer);
         Ok(NativeAgentParts {
             parts: AgentParts {
                 provider: provider.get().inner.clone(),
@@ -148,7 +149,7 @@ impl NativeAgentParts {
                 store: store.map(|s| s.inner.clone()),
                 gate,
                 system_prompt,
-                config: crate::agent_config::agent_config(config)?,
+                config,
                 on_event,
                 clarification,
                 hooks,
@@ -234,38 +235,82 @@ impl NativeAgent {
     }
 }
 
-/// Forwards events to a Python callback in order, without making the loop wait for the GIL:
-/// events queue on a channel that a task drains, calling the callback on the session's asyncio
-/// loop (`call_soon_threadsafe`) or, without a loop, on a blocking thread.
-fn event_forwarder(callback: Py<PyAny>, loops: Arc<Loops>) -> impl Fn(&AgentEvent) + Send + Sync + 'static {
-    let (tx, mut rx) = mpsc::unbounded_channel::<AgentEvent>();
+/// Forwards events to a Python callback in order, without making the run wait for the GIL or
+/// for the callback: events wait in a bounded queue (`capacity`, see
+/// [`agent_core::observer_channel`]) that a task drains a batch at a time, calling the callback
+/// on the session's asyncio loop or, without a loop, on the Python thread. The next batch is
+/// taken once this one was delivered, so a callback that falls behind makes the queue drop
+/// streamed tokens first (a `RuntimeWarning` says how many), not grow.
+fn event_forwarder(
+    callback: Py<PyAny>,
+    loops: Arc<Loops>,
+    capacity: usize,
+) -> impl Fn(&AgentEvent) + Send + Sync + 'static {
+    let (tx, mut rx) = agent_core::observer_channel(capacity);
     let callback = Arc::new(callback);
     runtime().spawn(async move {
-        let mut batch = Vec::new();
-        while rx.recv_many(&mut batch, 256).await > 0 {
-            let events = std::mem::take(&mut batch);
-            let targets: Vec<_> = events.iter().map(|e| loops.for_session(&e.session_id)).collect();
-            let callback = callback.clone();
-            let _ = run_blocking(move |py| {
-                for (event, target) in events.iter().zip(targets) {
-                    let delivered = json_to_py(py, &to_json(event)).and_then(|ev| match &target {
-                        Some(l) if !l.event_loop.bind(py).call_method0("is_closed")?.extract::<bool>()? => l
-                            .event_loop
-                            .bind(py)
-                            .call_method1("call_soon_threadsafe", (callback.bind(py), ev))
-                            .map(drop),
-                        _ => callback.bind(py).call1((ev,)).map(drop),
-                    });
-                    if let Err(e) = delivered {
-                        e.print(py);
-                    }
+        while let Some(batch) = rx.recv().await {
+            let mut dropped = batch.dropped;
+            let mut events = batch.events.into_iter().peekable();
+            while let Some(first) = events.next() {
+                let target = loops.for_session(&first.session_id);
+                let mut group = vec![first];
+                // Consecutive events bound for the same loop go in one delivery.
+                while let Some(next) = events.next_if(|e| same_loop(&loops.for_session(&e.session_id), &target)) {
+                    group.push(next);
                 }
-            })
-            .await;
+                let delivery = EventDelivery {
+                    callback: callback.clone(),
+                    events: group,
+                    dropped: std::mem::take(&mut dropped),
+                };
+                // Err only when the interpreter is shutting down: nobody is left to see them.
+                let _ = match &target {
+                    Some(target) => crate::pyloop::run_on_loop(target, Box::new(move |py| delivery.run(py))).await,
+                    None => run_blocking(move |py| delivery.run(py)).await,
+                };
+            }
         }
     });
-    move |event: &AgentEvent| {
-        let _ = tx.send(event.clone());
+    move |event: &AgentEvent| tx.send(event)
+}
+
+fn same_loop(a: &Option<Arc<SessionLoop>>, b: &Option<Arc<SessionLoop>>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+        (None, None) => true,
+        _ => false,
+    }
+}
+
+/// Events for the callback, and how many were dropped before them.
+struct EventDelivery {
+    callback: Arc<Py<PyAny>>,
+    events: Vec<AgentEvent>,
+    dropped: u64,
+}
+
+impl EventDelivery {
+    fn run(self, py: Python<'_>) {
+        if self.dropped > 0 {
+            let message = format!(
+                "agent-core: the on_event callback fell behind; {} events were dropped (streamed tokens \
+                 first). Return from it sooner, or raise `event_buffer`.",
+                self.dropped
+            );
+            let warned = std::ffi::CString::new(message)
+                .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))
+                .and_then(|m| PyErr::warn(py, &py.get_type::<pyo3::exceptions::PyRuntimeWarning>(), &m, 0));
+            if let Err(e) = warned {
+                e.print(py);
+            }
+        }
+        let callback = self.callback.bind(py);
+        for event in &self.events {
+            if let Err(e) = json_to_py(py, &to_json(event)).and_then(|ev| callback.call1((ev,)).map(drop)) {
+                e.print(py);
+            }
+        }
     }
 }
 

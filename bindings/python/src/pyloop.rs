@@ -233,26 +233,101 @@ impl Callback {
         {
             run_blocking(move |py| start(py, false)).await?;
         }
-        let mut rx = rx;
-        let result = loop {
-            tokio::select! {
-                done = &mut rx => break done.map_err(|_| "the async callback was dropped before it finished".to_owned()),
-                () = tokio::time::sleep(LOOP_CHECK_EVERY) => {
-                    let closed = run_blocking({
-                        let target = session_loop.clone();
-                        move |py| is_closed(py, &target)
-                    });
-                    if closed.await.unwrap_or(true) {
-                        if let Some(bridge) = &bridge {
-                            bridge.close();
-                        }
-                        break Err(LOOP_CLOSED.to_owned());
-                    }
-                }
-            }
-        };
+        let result = settled(rx, &session_loop, "the async callback was dropped before it finished").await;
         guard.disarm();
         result
+    }
+}
+
+/// Runs `job` on `target`'s loop thread (through its bridge, else `call_soon_threadsafe`) and
+/// waits until it has run; on the Python thread instead when the loop is closed (found so
+/// within [`LOOP_CHECK_EVERY`]). `Err` only when the interpreter is shutting down.
+pub async fn run_on_loop(target: &Arc<SessionLoop>, job: LoopJob) -> Result<(), String> {
+    fn take(job: &Mutex<Option<LoopJob>>) -> Option<LoopJob> {
+        job.lock().ok().and_then(|mut j| j.take())
+    }
+    // Whoever comes first runs it: the loop, or the Python thread once the loop is closed.
+    let job = Arc::new(Mutex::new(Some(job)));
+    let (tx, rx) = oneshot::channel();
+    let queued = job.clone();
+    let on_loop: LoopJob = Box::new(move |py| {
+        if let Some(job) = take(&queued) {
+            job(py);
+        }
+        let _ = tx.send(());
+    });
+    let refused = match &target.bridge {
+        Some(bridge) => bridge.push(on_loop).err(),
+        None => Some(on_loop),
+    };
+    if let Some(on_loop) = refused {
+        let event_loop = target.clone();
+        run_blocking(move |py| {
+            let call = LoopCall(Mutex::new(Some(on_loop)));
+            match Bound::new(py, call) {
+                Ok(call) if !is_closed(py, &event_loop) => {
+                    if event_loop
+                        .event_loop
+                        .bind(py)
+                        .call_method1("call_soon_threadsafe", (&call,))
+                        .is_err()
+                    {
+                        call.get().run(py);
+                    }
+                }
+                Ok(call) => call.get().run(py),
+                Err(e) => e.print(py),
+            }
+        })
+        .await?;
+    }
+    if settled(rx, target, "").await.is_ok() {
+        return Ok(());
+    }
+    match take(&job) {
+        Some(job) => run_blocking(job).await,
+        None => Ok(()),
+    }
+}
+
+/// Waits for `rx`, checking every [`LOOP_CHECK_EVERY`] that `target`'s loop still runs (a
+/// closed loop runs nothing more: its bridge is closed and the wait ends).
+async fn settled<T>(mut rx: oneshot::Receiver<T>, target: &Arc<SessionLoop>, dropped: &str) -> Result<T, String> {
+    loop {
+        tokio::select! {
+            done = &mut rx => return done.map_err(|_| dropped.to_owned()),
+            () = tokio::time::sleep(LOOP_CHECK_EVERY) => {
+                let closed = run_blocking({
+                    let target = target.clone();
+                    move |py| is_closed(py, &target)
+                });
+                if closed.await.unwrap_or(true) {
+                    if let Some(bridge) = &target.bridge {
+                        bridge.close();
+                    }
+                    return Err(LOOP_CLOSED.to_owned());
+                }
+            }
+        }
+    }
+}
+
+/// A [`LoopJob`] as a Python callable, for `call_soon_threadsafe`; runs once.
+#[pyclass(module = "agent_core._native", frozen)]
+struct LoopCall(Mutex<Option<LoopJob>>);
+
+impl LoopCall {
+    fn run(&self, py: Python<'_>) {
+        if let Some(job) = self.0.lock().ok().and_then(|mut j| j.take()) {
+            job(py);
+        }
+    }
+}
+
+#[pymethods]
+impl LoopCall {
+    fn __call__(&self, py: Python<'_>) {
+        self.run(py);
     }
 }
 

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 
 import pytest
 
@@ -137,6 +138,29 @@ async def test_expiry_and_a_new_message_end_the_approval():
     outcome = await session.send("never mind")
     assert outcome.status == "done" and session.pending_approval() is None
     assert paid == []
+
+
+def test_an_event_after_the_sessions_loop_closed_still_reaches_the_callback():
+    # The expiry comes after `asyncio.run` closed the loop the session ran on: the event is
+    # delivered on the binding's Python thread instead of being lost with the loop.
+    seen = []
+    expired = threading.Event()
+
+    def on_event(e):
+        seen.append(e.type)
+        if e.type == "approval_expired":
+            expired.set()
+
+    async def park():
+        agent = ac.Agent(script(), tools=[payer([])], gate=ask, approval_ttl_ms=300, on_event=on_event)
+        session = await agent.create_session()
+        assert (await session.send("pay 7")).status == "awaiting_approval"
+        return agent
+
+    agent = asyncio.run(park())
+    assert expired.wait(15), seen
+    assert seen[0] == "run_started" and seen[-1] == "approval_expired"
+    del agent
 
 
 async def test_a_tab_hub_answers_a_tab_parked_for_approval():

@@ -1,10 +1,13 @@
 """Many sessions at once with Python tools: no deadlock, correct results."""
 
 import asyncio
+import re
 import subprocess
 import sys
 import textwrap
 import threading
+import time
+import warnings
 
 import agent_core as ac
 from agent_core.providers import tool_results
@@ -88,6 +91,35 @@ async def test_async_event_callback():
             break
         await asyncio.sleep(0.01)
     assert "run_completed" in seen
+
+
+async def test_an_event_callback_that_falls_behind_loses_tokens_first_and_is_told():
+    tokens = 3000
+    seen = []
+
+    def on_event(e):
+        if not seen:
+            # Blocks the loop while the whole answer streams past.
+            time.sleep(0.3)
+        seen.append(e.type)
+
+    agent = ac.Agent(ac.ScriptedProvider([" ".join(["w"] * tokens)]), on_event=on_event, event_buffer=64)
+    session = await agent.create_session()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        outcome = await session.send("hi")
+        for _ in range(200):
+            if "run_completed" in seen:
+                break
+            await asyncio.sleep(0.01)
+    assert outcome.status == "done"
+    others = [k for k in seen if k != "content_token"]
+    assert others == ["run_started", "model_call_started", "model_call_completed", "run_completed"]
+    counts = [re.search(r"(\d+) events were dropped", str(w.message)) for w in caught]
+    dropped = sum(int(m.group(1)) for m in counts if m)
+    assert all(issubclass(w.category, RuntimeWarning) for w, m in zip(caught, counts) if m)
+    assert 0 < dropped and seen.count("content_token") + dropped == tokens
+    assert seen.count("content_token") <= 64
 
 
 async def test_turns_of_one_session_never_interleave():

@@ -579,7 +579,9 @@ class Agent:
     calls are denied and never run.
 
     ``on_event`` sees every event of every run, in order, on the asyncio loop that started the
-    run.
+    run. Events wait for it in a queue of ``event_buffer`` (1 024) at most: a callback that
+    falls behind (one that blocks the loop while runs stream) loses streamed tokens first,
+    then the oldest events, and a ``RuntimeWarning`` says how many.
 
     ``clarification=True`` offers the model the built-in ``ask_clarification`` tool: the turn
     ends ``awaiting_user`` with a ``clarification_pending`` event, and

@@ -1,0 +1,234 @@
+//! A bounded queue of events for an observer that runs somewhere else (another thread, a
+//! Python or JS event loop), where it may fall behind.
+//!
+//! An [`EventObserver`](super::EventObserver) is called inline by the run, so it must not
+//! block; one that hands events to a slower consumer needs a queue, and an unbounded one grows
+//! without limit when the consumer stalls while runs stream. This one keeps at most `capacity`
+//! events: when full it drops streamed tokens first (the newest one arriving, or else the
+//! oldest one waiting), then the oldest event of any kind, and counts what it dropped so the
+//! consumer can say so. The consumer takes everything waiting at once, so a consumer that
+//! keeps up pays one wake-up per batch, not per event.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio::sync::Notify;
+
+use crate::event::AgentEvent;
+
+/// A queue of at most `capacity` events (at least 1): its sending and its receiving side.
+pub fn observer_channel(capacity: usize) -> (ObserverSender, ObserverReceiver) {
+    let shared = Arc::new(Shared {
+        state: Mutex::new(State::default()),
+        arrived: Notify::new(),
+        capacity: capacity.max(1),
+    });
+    (ObserverSender(shared.clone()), ObserverReceiver(shared))
+}
+
+struct Shared {
+    state: Mutex<State>,
+    arrived: Notify,
+    capacity: usize,
+}
+
+#[derive(Default)]
+struct State {
+    events: VecDeque<AgentEvent>,
+    /// Dropped since the receiver last took.
+    dropped: u64,
+    sender_gone: bool,
+    receiver_gone: bool,
+}
+
+impl Shared {
+    fn state(&self) -> MutexGuard<'_, State> {
+        // Events are plain data: whatever panicked while holding the lock left them whole.
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// Queues events; never waits. Dropping it ends the queue once what waits has been taken.
+pub struct ObserverSender(Arc<Shared>);
+
+impl ObserverSender {
+    /// Queues a copy of `event`, dropping one when full (see the module docs).
+    pub fn send(&self, event: &AgentEvent) {
+        let mut state = self.0.state();
+        if state.receiver_gone {
+            return;
+        }
+        if state.events.len() >= self.0.capacity {
+            state.dropped += 1;
+            if event.kind.is_token() {
+                return;
+            }
+            let oldest_token = state.events.iter().position(|e| e.kind.is_token()).unwrap_or(0);
+            state.events.remove(oldest_token);
+        }
+        let was_empty = state.events.is_empty();
+        state.events.push_back(event.clone());
+        drop(state);
+        if was_empty {
+            // A permit is kept when the receiver is not waiting yet, so no wake-up is lost.
+            self.0.arrived.notify_one();
+        }
+    }
+}
+
+impl Drop for ObserverSender {
+    fn drop(&mut self) {
+        self.0.state().sender_gone = true;
+        self.0.arrived.notify_one();
+    }
+}
+
+/// Everything that was waiting, oldest first.
+#[derive(Debug, Default)]
+pub struct ObservedBatch {
+    /// The events, in the order they were sent (less the dropped ones).
+    pub events: Vec<AgentEvent>,
+    /// How many events were dropped since the previous batch because the queue was full.
+    pub dropped: u64,
+}
+
+/// Takes the queued events in batches.
+pub struct ObserverReceiver(Arc<Shared>);
+
+impl ObserverReceiver {
+    /// Everything waiting, waiting for at least one event; `None` once the sender is gone and
+    /// everything was taken.
+    pub async fn recv(&mut self) -> Option<ObservedBatch> {
+        loop {
+            if let Some(batch) = self.try_recv() {
+                return Some(batch);
+            }
+            if self.0.state().sender_gone {
+                return None;
+            }
+            self.0.arrived.notified().await;
+        }
+    }
+
+    /// Everything waiting, or `None` when nothing is.
+    pub fn try_recv(&mut self) -> Option<ObservedBatch> {
+        let mut state = self.0.state();
+        if state.events.is_empty() && state.dropped == 0 {
+            return None;
+        }
+        Some(ObservedBatch {
+            events: std::mem::take(&mut state.events).into(),
+            dropped: std::mem::take(&mut state.dropped),
+        })
+    }
+}
+
+impl Drop for ObserverReceiver {
+    fn drop(&mut self) {
+        let mut state = self.0.state();
+        state.receiver_gone = true;
+        state.events.clear();
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::event::EventKind;
+    use crate::session::SessionId;
+
+    fn started(iteration: u32) -> AgentEvent {
+        AgentEvent {
+            session_id: SessionId::new_random(),
+            kind: EventKind::ModelCallStarted { iteration },
+        }
+    }
+
+    fn token(text: &str) -> AgentEvent {
+        AgentEvent {
+            session_id: SessionId::new_random(),
+            kind: EventKind::ContentToken { text: text.to_owned() },
+        }
+    }
+
+    fn names(batch: &ObservedBatch) -> Vec<String> {
+        batch
+            .events
+            .iter()
+            .map(|e| match &e.kind {
+                EventKind::ModelCallStarted { iteration } => format!("started {iteration}"),
+                EventKind::ContentToken { text } => format!("token {text}"),
+                other => other.name().to_owned(),
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_batch_holds_everything_waiting_in_order() {
+        let (tx, mut rx) = observer_channel(8);
+        tx.send(&started(1));
+        tx.send(&token("a"));
+        tx.send(&started(2));
+        let batch = rx.recv().await.unwrap();
+        assert_eq!(names(&batch), ["started 1", "token a", "started 2"]);
+        assert_eq!(batch.dropped, 0);
+        assert!(rx.try_recv().is_none());
+    }
+
+    #[tokio::test]
+    async fn when_full_tokens_go_first_then_the_oldest_event() {
+        let (tx, mut rx) = observer_channel(3);
+        tx.send(&started(1));
+        tx.send(&token("a"));
+        tx.send(&started(2));
+        // Full: an arriving token is dropped.
+        tx.send(&token("b"));
+        // Full: an arriving event takes the oldest token's place.
+        tx.send(&started(3));
+        // Full and no token waits: the oldest event goes.
+        tx.send(&started(4));
+        let batch = rx.recv().await.unwrap();
+        assert_eq!(names(&batch), ["started 2", "started 3", "started 4"]);
+        assert_eq!(batch.dropped, 3);
+        tx.send(&started(5));
+        let next = rx.recv().await.unwrap();
+        assert_eq!(names(&next), ["started 5"]);
+        assert_eq!(next.dropped, 0, "the count starts again after each batch");
+    }
+
+    #[tokio::test]
+    async fn a_waiting_receiver_wakes_for_events_and_ends_with_the_sender() {
+        let (tx, mut rx) = observer_channel(4);
+        let reader = tokio::spawn(async move {
+            let mut seen = Vec::new();
+            while let Some(batch) = rx.recv().await {
+                seen.extend(names(&batch));
+            }
+            seen
+        });
+        for i in 1..=3 {
+            tx.send(&started(i));
+            tokio::task::yield_now().await;
+        }
+        drop(tx);
+        assert_eq!(reader.await.unwrap(), ["started 1", "started 2", "started 3"]);
+    }
+
+    #[tokio::test]
+    async fn events_sent_before_the_sender_went_are_still_taken() {
+        let (tx, mut rx) = observer_channel(4);
+        tx.send(&started(1));
+        drop(tx);
+        assert_eq!(names(&rx.recv().await.unwrap()), ["started 1"]);
+        assert!(rx.recv().await.is_none());
+    }
+
+    #[test]
+    fn nothing_is_kept_once_the_receiver_is_gone() {
+        let (tx, rx) = observer_channel(4);
+        drop(rx);
+        tx.send(&started(1));
+        assert!(tx.0.state().events.is_empty());
+    }
+}
