@@ -53,7 +53,10 @@ export declare class NativeAgentBuilder {
    * Adds an observer that sees the events of every run in batches, in order. Events wait for
    * it in a queue of the `eventBuffer` set before (1 024 by default) that drops streamed
    * tokens first when the JS thread falls behind; a batch says how many were dropped before
-   * it. The next batch is sent once the observer returned.
+   * it. The JS thread is woken from the thread that emits the first event of a batch, so an
+   * event reaches the observer before whatever that thread hands the JS thread next (a
+   * run's outcome), and the batch is taken when the observer is called, so one is in
+   * flight at most.
    */
   onEvent(observer: (batch: EventBatch) => void): void
   /**

@@ -16,67 +16,101 @@ use tokio::sync::Notify;
 
 use crate::event::AgentEvent;
 
-/// A queue of at most `capacity` events (at least 1): its sending and its receiving side.
-pub fn observer_channel(capacity: usize) -> (ObserverSender, ObserverReceiver) {
+/// A queue of at most `capacity` events (at least 1): its sending and its receiving side. It
+/// holds `T`s made from the events (the events themselves by default, or a consumer's own
+/// form of them, made on the sending thread and only for the events kept).
+pub fn observer_channel<T>(capacity: usize) -> (ObserverSender<T>, ObserverReceiver<T>) {
     let shared = Arc::new(Shared {
-        state: Mutex::new(State::default()),
+        state: Mutex::new(State {
+            events: VecDeque::new(),
+            dropped: 0,
+            sender_gone: false,
+            receiver_gone: false,
+        }),
         arrived: Notify::new(),
         capacity: capacity.max(1),
     });
     (ObserverSender(shared.clone()), ObserverReceiver(shared))
 }
 
-struct Shared {
-    state: Mutex<State>,
+struct Shared<T> {
+    state: Mutex<State<T>>,
     arrived: Notify,
     capacity: usize,
 }
 
-#[derive(Default)]
-struct State {
-    events: VecDeque<AgentEvent>,
+struct State<T> {
+    events: VecDeque<Queued<T>>,
     /// Dropped since the receiver last took.
     dropped: u64,
     sender_gone: bool,
     receiver_gone: bool,
 }
 
-impl Shared {
-    fn state(&self) -> MutexGuard<'_, State> {
+struct Queued<T> {
+    item: T,
+    /// Made from a streamed token ([`crate::EventKind::is_token`]): dropped first.
+    token: bool,
+}
+
+impl<T> Shared<T> {
+    fn state(&self) -> MutexGuard<'_, State<T>> {
         // Events are plain data: whatever panicked while holding the lock left them whole.
         self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
 /// Queues events; never waits. Dropping it ends the queue once what waits has been taken.
-pub struct ObserverSender(Arc<Shared>);
+pub struct ObserverSender<T = AgentEvent>(Arc<Shared<T>>);
 
-impl ObserverSender {
-    /// Queues a copy of `event`, dropping one when full (see the module docs).
-    pub fn send(&self, event: &AgentEvent) {
+impl ObserverSender<AgentEvent> {
+    /// Queues a copy of `event`; see [`Self::send_with`].
+    pub fn send(&self, event: &AgentEvent) -> bool {
+        self.send_with(event, AgentEvent::clone)
+    }
+}
+
+impl<T> ObserverSender<T> {
+    /// Queues `convert(event)`, dropping an event when full (see the module docs); a token
+    /// that arrives at a full queue is dropped without being converted. Returns whether the
+    /// queue was empty before: a consumer that takes with [`ObserverReceiver::try_recv`]
+    /// rather than awaiting [`ObserverReceiver::recv`] is to be woken then (and only then,
+    /// since it takes everything each time).
+    pub fn send_with(&self, event: &AgentEvent, convert: impl FnOnce(&AgentEvent) -> T) -> bool {
+        let token = event.kind.is_token();
+        {
+            let mut state = self.0.state();
+            if state.receiver_gone {
+                return false;
+            }
+            if token && state.events.len() >= self.0.capacity {
+                state.dropped += 1;
+                return false;
+            }
+        }
+        // Converted outside the lock, so that senders on other threads do not wait for it.
+        let item = convert(event);
         let mut state = self.0.state();
         if state.receiver_gone {
-            return;
+            return false;
         }
         if state.events.len() >= self.0.capacity {
             state.dropped += 1;
-            if event.kind.is_token() {
-                return;
-            }
-            let oldest_token = state.events.iter().position(|e| e.kind.is_token()).unwrap_or(0);
+            let oldest_token = state.events.iter().position(|e| e.token).unwrap_or(0);
             state.events.remove(oldest_token);
         }
         let was_empty = state.events.is_empty();
-        state.events.push_back(event.clone());
+        state.events.push_back(Queued { item, token });
         drop(state);
         if was_empty {
             // A permit is kept when the receiver is not waiting yet, so no wake-up is lost.
             self.0.arrived.notify_one();
         }
+        was_empty
     }
 }
 
-impl Drop for ObserverSender {
+impl<T> Drop for ObserverSender<T> {
     fn drop(&mut self) {
         self.0.state().sender_gone = true;
         self.0.arrived.notify_one();
@@ -84,21 +118,21 @@ impl Drop for ObserverSender {
 }
 
 /// Everything that was waiting, oldest first.
-#[derive(Debug, Default)]
-pub struct ObservedBatch {
+#[derive(Debug)]
+pub struct ObservedBatch<T = AgentEvent> {
     /// The events, in the order they were sent (less the dropped ones).
-    pub events: Vec<AgentEvent>,
+    pub events: Vec<T>,
     /// How many events were dropped since the previous batch because the queue was full.
     pub dropped: u64,
 }
 
 /// Takes the queued events in batches.
-pub struct ObserverReceiver(Arc<Shared>);
+pub struct ObserverReceiver<T = AgentEvent>(Arc<Shared<T>>);
 
-impl ObserverReceiver {
+impl<T> ObserverReceiver<T> {
     /// Everything waiting, waiting for at least one event; `None` once the sender is gone and
     /// everything was taken.
-    pub async fn recv(&mut self) -> Option<ObservedBatch> {
+    pub async fn recv(&mut self) -> Option<ObservedBatch<T>> {
         loop {
             if let Some(batch) = self.try_recv() {
                 return Some(batch);
@@ -111,19 +145,19 @@ impl ObserverReceiver {
     }
 
     /// Everything waiting, or `None` when nothing is.
-    pub fn try_recv(&mut self) -> Option<ObservedBatch> {
+    pub fn try_recv(&mut self) -> Option<ObservedBatch<T>> {
         let mut state = self.0.state();
         if state.events.is_empty() && state.dropped == 0 {
             return None;
         }
         Some(ObservedBatch {
-            events: std::mem::take(&mut state.events).into(),
+            events: state.events.drain(..).map(|queued| queued.item).collect(),
             dropped: std::mem::take(&mut state.dropped),
         })
     }
 }
 
-impl Drop for ObserverReceiver {
+impl<T> Drop for ObserverReceiver<T> {
     fn drop(&mut self) {
         let mut state = self.0.state();
         state.receiver_gone = true;
@@ -222,6 +256,24 @@ mod tests {
         drop(tx);
         assert_eq!(names(&rx.recv().await.unwrap()), ["started 1"]);
         assert!(rx.recv().await.is_none());
+    }
+
+    #[test]
+    fn a_sender_says_when_a_taking_consumer_needs_waking_and_converts_only_what_it_keeps() {
+        let (tx, mut rx) = observer_channel::<String>(2);
+        let converted = std::cell::Cell::new(0);
+        let name = |e: &AgentEvent| {
+            converted.set(converted.get() + 1);
+            e.kind.name().to_owned()
+        };
+        assert!(tx.send_with(&started(1), name), "the first event wakes");
+        assert!(!tx.send_with(&token("a"), name), "the queue was not empty");
+        assert!(!tx.send_with(&token("b"), name), "full: dropped");
+        assert_eq!(converted.get(), 2, "a dropped token is not converted");
+        let batch = rx.try_recv().unwrap();
+        assert_eq!(batch.events, ["model_call_started", "content_token"]);
+        assert_eq!(batch.dropped, 1);
+        assert!(tx.send_with(&started(2), name), "taken empty: wakes again");
     }
 
     #[test]

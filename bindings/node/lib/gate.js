@@ -81,7 +81,7 @@ function toolDispatcher(invokers) {
  * @param {any} b the NativeAgentBuilder
  * @param {any[]} tools
  * @param {any} gate
- * @param {Map<number, AbortController>} controllers the running JS tools' controllers
+ * @param {Map<number, { abort(reason: unknown): void }>} controllers the running JS tools' controllers
  * @param {Map<number, unknown>} errors fatal JS tool errors, kept for outcomes
  * @param {() => number} nextId
  */

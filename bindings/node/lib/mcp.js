@@ -65,7 +65,7 @@ class McpClient {
 
 /** A running MCP endpoint (streamable HTTP on loopback). */
 class McpServer {
-  /** @internal @param {any} n @param {Map<number, AbortController>} controllers */
+  /** @internal @param {any} n @param {Map<number, { abort(reason: unknown): void }>} controllers */
   constructor(n, controllers) {
     /** @internal */
     this.native = n
@@ -105,7 +105,7 @@ async function serveMcp(options) {
     throw new ConfigError('serveMcp: `bearerToken` must be a string or true (generate one)', 'invalid_argument')
   }
   const b = new native.NativeAgentBuilder()
-  /** @type {Map<number, AbortController>} */
+  /** @type {Map<number, { abort(reason: unknown): void }>} */
   const controllers = new Map()
   /** @type {Map<number, unknown>} */
   const errors = new Map()

@@ -228,9 +228,37 @@ function errorReply(error, errors, nextId) {
 }
 
 /**
+ * A call's abort controller whose `AbortController` is made only when the tool first reads
+ * `context.signal`: making one costs more than everything else the invoker makes per call
+ * (about 2.5 µs against 0.7 for the context and the map entry, in a loop of each), and most
+ * tools never look. An abort before then is kept, so the signal is aborted when made.
+ */
+class LazyAbortController {
+  /** @type {AbortController | undefined} */
+  #controller
+  /** @type {{ reason: unknown } | undefined} */
+  #aborted
+
+  /** The signal, made now if it was not yet. */
+  get signal() {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController()
+      if (this.#aborted !== undefined) this.#controller.abort(this.#aborted.reason)
+    }
+    return this.#controller.signal
+  }
+
+  /** @param {unknown} reason */
+  abort(reason) {
+    if (this.#controller !== undefined) this.#controller.abort(reason)
+    else this.#aborted ??= { reason }
+  }
+}
+
+/**
  * The function the native module calls for each call of `t`.
  * @param {any} t the tool
- * @param {Map<number, AbortController>} controllers running invocations
+ * @param {Map<number, { abort(reason: unknown): void }>} controllers running invocations
  * @param {Map<number, unknown>} errors fatal errors by id
  * @param {() => number} nextId
  */
@@ -242,18 +270,25 @@ function invoker(t, controllers, errors, nextId) {
       if (!parsed.success) return { kind: 'error', text: describeZodError(parsed.error) }
       args = parsed.data
     }
-    const controller = new AbortController()
+    const controller = new LazyAbortController()
     const invocation = input.invocation
-    controllers.set(invocation, controller)
-    const context = { sessionId: input.sessionId, callId: input.callId, signal: controller.signal }
+    const context = {
+      sessionId: input.sessionId,
+      callId: input.callId,
+      get signal() {
+        return controller.signal
+      },
+    }
     let out
     try {
       out = t.execute(args, context)
     } catch (e) {
-      controllers.delete(invocation)
       return errorReply(e, errors, nextId)
     }
     if (out !== null && typeof out === 'object' && typeof out.then === 'function') {
+      // Only a call still running can be aborted: the native side's abort reaches the JS
+      // thread after this synchronous part, never during it.
+      controllers.set(invocation, controller)
       return Promise.resolve(out).then(
         (v) => {
           controllers.delete(invocation)
@@ -265,7 +300,6 @@ function invoker(t, controllers, errors, nextId) {
         },
       )
     }
-    controllers.delete(invocation)
     return okReply(out)
   }
 }

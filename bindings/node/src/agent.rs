@@ -7,9 +7,10 @@ use agent_core::{
     Agent, AgentBuilder, AgentConfig, CancellationToken, MemoryStore, Message, Session, SessionId, Store,
 };
 use napi::bindgen_prelude::*;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 
-use crate::callbacks::{AbortFn, Callback, GateFn, JsGate, JsTool, ToolDefinition};
+use crate::callbacks::{AbortFn, GateFn, JsGate, JsTool, ToolDefinition};
 use crate::convert::{Json, js};
 use crate::dispatch::{Dispatcher, NativeToolDispatcher};
 use crate::error::{agent_error, coded};
@@ -27,6 +28,10 @@ pub struct EventBatch {
     /// How many events were dropped since the previous batch (streamed tokens first).
     pub dropped: f64,
 }
+
+/// The observer: called with nothing from the emitting thread, it takes the waiting batch on
+/// the JS thread (weak, not callee-handled).
+type ObserverFn = ThreadsafeFunction<(), (), EventBatch, Status, false, true>;
 
 /// A hook wrapper function as the JS layer hands it over.
 type HookFunction<'a> = Function<'a, HookInput, Either<Promise<HookReply>, HookReply>>;
@@ -188,27 +193,40 @@ impl NativeAgentBuilder {
     /// Adds an observer that sees the events of every run in batches, in order. Events wait for
     /// it in a queue of the `eventBuffer` set before (1 024 by default) that drops streamed
     /// tokens first when the JS thread falls behind; a batch says how many were dropped before
-    /// it. The next batch is sent once the observer returned.
+    /// it. The JS thread is woken from the thread that emits the first event of a batch, so an
+    /// event reaches the observer before whatever that thread hands the JS thread next (a
+    /// run's outcome), and the batch is taken when the observer is called, so one is in
+    /// flight at most.
     #[napi(ts_args_type = "observer: (batch: EventBatch) => void")]
     pub fn on_event(&mut self, observer: Function<'_, EventBatch, ()>) -> Result<()> {
-        let tsfn: Callback<EventBatch, ()> = observer.build_threadsafe_function().weak::<true>().build()?;
         let capacity = self
             .recipe
             .config
             .as_ref()
             .map_or_else(|| AgentConfig::default().event_buffer, |c| c.event_buffer);
-        let (tx, mut rx) = agent_core::observer_channel(capacity);
-        napi::bindgen_prelude::spawn(async move {
-            while let Some(batch) = rx.recv().await {
-                let batch = EventBatch {
-                    events: batch.events.iter().map(crate::convert::event).collect(),
-                    dropped: batch.dropped as f64,
-                };
-                // Err: the environment is closing, or the wrapper (which catches) could not run.
-                let _ = tsfn.call_async_catch(batch).await;
+        let (tx, rx) = agent_core::observer_channel::<Json>(capacity);
+        let rx = std::sync::Mutex::new(rx);
+        let tsfn: ObserverFn = observer
+            .build_threadsafe_function::<()>()
+            .weak::<true>()
+            .build_callback(move |_| {
+                let batch = rx.lock().ok().and_then(|mut rx| rx.try_recv());
+                Ok(batch.map_or_else(
+                    || EventBatch {
+                        events: Vec::new(),
+                        dropped: 0.0,
+                    },
+                    |b| EventBatch {
+                        events: b.events,
+                        dropped: b.dropped as f64,
+                    },
+                ))
+            })?;
+        self.recipe.observers.push(Arc::new(move |ev| {
+            if tx.send_with(ev, crate::convert::event) {
+                tsfn.call((), ThreadsafeFunctionCallMode::NonBlocking);
             }
-        });
-        self.recipe.observers.push(Arc::new(move |ev| tx.send(ev)));
+        }));
         Ok(())
     }
 

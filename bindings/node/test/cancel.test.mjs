@@ -49,6 +49,29 @@ test('an AbortSignal cancels a turn during a slow JS tool', async () => {
   await until(() => state.aborted)
 })
 
+test("a tool that reads its signal only after the cancel finds it aborted, with the cancel's reason", async () => {
+  const state = { started: false, signal: undefined }
+  let release = () => {}
+  const t = tool({
+    name: 'late',
+    execute: async (_args, cx) => {
+      state.started = true
+      await new Promise((resolve) => (release = resolve))
+      state.signal = cx.signal
+      return 'done'
+    },
+  })
+  const { agent } = scripted([{ toolCalls: [{ name: 'late' }] }, { text: 'never' }], { tools: [t] })
+  const run = (await agent.createSession()).send('go')
+  await until(() => state.started)
+  run.cancel()
+  assert.equal((await run.outcome).status, 'cancelled')
+  release()
+  await until(() => state.signal !== undefined)
+  assert.equal(state.signal.aborted, true)
+  assert.equal(state.signal.reason.code, 'cancelled')
+})
+
 test('an AbortSignal cancels a turn during a slow model call', async () => {
   const { agent } = scripted([{ hang: 'thinking about it' }])
   const controller = new AbortController()

@@ -246,7 +246,7 @@ fn event_forwarder(
     loops: Arc<Loops>,
     capacity: usize,
 ) -> impl Fn(&AgentEvent) + Send + Sync + 'static {
-    let (tx, mut rx) = agent_core::observer_channel(capacity);
+    let (tx, mut rx) = agent_core::observer_channel::<AgentEvent>(capacity);
     let callback = Arc::new(callback);
     runtime().spawn(async move {
         while let Some(batch) = rx.recv().await {
@@ -272,7 +272,10 @@ fn event_forwarder(
             }
         }
     });
-    move |event: &AgentEvent| tx.send(event)
+    move |event: &AgentEvent| {
+        // The task above awaits `recv`: it needs no waking of its own.
+        tx.send(event);
+    }
 }
 
 fn same_loop(a: &Option<Arc<SessionLoop>>, b: &Option<Arc<SessionLoop>>) -> bool {
@@ -300,7 +303,7 @@ impl EventDelivery {
             );
             let warned = std::ffi::CString::new(message)
                 .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))
-                .and_then(|m| PyErr::warn(py, &py.get_type::<pyo3::exceptions::PyRuntimeWarning>(), &m, 0));
+                .and_then(|m| PyErr::warn(py, &py.get_type::<pyo3::exceptions::PyRuntimeWarning>(), &m, 1));
             if let Err(e) = warned {
                 e.print(py);
             }

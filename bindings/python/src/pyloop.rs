@@ -281,7 +281,7 @@ pub async fn run_on_loop(target: &Arc<SessionLoop>, job: LoopJob) -> Result<(), 
         })
         .await?;
     }
-    if settled(rx, target, "").await.is_ok() {
+    if settled(rx, target, JOB_DROPPED).await.is_ok() {
         return Ok(());
     }
     match take(&job) {
@@ -289,6 +289,8 @@ pub async fn run_on_loop(target: &Arc<SessionLoop>, job: LoopJob) -> Result<(), 
         None => Ok(()),
     }
 }
+
+const JOB_DROPPED: &str = "the work queued for the asyncio loop was dropped before it ran";
 
 /// Waits for `rx`, checking every [`LOOP_CHECK_EVERY`] that `target`'s loop still runs (a
 /// closed loop runs nothing more: its bridge is closed and the wait ends).
