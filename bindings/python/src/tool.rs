@@ -15,11 +15,14 @@ pub struct PyTool {
     spec: ToolSpec,
     callback: Callback,
     loops: Arc<Loops>,
+    /// The function declares a `ToolContext` parameter: only then is the context made.
+    wants_context: bool,
 }
 
 impl PyTool {
     /// Reads a `agent_core.Tool` object: `name`, `description`, `parameters`, `gated`,
-    /// `parallel_safe`, `timeout` (seconds or None), `is_async`, and `_invoke`.
+    /// `parallel_safe`, `timeout` (seconds or None), `is_async`, `_invoke`, and whether it
+    /// takes a context (`_context_params`).
     pub fn from_py(tool: &Bound<'_, PyAny>, loops: Arc<Loops>) -> PyResult<Self> {
         let name: String = tool.getattr("name")?.extract()?;
         let description: String = tool.getattr("description")?.extract()?;
@@ -37,6 +40,11 @@ impl PyTool {
                 is_async: tool.getattr("is_async")?.extract()?,
             },
             loops,
+            // A tool object without the attribute gets the context, as every tool once did.
+            wants_context: match tool.getattr("_context_params") {
+                Ok(params) => params.is_truthy()?,
+                Err(_) => true,
+            },
         })
     }
 }
@@ -60,18 +68,25 @@ impl Tool for PyTool {
     }
 
     async fn call(&self, args: serde_json::Value, cx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let session = cx.session_id.clone();
-        let call_id = cx.call_id.clone();
-        let session_text = session.to_string();
+        // The context's dict and strings are made only for a function that declares one.
+        let context = self
+            .wants_context
+            .then(|| (cx.session_id.to_string(), cx.call_id.clone()));
         self.callback
             .call(
                 &self.loops,
-                &session,
+                &cx.session_id,
                 move |py| {
-                    let ctx = pyo3::types::PyDict::new(py);
-                    ctx.set_item("session_id", session_text)?;
-                    ctx.set_item("call_id", call_id)?;
-                    PyTuple::new(py, [json_to_py(py, &args)?, ctx.into_any()])
+                    let ctx = match context {
+                        Some((session_id, call_id)) => {
+                            let ctx = pyo3::types::PyDict::new(py);
+                            ctx.set_item("session_id", session_id)?;
+                            ctx.set_item("call_id", call_id)?;
+                            ctx.into_any()
+                        }
+                        None => py.None().into_bound(py),
+                    };
+                    PyTuple::new(py, [json_to_py(py, &args)?, ctx])
                 },
                 |py, result| match result.and_then(|value| to_output(&value)) {
                     Ok(output) => Ok(output),

@@ -350,6 +350,30 @@ async def test_tool_context_and_return_values():
     assert next(e for e in events if e.type == "tool_call_succeeded").output == "ok"
 
 
+async def test_an_async_tool_gets_its_context_and_one_without_a_context_parameter_gets_none():
+    seen = {}
+
+    @ac.tool
+    async def with_ctx(context: ac.ToolContext) -> str:
+        """Reports its call id."""
+        seen["ctx"] = context
+        return context.call_id
+
+    @ac.tool
+    async def plain(n: int = 1) -> int:
+        """Returns n."""
+        return n
+
+    steps = [ac.ToolCallStep("with_ctx"), ac.ToolCallStep("plain", {"n": 2}), "done"]
+    agent = ac.Agent(ac.ScriptedProvider(steps), tools=[with_ctx, plain])
+    session = await agent.create_session()
+    outcome, events = await run_and_collect(session.send("go"))
+    assert outcome.status == "done"
+    assert seen["ctx"].session_id == session.id
+    outputs = [e.output for e in events if e.type == "tool_call_succeeded"]
+    assert outputs == [seen["ctx"].call_id, "2"]
+
+
 async def test_non_json_return_value_is_an_error_for_the_model():
     @ac.tool
     def weird() -> object:

@@ -94,19 +94,22 @@ class Tool:
         except AttributeError:  # pragma: no cover
             pass
 
-    def _kwargs(self, args: Dict[str, Any], ctx: Dict[str, str]) -> Dict[str, Any]:
+    def _kwargs(self, args: Dict[str, Any], ctx: Optional[Dict[str, str]]) -> Dict[str, Any]:
+        # `ctx` is None for a function that declares no ToolContext (the native side then
+        # makes none).
         if self._converters:
             for key, conv in self._converters.items():
                 if key in args:
                     args[key] = conv(args[key])
-        for key in self._context_params:
-            args[key] = ToolContext(ctx["session_id"], ctx["call_id"])
+        if ctx is not None:
+            for key in self._context_params:
+                args[key] = ToolContext(ctx["session_id"], ctx["call_id"])
         return args
 
-    def _sinvoke(self, args: Dict[str, Any], ctx: Dict[str, str]) -> Any:
+    def _sinvoke(self, args: Dict[str, Any], ctx: Optional[Dict[str, str]]) -> Any:
         return to_jsonable(self.func(**self._kwargs(args, ctx)))
 
-    async def _ainvoke(self, args: Dict[str, Any], ctx: Dict[str, str]) -> Any:
+    async def _ainvoke(self, args: Dict[str, Any], ctx: Optional[Dict[str, str]]) -> Any:
         return to_jsonable(await self.func(**self._kwargs(args, ctx)))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
