@@ -207,6 +207,17 @@ pub enum EventKind {
     },
 }
 
+#[cfg(test)]
+impl AgentEvent {
+    /// `kind` in a session of its own (for tests that need events but no run).
+    pub(crate) fn in_new_session(kind: EventKind) -> AgentEvent {
+        AgentEvent {
+            session_id: SessionId::new_random(),
+            kind,
+        }
+    }
+}
+
 impl EventKind {
     /// A piece of streamed text (answer, reasoning, a tool call's arguments), which the model
     /// call's message holds again in full once it ends: a reader that must skip something

@@ -135,13 +135,9 @@ impl EventCursor {
 mod tests {
     use super::*;
     use crate::event::EventKind;
-    use crate::session::SessionId;
 
     fn event(iteration: u32) -> AgentEvent {
-        AgentEvent {
-            session_id: SessionId::new_random(),
-            kind: EventKind::ModelCallStarted { iteration },
-        }
+        AgentEvent::in_new_session(EventKind::ModelCallStarted { iteration })
     }
 
     fn iteration(event: &AgentEvent) -> u32 {

@@ -170,20 +170,13 @@ impl<T> Drop for ObserverReceiver<T> {
 mod tests {
     use super::*;
     use crate::event::EventKind;
-    use crate::session::SessionId;
 
     fn started(iteration: u32) -> AgentEvent {
-        AgentEvent {
-            session_id: SessionId::new_random(),
-            kind: EventKind::ModelCallStarted { iteration },
-        }
+        AgentEvent::in_new_session(EventKind::ModelCallStarted { iteration })
     }
 
     fn token(text: &str) -> AgentEvent {
-        AgentEvent {
-            session_id: SessionId::new_random(),
-            kind: EventKind::ContentToken { text: text.to_owned() },
-        }
+        AgentEvent::in_new_session(EventKind::ContentToken { text: text.to_owned() })
     }
 
     fn names(batch: &ObservedBatch) -> Vec<String> {
