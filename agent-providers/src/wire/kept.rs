@@ -200,10 +200,13 @@ impl<F: 'static> KeptItems<F> {
     }
 
     /// Replaces the kept encoding of the first message of `request`'s memo with `tracer`
-    /// (tests: proves kept bytes are sent). Nothing when the request has no such memo.
+    /// (tests: proves kept bytes are sent). Fails the test when the request has no such memo,
+    /// since a tracer never planted would make "not sent" checks pass for nothing.
     #[cfg(test)]
     pub(crate) fn trace_first(request: &ModelRequest, tracer: &[u8]) {
-        let Some((mut kept, _)) = request.reuse.take::<Self>() else {
+        let taken = request.reuse.take::<Self>();
+        assert!(taken.is_some(), "the request carries no memo of this format to trace");
+        let Some((mut kept, _)) = taken else {
             return;
         };
         let (from, to) = kept.first_cuts();

@@ -251,12 +251,18 @@ fn event_forwarder(
     runtime().spawn(async move {
         while let Some(batch) = rx.recv().await {
             let mut dropped = batch.dropped;
-            let mut events = batch.events.into_iter().peekable();
-            while let Some(first) = events.next() {
-                let target = loops.for_session(&first.session_id);
+            let mut events = batch
+                .events
+                .into_iter()
+                .map(|e| {
+                    let target = loops.for_session(&e.session_id);
+                    (e, target)
+                })
+                .peekable();
+            while let Some((first, target)) = events.next() {
                 let mut group = vec![first];
                 // Consecutive events bound for the same loop go in one delivery.
-                while let Some(next) = events.next_if(|e| same_loop(&loops.for_session(&e.session_id), &target)) {
+                while let Some((next, _)) = events.next_if(|(_, t)| same_loop(t, &target)) {
                     group.push(next);
                 }
                 let delivery = EventDelivery {

@@ -40,11 +40,7 @@ impl PyTool {
                 is_async: tool.getattr("is_async")?.extract()?,
             },
             loops,
-            // A tool object without the attribute gets the context, as every tool once did.
-            wants_context: match tool.getattr("_context_params") {
-                Ok(params) => params.is_truthy()?,
-                Err(_) => true,
-            },
+            wants_context: tool.getattr("_context_params")?.is_truthy()?,
         })
     }
 }
