@@ -170,18 +170,38 @@ pub(crate) struct NewRow<'a> {
     pub created_at: i64,
 }
 
-/// Rows per `INSERT` statement of [`insert_rows`], largest first (the last must be 1).
-const ROWS_PER_INSERT: [usize; 3] = [32, 8, 1];
+/// Rows per statement of [`insert_rows`] and [`upsert_tool_calls`], largest first (the last
+/// must be 1).
+const ROWS_PER_STATEMENT: [usize; 3] = [32, 8, 1];
 
-/// The `INSERT` of `rows` message rows at once.
-fn multi_row_insert(rows: usize) -> String {
-    let one = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
-    let values = vec![one; rows].join(", ");
-    format!(
-        "INSERT INTO messages (session_key, seq, role, content, tool_calls, tool_call_id,
-           tool_name, is_error, compressed, reasoning, model_visible, user_visible, created_at)
-         VALUES {values}"
-    )
+/// How `len` rows are split into statements: the rows each statement carries, in order, as
+/// many as possible in the largest size.
+pub(crate) fn statements_for(len: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
+    let mut start = 0;
+    std::iter::from_fn(move || {
+        let left = len - start;
+        let size = ROWS_PER_STATEMENT.into_iter().find(|size| *size <= left)?;
+        start += size;
+        Some(start - size..start)
+    })
+}
+
+/// The text of a statement of each size in [`ROWS_PER_STATEMENT`]: `head`, then `rows` copies
+/// of `row` (a parenthesised list of `?`), then `tail`.
+fn statement_texts(head: &str, row: &str, tail: &str) -> Vec<String> {
+    ROWS_PER_STATEMENT
+        .iter()
+        .map(|rows| format!("{head} VALUES {}{tail}", vec![row; *rows].join(", ")))
+        .collect()
+}
+
+/// The one of `texts` (as [`statement_texts`] makes them) for a statement of `rows` rows.
+fn text_for(texts: &[String], rows: usize) -> Option<&str> {
+    ROWS_PER_STATEMENT
+        .iter()
+        .position(|size| *size == rows)
+        .and_then(|i| texts.get(i))
+        .map(String::as_str)
 }
 
 /// Inserts message rows of any sessions, several per statement: one statement costs SQLite
@@ -190,16 +210,20 @@ fn multi_row_insert(rows: usize) -> String {
 /// failed, and should roll back and insert them one append at a time.
 pub(crate) fn insert_rows(conn: &Connection, rows: &[NewRow<'_>]) -> rusqlite::Result<()> {
     static SQL: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
-    let sql = SQL.get_or_init(|| ROWS_PER_INSERT.iter().map(|n| multi_row_insert(*n)).collect());
-    let mut rest = rows;
-    while !rest.is_empty() {
-        // Never `None`: the last size is 1.
-        let Some((size, text)) = ROWS_PER_INSERT.iter().zip(sql).find(|(size, _)| **size <= rest.len()) else {
-            return Err(rusqlite::Error::InvalidParameterCount(rest.len(), 1));
+    let sql = SQL.get_or_init(|| {
+        statement_texts(
+            "INSERT INTO messages (session_key, seq, role, content, tool_calls, tool_call_id,
+               tool_name, is_error, compressed, reasoning, model_visible, user_visible, created_at)",
+            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "",
+        )
+    });
+    for range in statements_for(rows.len()) {
+        let Some(text) = text_for(sql, range.len()) else {
+            return Err(rusqlite::Error::InvalidParameterCount(range.len(), 1));
         };
-        let size = *size;
         let mut insert = conn.prepare_cached(text)?;
-        for (i, new) in rest[..size].iter().enumerate() {
+        for (i, new) in rows[range].iter().enumerate() {
             let at = i * 13;
             let row = new.row;
             insert.raw_bind_parameter(at + 1, new.key)?;
@@ -217,9 +241,79 @@ pub(crate) fn insert_rows(conn: &Connection, rows: &[NewRow<'_>]) -> rusqlite::R
             insert.raw_bind_parameter(at + 13, new.created_at)?;
         }
         insert.raw_execute()?;
-        rest = &rest[size..];
     }
     Ok(())
+}
+
+/// The tool-call upsert of `rows` records: the update happens only if the state machine
+/// allows the change (see [`ToolCallState::can_become`]).
+fn upsert_texts() -> Vec<String> {
+    statement_texts(
+        "INSERT INTO tool_calls (session_key, call_id, name, arguments, state, raw_result,
+           compressed_result, error, started_at, finished_at, created_at)",
+        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " ON CONFLICT (session_key, call_id) DO UPDATE SET
+           name = excluded.name, arguments = excluded.arguments, state = excluded.state,
+           raw_result = excluded.raw_result, compressed_result = excluded.compressed_result,
+           error = excluded.error, started_at = excluded.started_at,
+           finished_at = excluded.finished_at
+         WHERE (tool_calls.state = 'pending' AND excluded.state <> 'pending')
+            OR (tool_calls.state = 'running' AND excluded.state NOT IN ('pending', 'running'))",
+    )
+}
+
+/// The upsert statements, by size.
+fn upserts() -> &'static [String] {
+    static SQL: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    SQL.get_or_init(upsert_texts)
+}
+
+/// Runs the upsert of `records` (each with its session's key), a number of rows
+/// [`statements_for`] gives, and returns how many rows it inserted or updated.
+fn run_upsert(conn: &Connection, records: &[(i64, &ToolCallRecord)]) -> rusqlite::Result<usize> {
+    let Some(text) = text_for(upserts(), records.len()) else {
+        return Err(rusqlite::Error::InvalidParameterCount(records.len(), 1));
+    };
+    let now = now_millis();
+    let mut upsert = conn.prepare_cached(text)?;
+    for (i, (key, record)) in records.iter().enumerate() {
+        let at = i * 11;
+        upsert.raw_bind_parameter(at + 1, *key)?;
+        upsert.raw_bind_parameter(at + 2, &record.call_id)?;
+        upsert.raw_bind_parameter(at + 3, &record.name)?;
+        upsert.raw_bind_parameter(at + 4, &record.arguments)?;
+        upsert.raw_bind_parameter(at + 5, record.state.as_str())?;
+        upsert.raw_bind_parameter(at + 6, &record.raw_result)?;
+        upsert.raw_bind_parameter(at + 7, &record.compressed_result)?;
+        upsert.raw_bind_parameter(at + 8, &record.error)?;
+        upsert.raw_bind_parameter(at + 9, record.started_at_ms)?;
+        upsert.raw_bind_parameter(at + 10, record.finished_at_ms)?;
+        upsert.raw_bind_parameter(at + 11, now)?;
+    }
+    upsert.raw_execute()
+}
+
+/// Upserts tool-call records of any sessions (each with its session's key), several per
+/// statement, and says which statements' records must be written again one at a time with
+/// [`write_tool_call`] to learn their answers: those of a statement that failed (it changed
+/// nothing: a statement is atomic), or that changed fewer rows than it carried (a record
+/// repeating or going back on its stored state, which may be refused). Writing an applied
+/// record again is harmless: it repeats the stored state. A statement error that made SQLite
+/// roll back the transaction is returned instead.
+pub(crate) fn upsert_tool_calls(
+    conn: &Connection,
+    records: &[(i64, &ToolCallRecord)],
+) -> Result<Vec<std::ops::Range<usize>>, rusqlite::Error> {
+    let mut again = Vec::new();
+    for range in statements_for(records.len()) {
+        match run_upsert(conn, &records[range.clone()]) {
+            Ok(changed) if changed == range.len() => {}
+            Ok(_) => again.push(range),
+            Err(e) if conn.is_autocommit() => return Err(e),
+            Err(_) => again.push(range),
+        }
+    }
+    Ok(again)
 }
 
 /// Inserts or updates a tool-call record of the session with this key in one statement; the
@@ -228,35 +322,7 @@ pub(crate) fn insert_rows(conn: &Connection, rows: &[NewRow<'_>]) -> rusqlite::R
 /// passed, changes nothing and is accepted (a replayed write, see
 /// [`agent_core::Store::upsert_tool_call`]).
 pub(crate) fn write_tool_call(conn: &Connection, key: i64, record: &ToolCallRecord) -> Result<(), StoreError> {
-    let changed = conn
-        .prepare_cached(
-            "INSERT INTO tool_calls (session_key, call_id, name, arguments, state, raw_result,
-               compressed_result, error, started_at, finished_at, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
-             ON CONFLICT (session_key, call_id) DO UPDATE SET
-               name = excluded.name, arguments = excluded.arguments, state = excluded.state,
-               raw_result = excluded.raw_result, compressed_result = excluded.compressed_result,
-               error = excluded.error, started_at = excluded.started_at,
-               finished_at = excluded.finished_at
-             WHERE (tool_calls.state = 'pending' AND excluded.state <> 'pending')
-                OR (tool_calls.state = 'running' AND excluded.state NOT IN ('pending', 'running'))",
-        )
-        .and_then(|mut stmt| {
-            stmt.execute(params![
-                key,
-                record.call_id,
-                record.name,
-                record.arguments,
-                record.state.as_str(),
-                record.raw_result,
-                record.compressed_result,
-                record.error,
-                record.started_at_ms,
-                record.finished_at_ms,
-                now_millis(),
-            ])
-        });
-    match changed {
+    match run_upsert(conn, &[(key, record)]) {
         Ok(0) => not_updated(conn, key, record),
         Ok(_) => Ok(()),
         Err(e @ rusqlite::Error::SqliteFailure(..)) => match session_key(conn, &record.session_id) {

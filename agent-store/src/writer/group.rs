@@ -1,7 +1,6 @@
 //! One group commit: the open transaction, the jobs applied in it, and the replies that wait
 //! for it to commit.
 
-use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::time::{Duration, Instant};
 
@@ -10,7 +9,7 @@ use rusqlite::Connection;
 use agent_core::{SessionId, SessionInfo, StoreError, ToolCallRecord};
 
 use super::recycle::{Returns, Spent};
-use super::{Append, Reply, Shared, Work, settle};
+use super::{Append, Reply, SessionMap, Shared, Work, settle};
 use crate::now_millis;
 use crate::sql_error::backend;
 use crate::writes;
@@ -29,35 +28,65 @@ const MAX_HOLD: Duration = Duration::from_millis(1);
 /// (its inserts, sessions included, were rolled back).
 #[derive(Default)]
 pub(super) struct Ledger {
-    /// Each session's integer key. Keys are never reused, so a remembered key of a session
+    sessions: SessionMap<Known>,
+}
+
+/// What the ledger knows of one session (one map, so each write hashes its session id once).
+struct Known {
+    /// The session's integer key. Keys are never reused, so a remembered key of a session
     /// deleted since can only make a write fail (on its foreign key), never land elsewhere.
-    keys: HashMap<SessionId, i64>,
-    /// The next sequence number of each session as this connection last wrote it. An append
-    /// that continues it needs no check against the file: another process taking the number
-    /// is caught by the unique index, and a gap can only follow a failed write, which clears
-    /// the entry.
-    next_seq: HashMap<SessionId, u64>,
+    key: i64,
+    /// The next sequence number as this connection last wrote it. An append that continues
+    /// it needs no check against the file: another process taking the number is caught by the
+    /// unique index, and a gap can only follow a failed write, which forgets the session.
+    next_seq: Option<u64>,
 }
 
 impl Ledger {
     /// The session's key, looked up once.
     fn key(&mut self, conn: &Connection, session: &SessionId) -> Result<i64, StoreError> {
-        if let Some(key) = self.keys.get(session) {
-            return Ok(*key);
+        if let Some(known) = self.sessions.get(session) {
+            return Ok(known.key);
         }
         let key = writes::existing_session_key(conn, session)?;
-        self.keys.insert(session.clone(), key);
+        self.sessions.insert(session.clone(), Known { key, next_seq: None });
         Ok(key)
     }
 
+    /// The key of `session` if an append from `first_seq` continues what this connection last
+    /// wrote to it; the session is then known to continue at `first_seq + rows`.
+    fn continue_at(&mut self, session: &SessionId, first_seq: u64, rows: usize) -> Option<i64> {
+        let known = self.sessions.get_mut(session)?;
+        if known.next_seq != Some(first_seq) {
+            return None;
+        }
+        known.next_seq = Some(first_seq + rows as u64);
+        Some(known.key)
+    }
+
+    /// The next sequence number this connection last wrote to `session`.
+    fn next_seq(&self, session: &SessionId) -> Option<u64> {
+        self.sessions.get(session).and_then(|known| known.next_seq)
+    }
+
+    /// Sets the next sequence number of a session whose key is known (of no other).
+    fn set_next_seq(&mut self, session: &SessionId, next_seq: u64) {
+        if let Some(known) = self.sessions.get_mut(session) {
+            known.next_seq = Some(next_seq);
+        }
+    }
+
+    /// A session this connection has just created.
+    fn created(&mut self, session: SessionId, key: i64) {
+        self.sessions.insert(session, Known { key, next_seq: Some(1) });
+    }
+
     pub fn forget(&mut self, session: &SessionId) {
-        self.keys.remove(session);
-        self.next_seq.remove(session);
+        self.sessions.remove(session);
     }
 
     pub fn clear(&mut self) {
-        self.keys.clear();
-        self.next_seq.clear();
+        self.sessions.clear();
     }
 }
 
@@ -89,6 +118,10 @@ pub(super) struct Group {
     /// state in this group to replace them (only the committed state can ever be seen; a
     /// crash loses the group whole). Those still open are written just before the commit.
     records: Vec<PendingRecord>,
+    /// Final tool-call states, written together at the end of the burst ([`Self::flush`]).
+    /// Not searched for a call's later records (the open ones are): a later record of the
+    /// same call is written after it, and the file's state machine answers it.
+    finals: Vec<PendingRecord>,
     /// Appends taken but not inserted yet, in order, and their number of rows.
     appends: Vec<PendingAppend>,
     pending_rows: usize,
@@ -108,6 +141,7 @@ impl Group {
             opened: Instant::now(),
             done: Vec::new(),
             records: Vec::new(),
+            finals: Vec::new(),
             appends: Vec::new(),
             pending_rows: 0,
             waited_on: false,
@@ -150,7 +184,7 @@ impl Group {
     }
 
     pub fn len(&self) -> usize {
-        self.done.len() + self.records.len() + self.appends.len()
+        self.done.len() + self.records.len() + self.finals.len() + self.appends.len()
     }
 
     fn reply(&mut self, reply: Reply, result: Result<(), StoreError>) {
@@ -166,9 +200,9 @@ impl Group {
         }
     }
 
-    /// Runs a job now, inside the transaction, after the appends taken before it.
+    /// Runs a job now, inside the transaction, after the writes taken before it.
     pub fn run(&mut self, conn: &Connection, work: Work, reply: Reply, ledger: &mut Ledger, returns: &Returns) {
-        self.insert_appends(conn, ledger, returns);
+        self.flush(conn, ledger, returns);
         let result = in_savepoint(conn, work);
         self.note_rollback(conn, &result);
         self.reply(reply, result);
@@ -194,12 +228,8 @@ impl Group {
     /// burst, a few statements for all of them ([`Self::insert_appends`]); any other is
     /// inserted now, after them, and checked against the file.
     pub fn append(&mut self, conn: &Connection, append: Append, reply: Reply, ledger: &mut Ledger, returns: &Returns) {
-        let continues = ledger.next_seq.get(&append.session) == Some(&append.first_seq);
-        match ledger.keys.get(&append.session) {
-            Some(key) if continues => {
-                let key = *key;
-                let next = append.first_seq + append.rows.len() as u64;
-                ledger.next_seq.insert(append.session.clone(), next);
+        match ledger.continue_at(&append.session, append.first_seq, append.rows.len()) {
+            Some(key) => {
                 self.note_waiter(&reply);
                 self.pending_rows += append.rows.len();
                 self.appends.push(PendingAppend {
@@ -218,6 +248,15 @@ impl Group {
                 returns.give_back(Spent::Rows(append.rows));
             }
         }
+    }
+
+    /// Writes what the group has taken and holds back to write together: the appends, and
+    /// the final states of tool calls. Done when the queue is drained (the end of a burst),
+    /// and before any job that must see them.
+    pub fn flush(&mut self, conn: &Connection, ledger: &mut Ledger, returns: &Returns) {
+        self.insert_appends(conn, ledger, returns);
+        let finals = std::mem::take(&mut self.finals);
+        self.write_records(conn, finals, ledger, returns);
     }
 
     /// Inserts the appends taken so far, several rows per statement, in a savepoint. If that
@@ -254,9 +293,7 @@ impl Group {
                 // As when it was taken: it continues what the ledger knew of its session,
                 // unless an append of the session failed just now (the ledger forgot it).
                 let session = &pending.append.session;
-                if ledger.keys.contains_key(session) {
-                    ledger.next_seq.insert(session.clone(), pending.append.first_seq);
-                }
+                ledger.set_next_seq(session, pending.append.first_seq);
                 self.append_now(conn, &pending.append, pending.reply, ledger);
             } else {
                 self.reply(pending.reply, result.clone());
@@ -275,7 +312,7 @@ impl Group {
             rows,
         } = append;
         let first_seq = *first_seq;
-        let check = ledger.next_seq.get(session) != Some(&first_seq);
+        let check = ledger.next_seq(session) != Some(first_seq);
         let mut insert = |conn: &Connection| {
             let key = ledger.key(conn, session)?;
             writes::insert_messages(conn, session, key, first_seq, rows, check)
@@ -287,7 +324,7 @@ impl Group {
         };
         let result = match result {
             Ok(next) => {
-                ledger.next_seq.insert(session.clone(), next);
+                ledger.set_next_seq(session, next);
                 Ok(())
             }
             Err(e) => {
@@ -302,8 +339,7 @@ impl Group {
     /// Inserts a session now, inside the transaction; its first append then needs no check.
     pub fn create_session(&mut self, conn: &Connection, info: SessionInfo, reply: Reply, ledger: &mut Ledger) {
         let result = catch(|| writes::insert_session(conn, &info)).map(|key| {
-            ledger.keys.insert(info.id.clone(), key);
-            ledger.next_seq.insert(info.id, 1);
+            ledger.created(info.id, key);
         });
         self.note_rollback(conn, &result);
         self.reply(reply, result);
@@ -311,18 +347,10 @@ impl Group {
 
     /// Takes a tool-call record. A call's earlier state in this group is replaced if the state
     /// machine allows the change, and kept if the record repeats it or goes back (the file's
-    /// state is checked when it is written). A final
-    /// state is written now, while the loop is still busy; an open one waits for the commit,
-    /// since the call's next state usually follows within the group and only the committed
-    /// state can ever be seen (a crash loses the group whole).
-    pub fn record(
-        &mut self,
-        conn: &Connection,
-        record: ToolCallRecord,
-        reply: Reply,
-        ledger: &mut Ledger,
-        returns: &Returns,
-    ) {
+    /// state is checked when it is written). A final state is written at the end of the
+    /// burst, with the others ([`Self::flush`]); an open one waits for the commit, since the
+    /// call's next state usually follows within the group.
+    pub fn record(&mut self, record: ToolCallRecord, reply: Reply, returns: &Returns) {
         // A caller waits for this one even if its reply waits for the commit.
         self.note_waiter(&reply);
         let earlier = self
@@ -355,28 +383,73 @@ impl Group {
         replies.push(reply);
         let pending = PendingRecord { record, replies };
         if pending.record.state.is_final() {
-            self.write_record(conn, pending, ledger, returns);
+            self.finals.push(pending);
         } else {
             self.records.push(pending);
         }
     }
 
-    /// Writes a record; its replies get the result at commit.
-    fn write_record(&mut self, conn: &Connection, pending: PendingRecord, ledger: &mut Ledger, returns: &Returns) {
-        // After a rollback nothing more is written; the replies get the group's error.
-        let result = if self.broken.is_some() {
-            Ok(())
-        } else {
-            catch(|| {
-                let key = ledger.key(conn, &pending.record.session_id)?;
-                writes::write_tool_call(conn, key, &pending.record)
-            })
-        };
-        if result.is_err() {
-            // Its key may be stale (the session deleted behind our back): look it up again.
-            ledger.forget(&pending.record.session_id);
+    /// Writes records, several per statement; their replies get the results at commit. The
+    /// records of a statement that did not apply whole are written again one at a time, each
+    /// getting its own answer.
+    fn write_records(
+        &mut self,
+        conn: &Connection,
+        pending: Vec<PendingRecord>,
+        ledger: &mut Ledger,
+        returns: &Returns,
+    ) {
+        if pending.is_empty() {
+            return;
         }
-        self.note_rollback(conn, &result);
+        // After a rollback nothing more is written; the replies get the group's error.
+        if self.broken.is_some() {
+            for p in pending {
+                self.settle_record(p, Ok(()), returns);
+            }
+            return;
+        }
+        let mut keyed = Vec::with_capacity(pending.len());
+        for p in pending {
+            match catch(|| ledger.key(conn, &p.record.session_id)) {
+                Ok(key) => keyed.push((key, p)),
+                Err(e) => {
+                    let result = Err(e);
+                    self.note_rollback(conn, &result);
+                    self.settle_record(p, result, returns);
+                }
+            }
+        }
+        let records: Vec<(i64, &ToolCallRecord)> = keyed.iter().map(|(key, p)| (*key, &p.record)).collect();
+        let again = catch(|| writes::upsert_tool_calls(conn, &records).map_err(backend));
+        drop(records);
+        let again = match again {
+            Ok(again) => again,
+            Err(e) => {
+                // Either SQLite rolled the transaction back (the group is over: every record
+                // gets its error at commit) or the write panicked: each is written again alone.
+                self.note_rollback(conn, &Err(e));
+                std::iter::once(0..keyed.len()).collect()
+            }
+        };
+        let mut again = again.into_iter().flatten().peekable();
+        for (i, (key, p)) in keyed.into_iter().enumerate() {
+            let result = if again.next_if_eq(&i).is_none() || self.broken.is_some() {
+                Ok(())
+            } else {
+                catch(|| writes::write_tool_call(conn, key, &p.record))
+            };
+            if result.is_err() {
+                // Its key may be stale (the session deleted behind our back): look it up again.
+                ledger.forget(&p.record.session_id);
+            }
+            self.note_rollback(conn, &result);
+            self.settle_record(p, result, returns);
+        }
+    }
+
+    /// Answers the jobs a record stands for with `result` (at commit).
+    fn settle_record(&mut self, pending: PendingRecord, result: Result<(), StoreError>, returns: &Returns) {
         for reply in pending.replies {
             self.reply(reply, result.clone());
         }
@@ -391,10 +464,9 @@ impl Group {
     /// commit fails every job of the group failed. Failures of jobs nobody waits on are
     /// recorded before any waiting caller is answered, so a flush sees them.
     pub fn commit(mut self, conn: &Connection, shared: &Shared, ledger: &mut Ledger) {
-        self.insert_appends(conn, ledger, &shared.returns);
-        for pending in std::mem::take(&mut self.records) {
-            self.write_record(conn, pending, ledger, &shared.returns);
-        }
+        self.flush(conn, ledger, &shared.returns);
+        let open = std::mem::take(&mut self.records);
+        self.write_records(conn, open, ledger, &shared.returns);
         let committed = match self.broken.take() {
             Some(error) => Err(error),
             None => run_cached(conn, "COMMIT"),
@@ -456,7 +528,7 @@ pub(super) fn catch<T>(work: impl FnOnce() -> Result<T, StoreError>) -> Result<T
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-    use agent_core::Message;
+    use agent_core::{Message, ToolCallState};
     use tokio::sync::oneshot;
 
     use super::*;
@@ -473,8 +545,7 @@ mod tests {
     fn session(conn: &Connection, ledger: &mut Ledger) -> (SessionId, i64) {
         let id = SessionId::new_random();
         let key = writes::insert_session(conn, &SessionInfo::new(id.clone())).unwrap();
-        ledger.keys.insert(id.clone(), key);
-        ledger.next_seq.insert(id.clone(), 1);
+        ledger.created(id.clone(), key);
         (id, key)
     }
 
@@ -534,7 +605,7 @@ mod tests {
         assert_eq!(rows.iter().map(|r| r.0).collect::<Vec<_>>(), vec![1, 2, 3]);
         assert!(rows[2].1.contains("\"b3\""));
         assert!(shared.failures.lock().unwrap().is_empty());
-        assert_eq!(ledger.next_seq.get(&a), Some(&46));
+        assert_eq!(ledger.next_seq(&a), Some(46));
     }
 
     #[test]
@@ -579,8 +650,8 @@ mod tests {
         assert_eq!(stored(&conn, key_a).iter().map(|r| r.0).collect::<Vec<_>>(), vec![1, 2]);
         assert_eq!(stored(&conn, key_b), vec![(1, "[]".to_owned())]);
         // What the ledger believed of b is gone; a is known to continue at 3.
-        assert_eq!(ledger.next_seq.get(&b), None);
-        assert_eq!(ledger.next_seq.get(&a), Some(&3));
+        assert_eq!(ledger.next_seq(&b), None);
+        assert_eq!(ledger.next_seq(&a), Some(3));
     }
 
     #[test]
@@ -612,6 +683,110 @@ mod tests {
         let rows = stored(&conn, key_a);
         assert_eq!(rows.iter().map(|r| r.0).collect::<Vec<_>>(), vec![1, 2, 3]);
         assert!(rows[2].1.contains("\"a3\""));
-        assert_eq!(ledger.next_seq.get(&a), Some(&4));
+        assert_eq!(ledger.next_seq(&a), Some(4));
+    }
+
+    /// A final record of call `call_id` of `session`.
+    fn final_record(session: &SessionId, call_id: &str, state: ToolCallState) -> ToolCallRecord {
+        let mut record = ToolCallRecord::pending(session.clone(), call_id, "t", "{}");
+        record.state = state;
+        record
+    }
+
+    fn stored_state(conn: &Connection, key: i64, call_id: &str) -> Option<String> {
+        use rusqlite::OptionalExtension as _;
+        conn.query_row(
+            "SELECT state FROM tool_calls WHERE session_key = ?1 AND call_id = ?2",
+            rusqlite::params![key, call_id],
+            |r| r.get(0),
+        )
+        .optional()
+        .unwrap()
+    }
+
+    #[test]
+    fn final_records_taken_together_are_written_together_and_each_gets_its_own_answer() {
+        let conn = database();
+        let shared = Shared::default();
+        let mut ledger = Ledger::default();
+        let (a, key_a) = session(&conn, &mut ledger);
+        let (gone, key_gone) = session(&conn, &mut ledger);
+        // Already in the file: a finished call of a.
+        writes::write_tool_call(&conn, key_a, &final_record(&a, "done", ToolCallState::Succeeded)).unwrap();
+        let mut group = Group::open(&conn).unwrap();
+        // Deleted behind this connection's back: the ledger still has its key.
+        conn.execute("DELETE FROM sessions WHERE key = ?1", [key_gone]).unwrap();
+        let mut records = Vec::new();
+        for n in 0..40 {
+            records.push(final_record(&a, &format!("call_{n}"), ToolCallState::Succeeded));
+            match n {
+                // Against the stored final state: refused.
+                5 => records.push(final_record(&a, "done", ToolCallState::Failed)),
+                // The same final state twice: both accepted.
+                12 | 13 => records.push(final_record(&a, "twice", ToolCallState::Succeeded)),
+                // Two final states of one call in the same burst: the later is refused.
+                20 => records.push(final_record(&a, "clash", ToolCallState::Succeeded)),
+                21 => records.push(final_record(&a, "clash", ToolCallState::Cancelled)),
+                // Its session is gone.
+                35 => records.push(final_record(&gone, "orphan", ToolCallState::Succeeded)),
+                _ => {}
+            }
+        }
+        let mut answers = Vec::new();
+        for record in records {
+            let call = record.call_id.clone();
+            let (tx, rx) = oneshot::channel();
+            group.record(record, Reply::Waiting(tx), &shared.returns);
+            answers.push((call, rx));
+        }
+        assert_eq!(stored_state(&conn, key_a, "call_0"), None, "taken, not written yet");
+        group.flush(&conn, &mut ledger, &shared.returns);
+        assert_eq!(stored_state(&conn, key_a, "call_39").as_deref(), Some("succeeded"));
+        group.commit(&conn, &shared, &mut ledger);
+        let mut seen_clash = false;
+        for (call, mut rx) in answers {
+            let answer = rx.try_recv().unwrap();
+            match call.as_str() {
+                "done" => assert!(
+                    matches!(
+                        &answer,
+                        Err(StoreError::InvalidTransition {
+                            from: "succeeded",
+                            to: "failed",
+                            ..
+                        })
+                    ),
+                    "{answer:?}"
+                ),
+                "orphan" => assert_eq!(answer, Err(StoreError::SessionNotFound(gone.clone()))),
+                "clash" if seen_clash => assert!(
+                    matches!(
+                        &answer,
+                        Err(StoreError::InvalidTransition {
+                            from: "succeeded",
+                            to: "cancelled",
+                            ..
+                        })
+                    ),
+                    "{answer:?}"
+                ),
+                "clash" => {
+                    seen_clash = true;
+                    assert_eq!(answer, Ok(()));
+                }
+                _ => assert_eq!(answer, Ok(()), "{call}"),
+            }
+        }
+        for call in (0..40)
+            .map(|n| format!("call_{n}"))
+            .chain(["twice".into(), "clash".into(), "done".into()])
+        {
+            assert_eq!(
+                stored_state(&conn, key_a, &call).as_deref(),
+                Some("succeeded"),
+                "{call}"
+            );
+        }
+        assert_eq!(stored_state(&conn, key_gone, "orphan"), None);
     }
 }

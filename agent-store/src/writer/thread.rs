@@ -50,9 +50,9 @@ pub(super) fn serve(
                 }
             }
         }
-        // The appends of the burst just applied go in together.
+        // The appends and tool-call records of the burst just applied go in together.
         if let Some(g) = group.as_mut() {
-            g.insert_appends(&conn, &mut ledger, &shared.returns);
+            g.flush(&conn, &mut ledger, &shared.returns);
         }
         // When the open group must be committed at the latest (`None`: no group, or no
         // deadline).
@@ -179,7 +179,7 @@ fn apply(conn: &Connection, group: &mut Option<Group>, job: Job, shared: &Shared
     };
     match task {
         Task::Grouped(job) => open.run(conn, job, reply, ledger, &shared.returns),
-        Task::Record(record) => open.record(conn, record, reply, ledger, &shared.returns),
+        Task::Record(record) => open.record(record, reply, &shared.returns),
         Task::Append(append) => open.append(conn, append, reply, ledger, &shared.returns),
         Task::CreateSession(info) => open.create_session(conn, info, reply, ledger),
         Task::Barrier => open.barrier(reply),
