@@ -6,7 +6,8 @@
 //! without waiting (write-behind). The thread applies jobs as they arrive inside one open
 //! transaction (a job that could fail half-way runs in a savepoint of its own, so it rolls
 //! back alone; one a full disk makes SQLite roll back ends the group, failing all of it; the
-//! appends of a burst are inserted together once the queue is drained) and
+//! appends and the finished tool-call records of a burst are written together once the queue
+//! is drained) and
 //! commits the group when a caller waits for it, when no job has arrived for the group-commit
 //! delay, or when the group is large or old enough. Jobs are applied strictly in submission
 //! order, so a crash can lose only the newest writes, never one in the middle. A caller that
