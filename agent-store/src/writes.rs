@@ -176,7 +176,7 @@ const ROWS_PER_STATEMENT: [usize; 3] = [32, 8, 1];
 
 /// How `len` rows are split into statements: the rows each statement carries, in order, as
 /// many as possible in the largest size.
-pub(crate) fn statements_for(len: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
+fn statements_for(len: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
     let mut start = 0;
     std::iter::from_fn(move || {
         let left = len - start;
