@@ -11,8 +11,11 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 
 /** An agent: provider, tools, store, gate and configuration. */
 export declare class NativeAgent {
-  /** Creates a session (with a random id unless one is given). */
-  createSession(id?: string | undefined | null): Promise<NativeSession>
+  /**
+   * Creates a session (with a random id unless one is given): the session itself when
+   * that needs no waiting (no store, or one that queues the write), else a promise of it.
+   */
+  createSession(id?: string | undefined | null): NativeSession | Promise<NativeSession>
   /** Opens an existing session (live in this agent, or in the store). */
   openSession(id: string): Promise<NativeSession>
   /** The names of the agent's tools. */

@@ -343,19 +343,28 @@ impl NativeAgent {
         }
     }
 
-    /// Creates a session (with a random id unless one is given).
-    #[napi]
-    pub async fn create_session(&self, id: Option<String>) -> Result<NativeSession> {
+    /// Creates a session (with a random id unless one is given): the session itself when
+    /// that needs no waiting (no store, or one that queues the write), else a promise of it.
+    #[napi(ts_return_type = "NativeSession | Promise<NativeSession>")]
+    pub fn create_session<'env>(
+        &self,
+        env: &'env Env,
+        id: Option<String>,
+    ) -> Result<Either<NativeSession, PromiseRaw<'env, NativeSession>>> {
         self.check_open()?;
-        let session = match id {
-            Some(id) => {
-                let id: SessionId = SessionId::parse(&id).map_err(|e| coded("invalid_argument", e))?;
-                self.inner.create_session_with_id(id).await
+        let id = id
+            .map(|id| SessionId::parse(&id).map_err(|e| coded("invalid_argument", e)))
+            .transpose()?;
+        let agent = self.inner.clone();
+        let (root, closed) = (self.root.clone(), self.closed.clone());
+        crate::eager::value_or_promise(env, async move {
+            let session = match id {
+                Some(id) => agent.create_session_with_id(id).await,
+                None => agent.create_session().await,
             }
-            None => self.inner.create_session().await,
-        }
-        .map_err(agent_error)?;
-        Ok(self.wrap(session))
+            .map_err(agent_error)?;
+            Ok(NativeSession::detached(session, root, closed))
+        })
     }
 
     /// Opens an existing session (live in this agent, or in the store).

@@ -18,6 +18,7 @@ pub mod approvals;
 pub mod callbacks;
 pub mod convert;
 pub mod dispatch;
+pub mod eager;
 pub mod error;
 pub mod hooks;
 pub mod host;

@@ -9,6 +9,7 @@ import {
   ScriptedProvider,
   SqliteStore,
   ConfigError,
+  SessionExistsError,
   fsTools,
   pageTools,
   tool,
@@ -61,6 +62,26 @@ test('an unreachable provider ends the turn with a provider error kind', async (
   assert.equal(o.status, 'error')
   assert.match(o.errorKind, /^provider\./)
   assert.throws(() => new OpenAICompatible({}), ConfigError)
+})
+
+test('createSession: at once in memory, through a promise when the store makes it wait; errors reject either way', async () => {
+  const id = '5d0f2a3b-8c4e-4f6a-9b1c-2d3e4f5a6b7c'
+  // In memory the native call answers with the session itself (no round trip through the
+  // runtime); a store that waits for its commit answers with a promise.
+  const waiting = await SqliteStore.open(path.join(tmp(), 'wait.db'), { writeBehind: false })
+  for (const store of [undefined, waiting]) {
+    const agent = new Agent({ provider: new ScriptedProvider([{ text: 'one' }, { text: 'two' }]), store })
+    const first = await agent.createSession({ id })
+    assert.equal(first.id, id)
+    await assert.rejects(agent.createSession({ id }), SessionExistsError)
+    await assert.rejects(agent.createSession({ id: 'not-a-uuid' }), (e) => e instanceof ConfigError)
+    const other = await agent.createSession()
+    assert.notEqual(other.id, id)
+    assert.equal((await first.send('hi').outcome).status, 'done')
+    assert.equal((await other.send('hi').outcome).status, 'done')
+    agent.close()
+  }
+  assert.deepEqual((await waiting.sessionIds()).includes(id), true)
 })
 
 test('the SQLite store keeps sessions across agents and files', async () => {
