@@ -245,27 +245,25 @@ pub(crate) fn insert_rows(conn: &Connection, rows: &[NewRow<'_>]) -> rusqlite::R
     Ok(())
 }
 
-/// The tool-call upsert of `rows` records: the update happens only if the state machine
-/// allows the change (see [`ToolCallState::can_become`]).
-fn upsert_texts() -> Vec<String> {
-    statement_texts(
-        "INSERT INTO tool_calls (session_key, call_id, name, arguments, state, raw_result,
+/// The tool-call upsert statements, one per size in [`ROWS_PER_STATEMENT`], made once: the
+/// update happens only if the state machine allows the change (see
+/// [`ToolCallState::can_become`]).
+fn upserts() -> &'static [String] {
+    static SQL: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    SQL.get_or_init(|| {
+        statement_texts(
+            "INSERT INTO tool_calls (session_key, call_id, name, arguments, state, raw_result,
            compressed_result, error, started_at, finished_at, created_at)",
-        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        " ON CONFLICT (session_key, call_id) DO UPDATE SET
+            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " ON CONFLICT (session_key, call_id) DO UPDATE SET
            name = excluded.name, arguments = excluded.arguments, state = excluded.state,
            raw_result = excluded.raw_result, compressed_result = excluded.compressed_result,
            error = excluded.error, started_at = excluded.started_at,
            finished_at = excluded.finished_at
          WHERE (tool_calls.state = 'pending' AND excluded.state <> 'pending')
             OR (tool_calls.state = 'running' AND excluded.state NOT IN ('pending', 'running'))",
-    )
-}
-
-/// The upsert statements, by size.
-fn upserts() -> &'static [String] {
-    static SQL: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
-    SQL.get_or_init(upsert_texts)
+        )
+    })
 }
 
 /// Runs the upsert of `records` (each with its session's key), a number of rows

@@ -78,12 +78,13 @@ impl<T> ObserverSender<T> {
     /// since it takes everything each time).
     pub fn send_with(&self, event: &AgentEvent, convert: impl FnOnce(&AgentEvent) -> T) -> bool {
         let token = event.kind.is_token();
-        {
+        // Only a token can be dropped on arrival; any other event is converted first.
+        if token {
             let mut state = self.0.state();
             if state.receiver_gone {
                 return false;
             }
-            if token && state.events.len() >= self.0.capacity {
+            if state.events.len() >= self.0.capacity {
                 state.dropped += 1;
                 return false;
             }

@@ -336,11 +336,7 @@ impl NativeAgent {
     }
 
     fn wrap(&self, session: Session) -> NativeSession {
-        NativeSession {
-            inner: session,
-            root: self.root.clone(),
-            closed: self.closed.clone(),
-        }
+        NativeSession::detached(session, self.root.clone(), self.closed.clone())
     }
 
     /// Creates a session (with a random id unless one is given): the session itself when
