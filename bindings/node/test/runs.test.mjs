@@ -97,16 +97,20 @@ test('an onEvent callback that falls behind loses streamed tokens first and is t
   const onWarning = (w) => warnings.push(w.message)
   process.on('warning', onWarning)
   try {
+    let run
     const onEvent = (e) => {
       if (seen.length === 0) {
-        // Holds the JS thread while the whole answer streams past.
-        const end = Date.now() + 300
-        while (Date.now() < end);
+        // Holds the JS thread until the whole answer has streamed past (a fixed pause was not
+        // always long enough on a loaded machine); the deadline only keeps a bug from hanging.
+        const deadline = Date.now() + 20_000
+        while (!run.finished && Date.now() < deadline);
       }
       seen.push(e.type)
     }
     const { agent } = scripted([{ text: Array(tokens).fill('w').join(' ') }], { onEvent, config: { eventBuffer: 64 } })
-    const outcome = await (await agent.createSession()).send('go').outcome
+    run = (await agent.createSession()).send('go')
+    const outcome = await run.outcome
+    assert.ok(seen.length > 0 && run.finished)
     assert.equal(outcome.status, 'done')
     await until(() => seen.includes('run_completed') && warnings.length > 0)
     const others = seen.filter((t) => t !== 'content_token')

@@ -97,17 +97,24 @@ async def test_an_event_callback_that_falls_behind_loses_tokens_first_and_is_tol
     tokens = 3000
     seen = []
 
+    run = None
+
     def on_event(e):
         if not seen:
-            # Blocks the loop while the whole answer streams past.
-            time.sleep(0.3)
+            # Blocks the loop until the whole answer has streamed past (a fixed pause was not
+            # always long enough on a loaded machine); the deadline only keeps a bug from hanging.
+            deadline = time.monotonic() + 20
+            while not (run is not None and run.finished) and time.monotonic() < deadline:
+                time.sleep(0.001)
         seen.append(e.type)
 
     agent = ac.Agent(ac.ScriptedProvider([" ".join(["w"] * tokens)]), on_event=on_event, event_buffer=64)
     session = await agent.create_session()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        outcome = await session.send("hi")
+        run = session.send("hi")
+        outcome = await run
+        assert run.finished
         for _ in range(200):
             if "run_completed" in seen:
                 break
