@@ -120,7 +120,10 @@ test('an onEvent callback that falls behind loses streamed tokens first and is t
       .filter(Boolean)
       .reduce((sum, m) => sum + Number(m[1]), 0)
     const shown = seen.filter((t) => t === 'content_token').length
-    assert.ok(dropped > 0 && shown <= 64, `${shown} shown, ${dropped} dropped`)
+    // The callback blocks inside a batch that was taken before it blocked (at most 64 events:
+    // on a loaded machine the queue may already have been full by then), and the queue keeps
+    // at most 64 more until it returns.
+    assert.ok(dropped > 0 && shown <= 2 * 64, `${shown} shown, ${dropped} dropped`)
     assert.equal(shown + dropped, tokens)
   } finally {
     process.off('warning', onWarning)

@@ -126,7 +126,10 @@ async def test_an_event_callback_that_falls_behind_loses_tokens_first_and_is_tol
     dropped = sum(int(m.group(1)) for m in counts if m)
     assert all(issubclass(w.category, RuntimeWarning) for w, m in zip(caught, counts) if m)
     assert 0 < dropped and seen.count("content_token") + dropped == tokens
-    assert seen.count("content_token") <= 64
+    # The callback blocks inside a batch that was taken before it blocked (at most 64 events:
+    # on a loaded machine the queue may already have been full by then), and the queue keeps
+    # at most 64 more until it returns.
+    assert seen.count("content_token") <= 2 * 64
 
 
 async def test_turns_of_one_session_never_interleave():
