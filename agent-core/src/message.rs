@@ -184,9 +184,10 @@ pub struct Message {
     /// Tool calls (assistant messages only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
-    /// Reasoning (assistant messages only).
+    /// Reasoning (assistant messages only). Boxed: most messages have none, and every
+    /// message of every open session would otherwise carry its room.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reasoning: Option<Reasoning>,
+    pub reasoning: Option<Box<Reasoning>>,
     /// The call this message answers (tool messages only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
@@ -253,6 +254,12 @@ impl Message {
         m
     }
 
+    /// The same message with the model's reasoning attached (assistant messages only).
+    pub fn with_reasoning(mut self, reasoning: Reasoning) -> Self {
+        self.reasoning = Some(Box::new(reasoning));
+        self
+    }
+
     /// The result of a tool call.
     pub fn tool_result(
         call_id: impl Into<String>,
@@ -276,5 +283,30 @@ impl Message {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// Every message of every open session carries the struct's size; reasoning, which most
+    /// messages lack, is boxed so that they do not carry its room.
+    #[test]
+    fn a_message_keeps_no_inline_room_for_reasoning() {
+        assert!(
+            std::mem::size_of::<Message>() <= 17 * std::mem::size_of::<usize>(),
+            "Message is {} bytes",
+            std::mem::size_of::<Message>()
+        );
+        let with = Message::assistant("done").with_reasoning(Reasoning {
+            text: "because".into(),
+            ..Reasoning::default()
+        });
+        let json = serde_json::to_value(&with).unwrap();
+        assert_eq!(json["reasoning"]["text"], "because");
+        let back: Message = serde_json::from_value(json).unwrap();
+        assert_eq!(back, with);
     }
 }

@@ -55,11 +55,11 @@ fn request() -> ModelRequest {
                 &json!({"target": format!("link {turn}"), "count": 2}),
             )],
         );
-        assistant.reasoning = Some(Reasoning {
+        assistant.reasoning = Some(Box::new(Reasoning {
             text: "Thinking about the next step.".into(),
             signature: Some("c2lnbmF0dXJl".into()),
             opaque: vec![],
-        });
+        }));
         messages.push(assistant);
         messages.push(Message::tool_result(&id, "tool_1", &page, false));
         messages.push(Message::user_parts(vec![ContentPart::text("continue")]));

@@ -57,14 +57,14 @@ fn rich_request() -> ModelRequest {
             ToolCall::new("call_2", "now", &json!({})),
         ],
     );
-    thinking_turn.reasoning = Some(Reasoning {
+    thinking_turn.reasoning = Some(Box::new(Reasoning {
         text: "The user wants weather and time.".into(),
         signature: Some("sig-thinking".into()),
         opaque: vec![
             json!({"type": "reasoning.text", "text": "The user wants weather and time.", "signature": "or-sig", "format": "anthropic-claude-v1", "index": 0}),
             json!({"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4a"}),
         ],
-    });
+    }));
     ModelRequest {
         system: Some("You are a weather assistant.".into()),
         messages: vec![
@@ -130,7 +130,7 @@ fn openai_responses_replays_reasoning_items_in_order() {
             ToolCall::new("call_b", "now", &json!({})),
         ],
     );
-    turn.reasoning = Some(Reasoning {
+    turn.reasoning = Some(Box::new(Reasoning {
         text: "Plan.\n\nThen the time.".into(),
         signature: None,
         opaque: vec![
@@ -144,7 +144,7 @@ fn openai_responses_replays_reasoning_items_in_order() {
             json!({"type": "redacted_thinking", "data": "x"}),
             json!({"type": "reasoning", "id": "rs_3", "summary": []}),
         ],
-    });
+    }));
     let request = ModelRequest {
         messages: vec![
             Message::user("Weather and time?"),

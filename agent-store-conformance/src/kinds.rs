@@ -28,11 +28,11 @@ pub fn every_kind() -> Vec<Message> {
             },
         ],
     );
-    with_reasoning.reasoning = Some(Reasoning {
+    with_reasoning.reasoning = Some(Box::new(Reasoning {
         text: "thinking about cats".into(),
         signature: Some("rs-1".into()),
         opaque: vec![json!({"type": "redacted_thinking", "data": "xyz"})],
-    });
+    }));
     let mut compressed = Message::tool_result("call_1", "page_read", r#"{"items":[1,2,3,4,5,6,7]}"#, false);
     compressed.compressed = Some(r#"{"items":{"_count":7,"_showing":3,"items":[1,2,3]}}"#.into());
     vec![

@@ -103,7 +103,7 @@ pub(crate) fn read_message(row: &Row) -> Result<StoredMessage, StoreError> {
         Some(t) => serde_json::from_str(&t).map_err(|e| corrupt("tool calls", e))?,
         None => Vec::new(),
     };
-    let reasoning: Option<Reasoning> = match reasoning {
+    let reasoning: Option<Box<Reasoning>> = match reasoning {
         Some(r) => Some(serde_json::from_str(&r).map_err(|e| corrupt("reasoning", e))?),
         None => None,
     };

@@ -9,7 +9,7 @@ use crate::message::{ContentPart, Message, Reasoning, ToolCall};
 #[derive(Debug, Default)]
 pub struct ResponseAssembler {
     text: String,
-    reasoning: Option<Reasoning>,
+    reasoning: Option<Box<Reasoning>>,
     calls: Vec<ToolCall>,
     usage: Option<Usage>,
     finish_reason: Option<FinishReason>,
@@ -33,17 +33,13 @@ impl ResponseAssembler {
         match event {
             StreamEvent::Served { provider, model } => self.served_by = Some((provider, model)),
             StreamEvent::TextDelta { text } => self.text.push_str(&text),
-            StreamEvent::ReasoningDelta { text } => self
-                .reasoning
-                .get_or_insert_with(Reasoning::default)
-                .text
-                .push_str(&text),
+            StreamEvent::ReasoningDelta { text } => {
+                self.reasoning.get_or_insert_with(Box::default).text.push_str(&text)
+            }
             StreamEvent::ReasoningSignature { signature } => {
-                self.reasoning.get_or_insert_with(Reasoning::default).signature = Some(signature)
+                self.reasoning.get_or_insert_with(Box::default).signature = Some(signature)
             }
-            StreamEvent::ReasoningOpaque { data } => {
-                self.reasoning.get_or_insert_with(Reasoning::default).opaque.push(data)
-            }
+            StreamEvent::ReasoningOpaque { data } => self.reasoning.get_or_insert_with(Box::default).opaque.push(data),
             StreamEvent::ToolCallStart { id, name, signature } => {
                 if self.calls.iter().any(|c| c.id == id) {
                     return Err(ProviderError::Malformed(format!("tool call id {id:?} started twice")));

@@ -26,14 +26,14 @@ pub(crate) fn rich_request(temperature: Option<f32>, max_output_tokens: Option<u
             },
         ],
     );
-    thinking.reasoning = Some(Reasoning {
+    thinking.reasoning = Some(Box::new(Reasoning {
         text: "thinking".into(),
         signature: None,
         opaque: vec![
             json!({"type": "reasoning.text", "text": "t\u{1}", "index": 0, "n": 1.25}),
             json!({"type": "redacted_thinking", "data": "x"}),
         ],
-    });
+    }));
     let mut system_message = Message::system("Be brief.");
     system_message.content.push(ContentPart::text(" Two parts."));
     ModelRequest {
@@ -186,11 +186,11 @@ pub(crate) fn turn_steps() -> Vec<Box<Grow>> {
                     ToolCall::new("c3", "shot", &json!({"deep": [1, {"x": null}]})),
                 ],
             );
-            two.reasoning = Some(Reasoning {
+            two.reasoning = Some(Box::new(Reasoning {
                 text: "think".into(),
                 signature: Some("sig".into()),
                 opaque: vec![json!({"type": "redacted_thinking", "data": "r"})],
-            });
+            }));
             m.push(two);
             None
         }),
@@ -207,11 +207,11 @@ pub(crate) fn turn_steps() -> Vec<Box<Grow>> {
         Box::new(|m| {
             m.push(Message::system("Mind the \"time\"."));
             let mut unsigned = Message::assistant("");
-            unsigned.reasoning = Some(Reasoning {
+            unsigned.reasoning = Some(Box::new(Reasoning {
                 text: "quiet".into(),
                 signature: None,
                 opaque: Vec::new(),
-            });
+            }));
             m.push(unsigned);
             m.push(Message::user("go on"));
             None

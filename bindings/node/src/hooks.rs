@@ -314,11 +314,11 @@ mod tests {
             "echo",
             &json!({"snake_key": 1, "camelKey": [true]}),
         ));
-        assistant.reasoning = Some(Reasoning {
+        assistant.reasoning = Some(Box::new(Reasoning {
             text: "r".into(),
             signature: Some("sig".into()),
             opaque: vec![json!({"thoughtSignature": "x", "reasoning_details": 2})],
-        });
+        }));
         let request = ModelRequest {
             system: Some("be brief".into()),
             messages: vec![

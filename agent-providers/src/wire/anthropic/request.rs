@@ -571,11 +571,11 @@ mod tests {
         // The newest message is an assistant message that ends with thinking: the breakpoint
         // goes on its last block that can carry one.
         let mut answer = Message::assistant("Sure.");
-        answer.reasoning = Some(agent_core::Reasoning {
+        answer.reasoning = Some(Box::new(agent_core::Reasoning {
             text: "hm".into(),
             signature: Some("sig".into()),
             opaque: vec![serde_json::json!({"type": "redacted_thinking", "data": "x"})],
-        });
+        }));
         answer.content.clear();
         let request = ModelRequest {
             messages: vec![Message::user("hi"), answer],
