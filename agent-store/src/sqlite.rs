@@ -517,6 +517,12 @@ impl Store for SqliteStore {
             if writer.reserve_seq(session, first_seq, count) {
                 return writer.append_behind(append).finish().await;
             }
+            // A queued write that failed since the first look makes the queue forget the
+            // sequence after keeping the failure: that failure is the answer, not the
+            // conflict the file would report for the rows it never got.
+            if let Some(failure) = writer.take_failure(session) {
+                return Err(failure);
+            }
             // Otherwise the caller waits for the writer's answer, which the file decides: the
             // first append of the session in this process, a replay of messages already
             // written (accepted if they are the same), a lost race or a gap. After a replay

@@ -112,11 +112,13 @@ fn settle(shared: &Shared, reply: Reply, result: Result<(), StoreError>) {
         Reply::Behind(session) => {
             if let Err(e) = result {
                 tracing::warn!(session = %session, error = %e, "a queued store write failed");
+                // The failure is kept before the queue forgets the session's sequence: a
+                // caller that finds the sequence forgotten then finds the failure too, and
+                // reports it rather than the sequence conflict the file would answer.
+                lock(&shared.failures).entry(session.clone()).or_insert(e);
+                shared.any_failure.store(true, Ordering::Release);
                 // What the queue believed about the session's sequence is wrong now.
                 lock(&shared.next_seq).remove(&session);
-                let mut failures = lock(&shared.failures);
-                failures.entry(session).or_insert(e);
-                shared.any_failure.store(true, Ordering::Release);
             }
         }
     }
@@ -375,9 +377,17 @@ impl Writer {
         self.submit_and_wait(Task::Record(record)).await
     }
 
-    /// Queues a tool-call record without waiting for it (see [`Self::submit_behind`]).
+    /// Queues a tool-call record without waiting for it. Fails at once, queueing nothing, if
+    /// an earlier write-behind job of the session failed, and leaves that failure for the
+    /// session's next append or flush: the loop logs a record it could not write and goes on,
+    /// and its next append would otherwise hear of nothing but a sequence conflict (the rows
+    /// the failed job carried are not in the file), not of the full disk behind it.
     pub fn record_behind(&self, record: ToolCallRecord) -> Queued<'_> {
-        self.submit_behind(record.session_id.clone(), Task::Record(record))
+        if let Some(failure) = self.peek_failure(&record.session_id) {
+            return Queued::Now(Err(failure));
+        }
+        let session = record.session_id.clone();
+        self.submit_now(Task::Record(record), Reply::Behind(session))
     }
 
     /// Waits until everything queued so far is committed.
@@ -403,6 +413,15 @@ impl Writer {
             self.shared.any_failure.store(false, Ordering::Release);
         }
         failure
+    }
+
+    /// The failure of a write-behind job of `session` nobody has collected yet, left for the
+    /// call that collects it.
+    fn peek_failure(&self, session: &SessionId) -> Option<StoreError> {
+        if !self.shared.any_failure.load(Ordering::Acquire) {
+            return None;
+        }
+        lock(&self.shared.failures).get(session).cloned()
     }
 
     /// Reserves `count` sequence numbers from `first_seq` if that is what the queue knows
