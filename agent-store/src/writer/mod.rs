@@ -324,9 +324,12 @@ impl Writer {
     }
 
     /// Queues a task of `session` without waiting for it. Fails at once, queueing nothing, if
-    /// an earlier write-behind job of the session failed (that failure is returned).
+    /// an earlier write-behind job of the session failed, and leaves that failure for the
+    /// session's next append or flush: the loop logs a tool-call record it could not write and
+    /// goes on, and its next append would otherwise hear of nothing but a sequence conflict
+    /// (the rows the failed job carried are not in the file), not of the full disk behind it.
     fn submit_behind(&self, session: SessionId, task: Task) -> Queued<'_> {
-        if let Some(failure) = self.take_failure(&session) {
+        if let Some(failure) = self.peek_failure(&session) {
             return Queued::Now(Err(failure));
         }
         self.submit_now(task, Reply::Behind(session))
@@ -377,17 +380,9 @@ impl Writer {
         self.submit_and_wait(Task::Record(record)).await
     }
 
-    /// Queues a tool-call record without waiting for it. Fails at once, queueing nothing, if
-    /// an earlier write-behind job of the session failed, and leaves that failure for the
-    /// session's next append or flush: the loop logs a record it could not write and goes on,
-    /// and its next append would otherwise hear of nothing but a sequence conflict (the rows
-    /// the failed job carried are not in the file), not of the full disk behind it.
+    /// Queues a tool-call record without waiting for it (see [`Self::submit_behind`]).
     pub fn record_behind(&self, record: ToolCallRecord) -> Queued<'_> {
-        if let Some(failure) = self.peek_failure(&record.session_id) {
-            return Queued::Now(Err(failure));
-        }
-        let session = record.session_id.clone();
-        self.submit_now(Task::Record(record), Reply::Behind(session))
+        self.submit_behind(record.session_id.clone(), Task::Record(record))
     }
 
     /// Waits until everything queued so far is committed.
