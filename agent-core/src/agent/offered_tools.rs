@@ -55,7 +55,7 @@ impl ExternalSet {
         {
             return offered.clone();
         }
-        let mut set = clone_set(&agent_tools);
+        let mut set = ToolSet::clone(&agent_tools);
         for tool in self.tools.iter() {
             if set.has(&tool.name) {
                 tracing::warn!(tool = %tool.name, "an external tool's name is now one of the agent's tools: not offered");
@@ -71,19 +71,9 @@ impl ExternalSet {
     }
 }
 
-/// A copy of `tools` (the tools are shared).
-fn clone_set(tools: &ToolSet) -> ToolSet {
-    let mut set = ToolSet::new();
-    for tool in tools.iter() {
-        // The names are unique and the schemas compiled once already.
-        let _ = set.register_arc(tool.clone());
-    }
-    set
-}
-
 /// The agent's tools with `tools` added, or why they cannot be.
 fn offer(agent_tools: &ToolSet, tools: &[ExternalTool]) -> Result<ToolSet, ExternalToolError> {
-    let mut set = clone_set(agent_tools);
+    let mut set = ToolSet::clone(agent_tools);
     for tool in tools {
         if set.has(&tool.name) {
             return Err(ExternalToolError::NameClash(tool.name.clone()));

@@ -1,6 +1,7 @@
 //! Tools: the [`Tool`] trait, typed tools whose schema comes from the argument type, and
 //! [`ToolSet`], which registers tools and validates arguments before any tool runs.
 
+mod plain_schema;
 mod set;
 mod typed;
 

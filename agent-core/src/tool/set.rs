@@ -1,7 +1,8 @@
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use super::Tool;
+use super::plain_schema::PlainSchema;
 use crate::provider::ToolSchema;
 
 /// Why a tool could not be registered.
@@ -31,14 +32,47 @@ pub struct ArgumentError {
     pub message: String,
 }
 
+#[derive(Clone)]
 struct Entry {
     tool: Arc<dyn Tool>,
-    validator: jsonschema::Validator,
+    check: Arc<ArgumentCheck>,
+}
+
+/// How a tool's arguments are checked: by the quick check when the schema is plain (see
+/// [`PlainSchema`]), and by a full JSON Schema validator otherwise, or to explain a refusal.
+/// The full validator of a plain schema is compiled only when a call first fails the quick
+/// check: most processes never need it.
+struct ArgumentCheck {
+    plain: Option<PlainSchema>,
+    full: OnceLock<Result<jsonschema::Validator, String>>,
+}
+
+impl ArgumentCheck {
+    fn new(parameters: &serde_json::Value) -> Result<Self, String> {
+        let check = ArgumentCheck {
+            plain: PlainSchema::parse(parameters),
+            full: OnceLock::new(),
+        };
+        if check.plain.is_none() {
+            // Not plain: compiled now, so an invalid schema is refused at registration.
+            let validator = jsonschema::validator_for(parameters).map_err(|e| e.to_string())?;
+            let _ = check.full.set(Ok(validator));
+        }
+        Ok(check)
+    }
+
+    fn full(&self, parameters: &serde_json::Value) -> Result<&jsonschema::Validator, &str> {
+        self.full
+            .get_or_init(|| jsonschema::validator_for(parameters).map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(String::as_str)
+    }
 }
 
 /// A registry of tools: unique names, schema export for providers, and argument validation
-/// with a JSON Schema validator before any tool runs.
-#[derive(Default)]
+/// against each tool's JSON Schema before any tool runs. Cloning it shares the tools and
+/// their compiled schemas.
+#[derive(Default, Clone)]
 pub struct ToolSet {
     entries: Vec<Entry>,
     by_name: HashMap<String, usize>,
@@ -68,9 +102,9 @@ impl ToolSet {
         if self.by_name.contains_key(&spec.name) {
             return Err(ToolSetError::Duplicate(spec.name.clone()));
         }
-        let validator = jsonschema::validator_for(&spec.parameters).map_err(|e| ToolSetError::InvalidSchema {
+        let check = ArgumentCheck::new(&spec.parameters).map_err(|reason| ToolSetError::InvalidSchema {
             name: spec.name.clone(),
-            reason: e.to_string(),
+            reason,
         })?;
         self.by_name.insert(spec.name.clone(), self.entries.len());
         let mut schemas = self.schemas.as_ref().clone();
@@ -80,7 +114,10 @@ impl ToolSet {
             parameters: spec.parameters.clone(),
         });
         self.schemas = Arc::new(schemas);
-        self.entries.push(Entry { tool, validator });
+        self.entries.push(Entry {
+            tool,
+            check: Arc::new(check),
+        });
         Ok(())
     }
 
@@ -141,7 +178,17 @@ impl ToolSet {
             return Ok(());
         };
         let entry = &self.entries[index];
-        let Some(error) = entry.validator.iter_errors(args).next() else {
+        if entry.check.plain.as_ref().is_some_and(|plain| plain.accepts(args)) {
+            return Ok(());
+        }
+        let validator = entry
+            .check
+            .full(&entry.tool.spec().parameters)
+            .map_err(|reason| ArgumentError {
+                argument: None,
+                message: format!("the arguments for {name} could not be checked ({reason}); the tool did not run"),
+            })?;
+        let Some(error) = validator.iter_errors(args).next() else {
             return Ok(());
         };
         Err(describe(name, args, &error))
@@ -179,4 +226,100 @@ fn describe(tool: &str, args: &serde_json::Value, error: &jsonschema::Validation
         (None, _) => format!("invalid arguments for {tool}: {error}; the tool did not run"),
     };
     ArgumentError { argument, message }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::tool::{ToolContext, ToolError, ToolOutput, ToolSpec, tool_fn};
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[allow(dead_code)] // only its schema is used
+    struct ReadArgs {
+        path: String,
+        limit: Option<u32>,
+    }
+
+    struct Fixed(ToolSpec);
+
+    #[async_trait::async_trait]
+    impl Tool for Fixed {
+        fn spec(&self) -> &ToolSpec {
+            &self.0
+        }
+        async fn call(&self, _: serde_json::Value, _: ToolContext) -> Result<ToolOutput, ToolError> {
+            Ok("ok".into())
+        }
+    }
+
+    fn register(parameters: serde_json::Value) -> Result<ToolSet, ToolSetError> {
+        let mut set = ToolSet::new();
+        set.register(Fixed(ToolSpec::new("read", "Reads.", parameters)))?;
+        Ok(set)
+    }
+
+    #[test]
+    fn a_plain_schema_checks_valid_arguments_without_compiling_a_validator() {
+        let set = register(json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}))
+            .unwrap();
+        set.validate("read", &json!({"path": "a"})).unwrap();
+        assert!(set.entries[0].check.full.get().is_none());
+        // A refusal is explained by the full validator, in its usual words.
+        let error = set.validate("read", &json!({})).unwrap_err();
+        assert_eq!(error.argument.as_deref(), Some("path"));
+        assert!(
+            error.message.contains("missing required argument \"path\""),
+            "{}",
+            error.message
+        );
+        assert!(set.entries[0].check.full.get().is_some());
+        let error = set.validate("read", &json!({"path": 3})).unwrap_err();
+        assert!(error.message.contains("argument \"path\""), "{}", error.message);
+    }
+
+    #[test]
+    fn the_quick_check_only_accepts_and_the_full_validator_has_the_last_word() {
+        // A float with no fraction is an integer to the validator; the quick check leaves it
+        // to the validator, which accepts it.
+        let set = register(json!({"type": "object", "properties": {"n": {"type": "integer"}}})).unwrap();
+        set.validate("read", &json!({"n": 2.0})).unwrap();
+        set.validate("read", &json!({"n": 2.5})).unwrap_err();
+    }
+
+    #[test]
+    fn a_typed_tools_schema_is_plain() {
+        let mut set = ToolSet::new();
+        set.register(tool_fn("read", "Reads.", |_: ReadArgs, _: ToolContext| async move {
+            Ok::<_, ToolError>("ok")
+        }))
+        .unwrap();
+        assert!(set.entries[0].check.plain.is_some(), "{}", set.schemas()[0].parameters);
+        set.validate("read", &json!({"path": "a", "limit": 3})).unwrap();
+        set.validate("read", &json!({"path": "a", "limit": null})).unwrap();
+        assert!(set.entries[0].check.full.get().is_none());
+    }
+
+    #[test]
+    fn other_schemas_are_compiled_at_registration_and_refused_there_when_invalid() {
+        let set =
+            register(json!({"type": "object", "properties": {"s": {"type": "string", "pattern": "^a"}}})).unwrap();
+        assert!(set.entries[0].check.plain.is_none());
+        assert!(set.entries[0].check.full.get().is_some());
+        set.validate("read", &json!({"s": "ab"})).unwrap();
+        set.validate("read", &json!({"s": "ba"})).unwrap_err();
+        let error = register(json!({"type": "strnig"})).map(|_| ()).unwrap_err();
+        assert!(matches!(error, ToolSetError::InvalidSchema { .. }), "{error}");
+    }
+
+    #[test]
+    fn a_clone_shares_the_compiled_checks() {
+        let set = register(json!({"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}})).unwrap();
+        let copy = set.clone();
+        assert!(Arc::ptr_eq(&set.entries[0].check, &copy.entries[0].check));
+        assert_eq!(copy.names(), ["read"]);
+    }
 }
