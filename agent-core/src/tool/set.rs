@@ -181,13 +181,15 @@ impl ToolSet {
         if entry.check.plain.as_ref().is_some_and(|plain| plain.accepts(args)) {
             return Ok(());
         }
-        let validator = entry
-            .check
-            .full(&entry.tool.spec().parameters)
-            .map_err(|reason| ArgumentError {
-                argument: None,
-                message: format!("the arguments for {name} could not be checked ({reason}); the tool did not run"),
-            })?;
+        // The schema as registered (what the quick check was built from and the model sees).
+        let parameters = self
+            .schemas
+            .get(index)
+            .map_or(&entry.tool.spec().parameters, |schema| &schema.parameters);
+        let validator = entry.check.full(parameters).map_err(|reason| ArgumentError {
+            argument: None,
+            message: format!("the arguments for {name} could not be checked ({reason}); the tool did not run"),
+        })?;
         let Some(error) = validator.iter_errors(args).next() else {
             return Ok(());
         };
