@@ -16,7 +16,8 @@
 
 use serde_json::{Map, Value};
 
-/// The dialect a plain schema may name; without `$schema` the validator uses it too.
+/// The one dialect a plain schema may name (the validator reads the subset's keywords the same
+/// way in the drafts it defaults to).
 const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
 
 /// JSON types as the `type` keyword names them, as bits.
@@ -45,9 +46,12 @@ pub(super) struct Keywords {
     types: Option<u8>,
     properties: Vec<(String, PlainSchema)>,
     required: Vec<String>,
+    /// `additionalProperties`.
     additional: Option<PlainSchema>,
     items: Option<PlainSchema>,
-    one_of_values: Option<Vec<Value>>,
+    /// `enum`.
+    allowed: Option<Vec<Value>>,
+    /// `const`.
     constant: Option<Value>,
     any_of: Vec<PlainSchema>,
     /// `minimum`, `exclusiveMinimum`, `maximum`, `exclusiveMaximum`.
@@ -130,7 +134,7 @@ impl PlainSchema {
                 "required" => keywords.required = parse_names(value)?,
                 "additionalProperties" => keywords.additional = Some(Self::parse_at(value, false)?),
                 "items" => keywords.items = Some(Self::parse_at(value, false)?),
-                "enum" => keywords.one_of_values = Some(value.as_array().filter(|v| !v.is_empty())?.clone()),
+                "enum" => keywords.allowed = Some(value.as_array().filter(|v| !v.is_empty())?.clone()),
                 "const" => keywords.constant = Some(value.clone()),
                 "anyOf" => {
                     let schemas = value.as_array().filter(|v| !v.is_empty())?;
@@ -173,7 +177,7 @@ impl Keywords {
         {
             return false;
         }
-        if let Some(values) = &self.one_of_values
+        if let Some(values) = &self.allowed
             && !values.contains(value)
         {
             return false;
