@@ -3,7 +3,7 @@
 
 use crate::message::{ContentPart, Message, Visibility};
 use crate::provider::{ANSWER_TOOL, OutputSchema};
-use crate::tool::ToolSet;
+use crate::tool::{SchemaCheck, ToolSet};
 
 /// How many schema violations the correction and the error name at most.
 const MAX_LISTED: usize = 3;
@@ -11,7 +11,7 @@ const MAX_LISTED: usize = 3;
 /// The answer check of one typed turn.
 pub(crate) struct AnswerCheck {
     schema: OutputSchema,
-    validator: jsonschema::Validator,
+    check: SchemaCheck,
     corrected: bool,
 }
 
@@ -26,13 +26,13 @@ pub(crate) enum Verdict {
 }
 
 impl AnswerCheck {
-    /// Compiles the schema; the error says why it is not a usable JSON Schema.
+    /// The check of `schema`; the error says why it is not a usable JSON Schema.
     pub fn new(schema: OutputSchema) -> Result<Self, String> {
-        let validator = jsonschema::validator_for(&schema.schema)
+        let check = SchemaCheck::new(&schema.schema)
             .map_err(|e| format!("the output schema \"{}\" is not a valid JSON Schema: {e}", schema.name))?;
         Ok(AnswerCheck {
             schema,
-            validator,
+            check,
             corrected: false,
         })
     }
@@ -95,8 +95,14 @@ impl AnswerCheck {
             return Err("was empty, not JSON".to_owned());
         }
         let value: serde_json::Value = serde_json::from_str(json).map_err(|e| format!("is not valid JSON ({e})"))?;
-        let errors: Vec<String> = self
-            .validator
+        if self.check.accepts_quickly(&value) {
+            return Ok(value);
+        }
+        let validator = self
+            .check
+            .full(&self.schema.schema)
+            .map_err(|e| format!("could not be checked: the schema did not compile ({e})"))?;
+        let errors: Vec<String> = validator
             .iter_errors(&value)
             .take(MAX_LISTED)
             .map(|e| {
@@ -151,6 +157,22 @@ mod tests {
             panic!("not accepted");
         };
         assert_eq!(value, json!({"name": "Oslo"}));
+    }
+
+    #[test]
+    fn a_plain_schema_accepts_without_compiling_and_refuses_in_the_validators_words() {
+        let mut check = check();
+        assert!(matches!(check.judge(r#"{"name": "Oslo"}"#, true), Verdict::Accepted(_)));
+        assert!(check.check.compiled().is_none());
+        let Verdict::Retry(note) = check.judge(r#"{"name": 7}"#, true) else {
+            panic!("no retry");
+        };
+        assert!(
+            note.text().contains("at /name: 7 is not of type \"string\""),
+            "{}",
+            note.text()
+        );
+        assert!(check.check.compiled().is_some());
     }
 
     #[test]

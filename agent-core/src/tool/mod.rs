@@ -2,6 +2,7 @@
 //! [`ToolSet`], which registers tools and validates arguments before any tool runs.
 
 mod plain_schema;
+mod schema_check;
 mod set;
 mod typed;
 
@@ -15,6 +16,7 @@ use crate::message::ContentPart;
 use crate::session::SessionId;
 use crate::untrusted::Provenance;
 
+pub(crate) use schema_check::SchemaCheck;
 pub use set::{ArgumentError, ToolSet, ToolSetError};
 pub use typed::{TypedTool, schema_for, tool_fn};
 

@@ -1,8 +1,8 @@
 use std::collections::HashMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use super::Tool;
-use super::plain_schema::PlainSchema;
+use super::schema_check::SchemaCheck;
 use crate::provider::ToolSchema;
 
 /// Why a tool could not be registered.
@@ -35,38 +35,7 @@ pub struct ArgumentError {
 #[derive(Clone)]
 struct Entry {
     tool: Arc<dyn Tool>,
-    check: Arc<ArgumentCheck>,
-}
-
-/// How a tool's arguments are checked: by the quick check when the schema is plain (see
-/// [`PlainSchema`]), and by a full JSON Schema validator otherwise, or to explain a refusal.
-/// The full validator of a plain schema is compiled only when a call first fails the quick
-/// check: most processes never need it.
-struct ArgumentCheck {
-    plain: Option<PlainSchema>,
-    full: OnceLock<Result<jsonschema::Validator, String>>,
-}
-
-impl ArgumentCheck {
-    fn new(parameters: &serde_json::Value) -> Result<Self, String> {
-        let check = ArgumentCheck {
-            plain: PlainSchema::parse(parameters),
-            full: OnceLock::new(),
-        };
-        if check.plain.is_none() {
-            // Not plain: compiled now, so an invalid schema is refused at registration.
-            let validator = jsonschema::validator_for(parameters).map_err(|e| e.to_string())?;
-            let _ = check.full.set(Ok(validator));
-        }
-        Ok(check)
-    }
-
-    fn full(&self, parameters: &serde_json::Value) -> Result<&jsonschema::Validator, &str> {
-        self.full
-            .get_or_init(|| jsonschema::validator_for(parameters).map_err(|e| e.to_string()))
-            .as_ref()
-            .map_err(String::as_str)
-    }
+    check: Arc<SchemaCheck>,
 }
 
 /// A registry of tools: unique names, schema export for providers, and argument validation
@@ -102,7 +71,7 @@ impl ToolSet {
         if self.by_name.contains_key(&spec.name) {
             return Err(ToolSetError::Duplicate(spec.name.clone()));
         }
-        let check = ArgumentCheck::new(&spec.parameters).map_err(|reason| ToolSetError::InvalidSchema {
+        let check = SchemaCheck::new(&spec.parameters).map_err(|reason| ToolSetError::InvalidSchema {
             name: spec.name.clone(),
             reason,
         })?;
@@ -178,7 +147,7 @@ impl ToolSet {
             return Ok(());
         };
         let entry = &self.entries[index];
-        if entry.check.plain.as_ref().is_some_and(|plain| plain.accepts(args)) {
+        if entry.check.accepts_quickly(args) {
             return Ok(());
         }
         // The schema as registered (what the quick check was built from and the model sees).
@@ -269,7 +238,7 @@ mod tests {
         let set = register(json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}))
             .unwrap();
         set.validate("read", &json!({"path": "a"})).unwrap();
-        assert!(set.entries[0].check.full.get().is_none());
+        assert!(set.entries[0].check.compiled().is_none());
         // A refusal is explained by the full validator, in its usual words.
         let error = set.validate("read", &json!({})).unwrap_err();
         assert_eq!(error.argument.as_deref(), Some("path"));
@@ -278,7 +247,7 @@ mod tests {
             "{}",
             error.message
         );
-        assert!(set.entries[0].check.full.get().is_some());
+        assert!(set.entries[0].check.compiled().is_some());
         let error = set.validate("read", &json!({"path": 3})).unwrap_err();
         assert!(error.message.contains("argument \"path\""), "{}", error.message);
     }
@@ -299,18 +268,18 @@ mod tests {
             Ok::<_, ToolError>("ok")
         }))
         .unwrap();
-        assert!(set.entries[0].check.plain.is_some(), "{}", set.schemas()[0].parameters);
+        assert!(set.entries[0].check.is_plain(), "{}", set.schemas()[0].parameters);
         set.validate("read", &json!({"path": "a", "limit": 3})).unwrap();
         set.validate("read", &json!({"path": "a", "limit": null})).unwrap();
-        assert!(set.entries[0].check.full.get().is_none());
+        assert!(set.entries[0].check.compiled().is_none());
     }
 
     #[test]
     fn other_schemas_are_compiled_at_registration_and_refused_there_when_invalid() {
         let set =
             register(json!({"type": "object", "properties": {"s": {"type": "string", "pattern": "^a"}}})).unwrap();
-        assert!(set.entries[0].check.plain.is_none());
-        assert!(set.entries[0].check.full.get().is_some());
+        assert!(!set.entries[0].check.is_plain());
+        assert!(set.entries[0].check.compiled().is_some());
         set.validate("read", &json!({"s": "ab"})).unwrap();
         set.validate("read", &json!({"s": "ba"})).unwrap_err();
         let error = register(json!({"type": "strnig"})).map(|_| ()).unwrap_err();
