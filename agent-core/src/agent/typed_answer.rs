@@ -100,7 +100,7 @@ impl AnswerCheck {
         }
         let validator = self
             .check
-            .full(&self.schema.schema)
+            .full()
             .map_err(|e| format!("could not be checked: the schema did not compile ({e})"))?;
         let errors: Vec<String> = validator
             .iter_errors(&value)

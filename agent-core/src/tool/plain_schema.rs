@@ -218,7 +218,11 @@ impl Keywords {
         };
         object
             .iter()
-            .filter(|(name, _)| !self.properties.iter().any(|(known, _)| known == *name))
+            .filter(|(name, _)| {
+                self.properties
+                    .binary_search_by(|(known, _)| known.as_str().cmp(name.as_str()))
+                    .is_err()
+            })
             .all(|(_, v)| additional.accepts(v))
     }
 }
@@ -262,11 +266,14 @@ fn parse_types(value: &Value) -> Option<u8> {
     }
 }
 
+/// `properties`, sorted by name (looked up by binary search for `additionalProperties`).
 fn parse_properties(object: &Map<String, Value>) -> Option<Vec<(String, PlainSchema)>> {
-    object
+    let mut properties = object
         .iter()
         .map(|(name, schema)| Some((name.clone(), PlainSchema::parse_at(schema, false)?)))
-        .collect()
+        .collect::<Option<Vec<_>>>()?;
+    properties.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    Some(properties)
 }
 
 /// `required`: a list of distinct names.
@@ -276,8 +283,9 @@ fn parse_names(value: &Value) -> Option<Vec<String>> {
         .iter()
         .map(|n| n.as_str().map(str::to_owned))
         .collect::<Option<Vec<_>>>()?;
-    let distinct = names.iter().enumerate().all(|(i, n)| !names[..i].contains(n));
-    distinct.then_some(names)
+    // A set, not pairwise: a schema from an MCP server may list any number of names.
+    let mut seen = std::collections::HashSet::with_capacity(names.len());
+    names.iter().all(|n| seen.insert(n.as_str())).then_some(names)
 }
 
 #[cfg(test)]
@@ -382,6 +390,24 @@ mod tests {
         ] {
             assert!(!schema.accepts(&refused), "{refused}");
         }
+    }
+
+    #[test]
+    fn a_schema_of_very_many_names_is_read_in_one_pass() {
+        // A hostile server's schema: tens of thousands of properties and required names.
+        let names: Vec<String> = (0..20_000).map(|i| format!("p{i}")).collect();
+        let properties: serde_json::Map<_, _> = names.iter().map(|n| (n.clone(), json!({"type": "integer"}))).collect();
+        let schema = json!({"type": "object", "properties": properties, "required": names,
+                            "additionalProperties": false});
+        let schema = plain(schema);
+        let args: serde_json::Map<_, _> = names.iter().map(|n| (n.clone(), json!(1))).collect();
+        assert!(schema.accepts(&serde_json::Value::Object(args.clone())));
+        let mut extra = args;
+        extra.insert("q".into(), json!(1));
+        assert!(!schema.accepts(&serde_json::Value::Object(extra)));
+        let mut repeated = names.clone();
+        repeated.push("p19999".into());
+        assert!(PlainSchema::parse(&json!({"required": repeated})).is_none());
     }
 
     /// A random JSON value of a few levels.

@@ -150,12 +150,7 @@ impl ToolSet {
         if entry.check.accepts_quickly(args) {
             return Ok(());
         }
-        // The schema as registered (what the quick check was built from and the model sees).
-        let parameters = self
-            .schemas
-            .get(index)
-            .map_or(&entry.tool.spec().parameters, |schema| &schema.parameters);
-        let validator = entry.check.full(parameters).map_err(|reason| ArgumentError {
+        let validator = entry.check.full().map_err(|reason| ArgumentError {
             argument: None,
             message: format!("the arguments for {name} could not be checked ({reason}); the tool did not run"),
         })?;
