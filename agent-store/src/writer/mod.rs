@@ -43,6 +43,12 @@ use thread::serve;
 
 /// Jobs queued or being applied at most. Callers wait for room beyond it, so a writer that
 /// cannot keep up slows them down instead of growing without limit.
+///
+/// The queue itself is a ring of this many slots, allocated once: every job holds one of as
+/// many permits until it is applied, so the ring is never full when a job is sent. An
+/// unbounded channel allocates a block of slots every few dozen jobs instead, and at the
+/// size of a job each block was a large allocation: glibc consolidated its free lists for
+/// every one (`calloc` under `Channel::send` in `callgrind`, on the loop's thread).
 const QUEUE_CAPACITY: usize = 1024;
 
 /// A map keyed by session id. Every store call looks its session up here, on the loop's thread
@@ -172,7 +178,7 @@ const ANSWER_SPIN: Duration = Duration::from_micros(150);
 /// The handle the store holds: submits jobs and owns the thread, which it joins on drop so
 /// everything queued is committed before the store goes away.
 pub(crate) struct Writer {
-    jobs: Option<std_mpsc::Sender<Job>>,
+    jobs: Option<std_mpsc::SyncSender<Job>>,
     room: Arc<Semaphore>,
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
@@ -194,7 +200,7 @@ impl Writer {
     ) -> Result<Self, StoreError> {
         tune(&conn)?;
         let (checkpointer, tail) = Checkpointer::start(&mut conn, checkpoint_conn)?;
-        let (jobs, queue) = std_mpsc::channel();
+        let (jobs, queue) = std_mpsc::sync_channel(QUEUE_CAPACITY);
         let shared = Arc::new(Shared::default());
         let for_thread = shared.clone();
         let thread = std::thread::Builder::new()
@@ -249,7 +255,13 @@ impl Writer {
         let waits = matches!(reply, Reply::Waiting(_));
         self.shared.submitted.fetch_add(1, Ordering::AcqRel);
         let sent = match &self.jobs {
-            Some(jobs) => jobs.send(Job { task, reply, permit }).is_ok(),
+            Some(jobs) => match jobs.try_send(Job { task, reply, permit }) {
+                Ok(()) => true,
+                // Cannot happen while every job holds a permit (see `QUEUE_CAPACITY`); were it
+                // to, waiting for the writer to take one job is still correct.
+                Err(std_mpsc::TrySendError::Full(job)) => jobs.send(job).is_ok(),
+                Err(std_mpsc::TrySendError::Disconnected(_)) => false,
+            },
             None => false,
         };
         if !sent {
