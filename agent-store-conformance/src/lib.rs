@@ -48,7 +48,7 @@ pub use tabs::{
     a_hub_restarts_from_the_store, tab_records_round_trip_and_update_in_place, tabs_are_listed_oldest_first,
     the_prefix_query_is_literal_and_open_only,
 };
-pub use tool_calls::tool_call_state_machine_is_enforced;
+pub use tool_calls::{an_owned_record_is_written_like_a_lent_one, tool_call_state_machine_is_enforced};
 
 /// Expands to one `#[tokio::test]` per conformance function, each given a fresh fixture from
 /// `$open` (a path to an `async fn() -> Fixture`). Attributes after it (such as
@@ -70,6 +70,7 @@ macro_rules! store_conformance_tests {
             an_append_counts_as_a_change_of_its_session,
             generated_sessions_behave_like_created_ones,
             tool_call_state_machine_is_enforced,
+            an_owned_record_is_written_like_a_lent_one,
             a_replayed_append_stores_nothing_twice,
             an_overlapping_append_writes_only_its_new_messages,
             an_overlapping_append_that_differs_is_a_conflict_and_writes_nothing,

@@ -115,3 +115,50 @@ pub async fn tool_call_state_machine_is_enforced(f: Fixture) {
     );
     assert_eq!(store.tool_calls(&other).await.unwrap().len(), 1);
 }
+
+/// A record handed over by value (`upsert_tool_call_owned`, how the loop writes its records)
+/// is written exactly as one lent: stored as given, a repeated or earlier state ignored, a
+/// second final state refused; one write at a time and in a burst.
+pub async fn an_owned_record_is_written_like_a_lent_one(f: Fixture) {
+    let store = f.store().as_ref();
+    let id = session(store).await;
+    for burst in [false, true] {
+        let call = format!("owned_{burst}");
+        let mut running = ToolCallRecord::pending(id.clone(), &call, "fs_read", r#"{"path":"a"}"#);
+        running.state = ToolCallState::Running;
+        running.started_at_ms = Some(10);
+        let mut done = running.clone();
+        done.state = ToolCallState::Succeeded;
+        done.raw_result = Some("out".into());
+        done.finished_at_ms = Some(20);
+        let mut late = running.clone();
+        late.started_at_ms = Some(30);
+        for record in [running, done.clone(), done.clone(), late] {
+            store.upsert_tool_call_owned(record).await.unwrap();
+            if !burst {
+                store.flush(&id).await.unwrap();
+            }
+        }
+        store.flush(&id).await.unwrap();
+        let mut failed = done.clone();
+        failed.state = ToolCallState::Failed;
+        // A write-behind store may report the refusal at the flush.
+        let refused = match store.upsert_tool_call_owned(failed).await {
+            Ok(()) => store.flush(&id).await,
+            Err(e) => Err(e),
+        };
+        assert!(
+            matches!(
+                refused,
+                Err(StoreError::InvalidTransition {
+                    from: "succeeded",
+                    to: "failed",
+                    ..
+                })
+            ),
+            "burst {burst}: {refused:?}"
+        );
+        let stored = store.tool_calls(&id).await.unwrap();
+        assert_eq!(stored.iter().find(|r| r.call_id == call), Some(&done), "burst {burst}");
+    }
+}

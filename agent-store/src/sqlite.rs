@@ -565,14 +565,18 @@ impl Store for SqliteStore {
     }
 
     async fn upsert_tool_call(&self, record: &ToolCallRecord) -> Result<(), StoreError> {
+        self.upsert_tool_call_owned(record.clone()).await
+    }
+
+    async fn upsert_tool_call_owned(&self, record: ToolCallRecord) -> Result<(), StoreError> {
         let writer = &self.inner.writer;
         // A session this process has not written to yet may not exist: the caller waits for
         // the answer. After that, records are written behind.
         if self.inner.options.write_behind && writer.knows(&record.session_id) {
-            return writer.record_behind(record.clone()).finish().await;
+            return writer.record_behind(record).finish().await;
         }
         // Boxed, as in `append_messages`.
-        Box::pin(writer.record(record.clone())).await
+        Box::pin(writer.record(record)).await
     }
 
     async fn tool_calls(&self, session: &SessionId) -> Result<Vec<ToolCallRecord>, StoreError> {

@@ -1,3 +1,4 @@
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
@@ -46,6 +47,28 @@ impl MemoryStore {
         self.inner
             .lock()
             .map_err(|_| StoreError::Backend("memory store lock poisoned by a panic".into()))
+    }
+
+    /// Writes a tool-call record, taking it if it is owned: see [`Store::upsert_tool_call`].
+    fn upsert(&self, record: Cow<'_, ToolCallRecord>) -> Result<(), StoreError> {
+        let mut inner = self.lock()?;
+        let data = existing(&mut inner, &record.session_id)?;
+        match data.tool_calls.iter_mut().find(|r| r.call_id == record.call_id) {
+            // A state the call has already reached or passed: a repeated write, ignored.
+            Some(stored) if record.state.can_become(stored.state) => {}
+            Some(stored) => {
+                if !stored.state.can_become(record.state) {
+                    return Err(StoreError::InvalidTransition {
+                        call_id: record.call_id.clone(),
+                        from: stored.state.as_str(),
+                        to: record.state.as_str(),
+                    });
+                }
+                *stored = record.into_owned();
+            }
+            None => data.tool_calls.push(record.into_owned()),
+        }
+        Ok(())
     }
 }
 
@@ -154,24 +177,11 @@ impl Store for MemoryStore {
     }
 
     async fn upsert_tool_call(&self, record: &ToolCallRecord) -> Result<(), StoreError> {
-        let mut inner = self.lock()?;
-        let data = existing(&mut inner, &record.session_id)?;
-        match data.tool_calls.iter_mut().find(|r| r.call_id == record.call_id) {
-            // A state the call has already reached or passed: a repeated write, ignored.
-            Some(stored) if record.state.can_become(stored.state) => {}
-            Some(stored) => {
-                if !stored.state.can_become(record.state) {
-                    return Err(StoreError::InvalidTransition {
-                        call_id: record.call_id.clone(),
-                        from: stored.state.as_str(),
-                        to: record.state.as_str(),
-                    });
-                }
-                *stored = record.clone();
-            }
-            None => data.tool_calls.push(record.clone()),
-        }
-        Ok(())
+        self.upsert(Cow::Borrowed(record))
+    }
+
+    async fn upsert_tool_call_owned(&self, record: ToolCallRecord) -> Result<(), StoreError> {
+        self.upsert(Cow::Owned(record))
     }
 
     async fn tool_calls(&self, session: &SessionId) -> Result<Vec<ToolCallRecord>, StoreError> {

@@ -95,6 +95,13 @@ pub trait Store: Send + Sync {
     /// next write.
     async fn upsert_tool_call(&self, record: &ToolCallRecord) -> Result<(), StoreError>;
 
+    /// [`Store::upsert_tool_call`] of a record the caller has no further use for, which a
+    /// store that keeps or queues records can take instead of copying (the loop writes every
+    /// tool call's records this way). Same contract; the default writes `&record`.
+    async fn upsert_tool_call_owned(&self, record: ToolCallRecord) -> Result<(), StoreError> {
+        self.upsert_tool_call(&record).await
+    }
+
     /// Waits until every write accepted so far for `session` is durable. A write-behind store
     /// returns here the first queued write of the session that failed (a full disk, say) and
     /// has not been reported yet. The loop flushes before a turn's outcome is returned and

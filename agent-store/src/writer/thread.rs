@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use rusqlite::Connection;
 
 use super::checkpoint::TailCheckpoint;
-use super::group::{Group, Ledger, MAX_GROUP, catch};
+use super::group::{Buffers, Group, Ledger, MAX_GROUP, catch};
 use super::{Job, Shared, Task, settle, several_cpus};
 
 /// The thread's loop: apply what has queued up inside one open transaction, and commit when a
@@ -29,17 +29,19 @@ pub(super) fn serve(
     let mut last_job = Instant::now();
     // What this connection knows of each session it writes to: its key, its next number.
     let mut ledger = Ledger::default();
+    // The lists of the last group committed, kept for the next.
+    let mut spare = Buffers::default();
     loop {
         let mut closed = false;
         loop {
             match queue.try_recv() {
                 Ok(job) => {
-                    apply(&conn, &mut group, job, shared, &mut ledger);
+                    apply(&conn, &mut group, job, shared, &mut ledger, &mut spare);
                     last_job = Instant::now();
                     if group.as_ref().is_some_and(|g| g.len() >= MAX_GROUP)
                         && let Some(g) = group.take()
                     {
-                        g.commit(&conn, shared, &mut ledger);
+                        g.commit(&conn, shared, &mut ledger, &mut spare);
                         tail.run_if_due(&conn);
                     }
                 }
@@ -64,12 +66,12 @@ pub(super) fn serve(
                     std::thread::yield_now();
                     if let Ok(job) = queue.try_recv() {
                         group = Some(g);
-                        apply(&conn, &mut group, job, shared, &mut ledger);
+                        apply(&conn, &mut group, job, shared, &mut ledger, &mut spare);
                         last_job = Instant::now();
                         continue;
                     }
                 }
-                g.commit(&conn, shared, &mut ledger);
+                g.commit(&conn, shared, &mut ledger, &mut spare);
                 tail.run_if_due(&conn);
                 continue;
             }
@@ -90,7 +92,7 @@ pub(super) fn serve(
             None => SPIN,
         };
         if let Some(job) = spin_for_job(&queue, spin) {
-            apply(&conn, &mut group, job, shared, &mut ledger);
+            apply(&conn, &mut group, job, shared, &mut ledger, &mut spare);
             last_job = Instant::now();
             continue;
         }
@@ -106,7 +108,7 @@ pub(super) fn serve(
         match queue.try_recv() {
             Ok(job) => {
                 shared.sleeping.store(false, Ordering::SeqCst);
-                apply(&conn, &mut group, job, shared, &mut ledger);
+                apply(&conn, &mut group, job, shared, &mut ledger, &mut spare);
                 last_job = Instant::now();
             }
             Err(TryRecvError::Disconnected) => shared.sleeping.store(false, Ordering::SeqCst),
@@ -149,11 +151,18 @@ fn spin_for_job(queue: &std_mpsc::Receiver<Job>, limit: Duration) -> Option<Job>
 
 /// Applies one job: a grouped one inside the open transaction (opening it if needed), an
 /// alone one after committing the group.
-fn apply(conn: &Connection, group: &mut Option<Group>, job: Job, shared: &Shared, ledger: &mut Ledger) {
+fn apply(
+    conn: &Connection,
+    group: &mut Option<Group>,
+    job: Job,
+    shared: &Shared,
+    ledger: &mut Ledger,
+    spare: &mut Buffers,
+) {
     let Job { task, reply, permit } = job;
     if let Task::Alone(work) = task {
         if let Some(g) = group.take() {
-            g.commit(conn, shared, ledger);
+            g.commit(conn, shared, ledger, spare);
         }
         settle(shared, reply, catch(|| work(conn)));
         return;
@@ -169,7 +178,7 @@ fn apply(conn: &Connection, group: &mut Option<Group>, job: Job, shared: &Shared
     }
     let open = match group {
         Some(g) => g,
-        None => match Group::open(conn) {
+        None => match Group::open(conn, spare) {
             Ok(g) => group.insert(g),
             Err(e) => {
                 settle(shared, reply, Err(e));
@@ -188,7 +197,7 @@ fn apply(conn: &Connection, group: &mut Option<Group>, job: Job, shared: &Shared
     if open.is_broken()
         && let Some(g) = group.take()
     {
-        g.commit(conn, shared, ledger);
+        g.commit(conn, shared, ledger, spare);
     }
     // The queue has room again once the job is applied.
     drop(permit);

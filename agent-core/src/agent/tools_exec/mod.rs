@@ -447,7 +447,7 @@ impl ExecCtx<'_> {
         let started_at_ms = now_millis();
         let mut record = self.record(call, ToolCallState::Running);
         record.started_at_ms = Some(started_at_ms);
-        self.save(&record).await;
+        self.save(call, record).await;
         started_at_ms
     }
 
@@ -677,7 +677,7 @@ impl ExecCtx<'_> {
                 (Message::tool_result(&call.id, &call.name, text, true), stop)
             }
         };
-        self.save(&record).await;
+        self.save(call, record).await;
         slots[done.index] = Some(message);
         hook_stop.or(stop).map(Halt::Stop)
     }

@@ -64,7 +64,7 @@ impl ExecCtx<'_> {
         let mut record = self.record(call, state);
         record.error = Some(text.clone());
         record.finished_at_ms = Some(now_millis());
-        self.save(&record).await;
+        self.save(call, record).await;
         Message::tool_result(&call.id, &call.name, text, true)
     }
 
@@ -74,12 +74,13 @@ impl ExecCtx<'_> {
         record
     }
 
-    pub(super) async fn save(&self, record: &ToolCallRecord) {
+    /// Writes a record of `call` through to the store (if any).
+    pub(super) async fn save(&self, call: &ToolCall, record: ToolCallRecord) {
         if let Some(store) = &self.agent.store
-            && let Err(e) = store.upsert_tool_call(record).await
+            && let Err(e) = store.upsert_tool_call_owned(record).await
         {
             // Messages are the source of truth for the transcript; a lost record is logged.
-            tracing::warn!(call_id = %record.call_id, error = %e, "could not record tool call state");
+            tracing::warn!(call_id = %call.id, error = %e, "could not record tool call state");
         }
     }
 }
