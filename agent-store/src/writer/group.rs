@@ -835,4 +835,25 @@ mod tests {
         }
         assert_eq!(stored_state(&conn, key_gone, "orphan"), None);
     }
+
+    #[test]
+    fn a_group_hands_its_lists_room_and_all_to_the_next() {
+        let conn = database();
+        let shared = Shared::default();
+        let mut ledger = Ledger::default();
+        let (a, _) = session(&conn, &mut ledger);
+        let mut spare = Buffers::default();
+        let mut group = Group::open(&conn, &mut spare).unwrap();
+        for seq in 1..=20u64 {
+            let reply = Reply::Behind(a.clone());
+            group.append(&conn, append(&a, seq, &["x"]), reply, &mut ledger, &shared.returns);
+        }
+        group.commit(&conn, &shared, &mut ledger, &mut spare);
+        assert!(spare.appends.is_empty() && spare.done.is_empty(), "given back empty");
+        let (appends, done) = (spare.appends.capacity(), spare.done.capacity());
+        assert!(appends >= 20 && done >= 20, "with their room: {appends}, {done}");
+        let group = Group::open(&conn, &mut spare).unwrap();
+        assert_eq!((group.appends.capacity(), group.done.capacity()), (appends, done));
+        assert_eq!(spare.appends.capacity(), 0, "taken, not copied");
+    }
 }
