@@ -18,6 +18,10 @@ pub struct AgentEvent {
 }
 
 /// What happened. Serialized with a `type` field holding the snake_case name.
+///
+/// The final events hold their outcome boxed: every event is as large as the largest variant,
+/// and events are moved through the loop and kept in each run's log, which a binding keeps as
+/// long as the host holds the run. An outcome held inline made every event 576 bytes.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum EventKind {
@@ -188,22 +192,22 @@ pub enum EventKind {
     /// The turn ended normally (`done`, `denied` or `awaiting_user`).
     RunCompleted {
         /// The outcome.
-        outcome: Outcome,
+        outcome: Box<Outcome>,
     },
     /// The turn ended with an error.
     RunFailed {
         /// The outcome (its `error` says why).
-        outcome: Outcome,
+        outcome: Box<Outcome>,
     },
     /// The turn was cancelled.
     RunCancelled {
         /// The outcome.
-        outcome: Outcome,
+        outcome: Box<Outcome>,
     },
     /// The turn hit a cap: iterations, tool calls, a repeated call, or a cost budget.
     RunCapped {
         /// The outcome.
-        outcome: Outcome,
+        outcome: Box<Outcome>,
     },
 }
 
@@ -259,6 +263,43 @@ impl EventKind {
             EventKind::RunFailed { .. } => "run_failed",
             EventKind::RunCancelled { .. } => "run_cancelled",
             EventKind::RunCapped { .. } => "run_capped",
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use crate::agent::OutcomeStatus;
+
+    #[test]
+    fn an_event_stays_small_whatever_its_kind() {
+        // Every event takes the room of the largest kind, and runs keep theirs in a log: a
+        // kind holding something large inline (an outcome is over 500 bytes) makes every
+        // token event that large. Box it instead.
+        assert!(
+            std::mem::size_of::<AgentEvent>() <= 128,
+            "AgentEvent is {} bytes",
+            std::mem::size_of::<AgentEvent>()
+        );
+    }
+
+    #[test]
+    fn a_final_event_carries_its_outcome_inline_in_json_and_back() {
+        let mut outcome = Outcome::new(OutcomeStatus::Done);
+        outcome.final_text = Some("the answer".to_owned());
+        let event = AgentEvent::in_new_session(EventKind::RunCompleted {
+            outcome: Box::new(outcome),
+        });
+        let json = serde_json::to_value(&event).unwrap();
+        assert_eq!(json["type"], "run_completed");
+        assert_eq!(json["outcome"]["status"], "done");
+        assert_eq!(json["outcome"]["final_text"], "the answer");
+        let back: AgentEvent = serde_json::from_value(json).unwrap();
+        match back.kind {
+            EventKind::RunCompleted { outcome } => assert_eq!(outcome.final_text.as_deref(), Some("the answer")),
+            other => panic!("read back as {}", other.name()),
         }
     }
 }

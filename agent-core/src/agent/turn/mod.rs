@@ -193,16 +193,16 @@ fn finish(emitter: &Emitter, outcome: Outcome) -> Outcome {
         | OutcomeStatus::AwaitingUser
         | OutcomeStatus::AwaitingApproval
         | OutcomeStatus::AwaitingTools => EventKind::RunCompleted {
-            outcome: outcome.clone(),
+            outcome: Box::new(outcome.clone()),
         },
         OutcomeStatus::Error => EventKind::RunFailed {
-            outcome: outcome.clone(),
+            outcome: Box::new(outcome.clone()),
         },
         OutcomeStatus::Cancelled => EventKind::RunCancelled {
-            outcome: outcome.clone(),
+            outcome: Box::new(outcome.clone()),
         },
         OutcomeStatus::Capped => EventKind::RunCapped {
-            outcome: outcome.clone(),
+            outcome: Box::new(outcome.clone()),
         },
     };
     emitter.emit(kind);
