@@ -187,23 +187,16 @@ fn finish(emitter: &Emitter, outcome: Outcome) -> Outcome {
         s.current_tool = None;
         s.error = outcome.error.clone();
     });
+    let copy = Box::new(outcome.clone());
     let kind = match outcome.status {
         OutcomeStatus::Done
         | OutcomeStatus::Denied
         | OutcomeStatus::AwaitingUser
         | OutcomeStatus::AwaitingApproval
-        | OutcomeStatus::AwaitingTools => EventKind::RunCompleted {
-            outcome: Box::new(outcome.clone()),
-        },
-        OutcomeStatus::Error => EventKind::RunFailed {
-            outcome: Box::new(outcome.clone()),
-        },
-        OutcomeStatus::Cancelled => EventKind::RunCancelled {
-            outcome: Box::new(outcome.clone()),
-        },
-        OutcomeStatus::Capped => EventKind::RunCapped {
-            outcome: Box::new(outcome.clone()),
-        },
+        | OutcomeStatus::AwaitingTools => EventKind::RunCompleted { outcome: copy },
+        OutcomeStatus::Error => EventKind::RunFailed { outcome: copy },
+        OutcomeStatus::Cancelled => EventKind::RunCancelled { outcome: copy },
+        OutcomeStatus::Capped => EventKind::RunCapped { outcome: copy },
     };
     emitter.emit(kind);
     outcome
