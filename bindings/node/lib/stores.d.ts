@@ -27,9 +27,10 @@ export declare class SqliteStore implements Store {
   private constructor()
   /**
    * Opens (or creates) the database at `path`. The loop's writes are queued and committed in
-   * groups; a turn's outcome is returned once everything it wrote is durable.
+   * groups; a turn's outcome is returned once everything it wrote is durable. `path` is a file
+   * path or a `file:` URL; anything else rejects with a `ConfigError` (`invalid_argument`).
    */
-  static open(path: string, options?: SqliteStoreOptions): Promise<SqliteStore>
+  static open(path: string | URL, options?: SqliteStoreOptions): Promise<SqliteStore>
   /** The database file. */
   readonly path: string
   /** The ids of the stored sessions. */
@@ -57,7 +58,7 @@ export interface PostgresStoreOptions {
 export declare class PostgresStore implements Store {
   private constructor()
   /** Connects to `postgres://user:password@host:port/database` and migrates its schema. */
-  static connect(url: string, options?: PostgresStoreOptions): Promise<PostgresStore>
+  static connect(url: string | URL, options?: PostgresStoreOptions): Promise<PostgresStore>
   /** The schema the tables live in, when one was given. */
   readonly schema: string | null
   /** The ids of the stored sessions. */

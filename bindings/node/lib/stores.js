@@ -3,8 +3,23 @@
  * Where sessions are kept (memory, SQLite, PostgreSQL) and the encrypted key store beside them.
  * @module agent-core/stores
  */
+const { fileURLToPath } = require('node:url')
 const native = require('../index.js')
 const { wrap, ConfigError } = require('./errors.js')
+
+/**
+ * The database file `path` names: a string as it is, or a `file:` URL. Anything else is refused
+ * instead of being turned into text, so that an unset variable (`undefined`) is an error rather
+ * than a database file named "undefined" in the working directory.
+ * @param {unknown} path
+ * @returns {string}
+ */
+function databasePath(path) {
+  if (typeof path === 'string') return path
+  if (path instanceof URL && path.protocol === 'file:') return fileURLToPath(path)
+  const got = path instanceof URL ? `a ${path.protocol} URL` : path === null ? 'null' : typeof path
+  throw new ConfigError(`SqliteStore.open: \`path\` must be a string or a file: URL, not ${got}`, 'invalid_argument')
+}
 
 /** A store keeping sessions in this process's memory (lost when the process ends). */
 class MemoryStore {
@@ -31,11 +46,12 @@ class SqliteStore {
    * Opens (or creates) the database at `path`. The loop's writes are queued and committed in
    * groups (a turn's outcome is returned once it is durable); `options` (the `SqliteOptions`
    * of the options format, read by the native module) tune that.
-   * @param {string} path
+   * @param {string | URL} path a file path, or a `file:` URL
    * @param {import('./stores').SqliteStoreOptions} [options]
    */
   static async open(path, options) {
-    return new SqliteStore(await wrap(() => native.openSqliteStore(String(path), options)), String(path))
+    const file = databasePath(path)
+    return new SqliteStore(await wrap(() => native.openSqliteStore(file, options)), file)
   }
   /** The ids of the stored sessions. */
   sessionIds() {
@@ -61,11 +77,16 @@ class PostgresStore {
    * Connects to the database at `url` (`postgres://user:password@host:port/database`) and
    * migrates its schema. `options` are the `PostgresOptions` of the options format. A server
    * that cannot be reached rejects with a `StoreError` saying where it tried.
-   * @param {string} url
+   * @param {string | URL} url
    * @param {import('./stores').PostgresStoreOptions} [options]
    */
   static async connect(url, options) {
-    return new PostgresStore(await wrap(() => native.openPostgresStore(String(url), options)), options?.schema ?? null)
+    const text = url instanceof URL ? url.href : url
+    if (typeof text !== 'string') {
+      const got = text === null ? 'null' : typeof text
+      throw new ConfigError(`PostgresStore.connect: \`url\` must be a string or a URL, not ${got}`, 'invalid_argument')
+    }
+    return new PostgresStore(await wrap(() => native.openPostgresStore(text, options)), options?.schema ?? null)
   }
   /** The ids of the stored sessions. */
   sessionIds() {

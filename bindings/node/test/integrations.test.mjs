@@ -3,11 +3,13 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { pathToFileURL } from 'node:url'
 import {
   Agent,
   OpenAICompatible,
   ScriptedProvider,
   SqliteStore,
+  PostgresStore,
   ConfigError,
   SessionExistsError,
   fsTools,
@@ -106,6 +108,27 @@ test('the SQLite store keeps sessions across agents and files', async () => {
   assert.equal(messages[1].message.content[0].text, 'stored answer')
   assert.ok(fs.statSync(file).size > 0)
   await assert.rejects(SqliteStore.open(path.join(dir, 'missing-dir', 'x', 'y.db')), (e) => e.code === 'store')
+})
+
+test('a SQLite store opens from a file: URL, and refuses a path that is not one or a string', async () => {
+  const file = path.join(tmp(), 'from-url.db')
+  const store = await SqliteStore.open(pathToFileURL(file))
+  assert.equal(store.path, file)
+  assert.ok(fs.existsSync(file))
+  const before = fs.readdirSync(process.cwd())
+  for (const bad of [undefined, null, 42, { path: file }, new URL('http://127.0.0.1/x.db')]) {
+    await assert.rejects(
+      SqliteStore.open(bad),
+      (e) => e instanceof ConfigError && e.code === 'invalid_argument' && /SqliteStore\.open: `path` must be/.test(e.message),
+      String(bad),
+    )
+  }
+  // Nothing was created for them: no file named "undefined" or "null" where the test runs.
+  assert.deepEqual(fs.readdirSync(process.cwd()), before)
+  await assert.rejects(
+    PostgresStore.connect(undefined),
+    (e) => e instanceof ConfigError && e.code === 'invalid_argument' && /PostgresStore\.connect: `url` must be/.test(e.message),
+  )
 })
 
 test('a capped SQLite store ends the turn with a clear store error and keeps what was saved', async () => {
