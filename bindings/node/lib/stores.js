@@ -16,7 +16,14 @@ const { wrap, ConfigError } = require('./errors.js')
  */
 function databasePath(path) {
   if (typeof path === 'string') return path
-  if (path instanceof URL && path.protocol === 'file:') return fileURLToPath(path)
+  if (path instanceof URL && path.protocol === 'file:') {
+    try {
+      return fileURLToPath(path)
+    } catch (e) {
+      // A file: URL naming another host, or an encoded '/' in a segment.
+      throw new ConfigError(`SqliteStore.open: ${e instanceof Error ? e.message : String(e)}`, 'invalid_argument')
+    }
+  }
   const got = path instanceof URL ? `a ${path.protocol} URL` : path === null ? 'null' : typeof path
   throw new ConfigError(`SqliteStore.open: \`path\` must be a string or a file: URL, not ${got}`, 'invalid_argument')
 }

@@ -123,6 +123,10 @@ test('a SQLite store opens from a file: URL, and refuses a path that is not one 
       String(bad),
     )
   }
+  await assert.rejects(
+    SqliteStore.open(new URL('file://elsewhere.example/x.db')),
+    (e) => e instanceof ConfigError && e.code === 'invalid_argument' && /SqliteStore\.open: /.test(e.message),
+  )
   // Nothing was created for them: no file named "undefined" or "null" where the test runs.
   assert.deepEqual(fs.readdirSync(process.cwd()), before)
   await assert.rejects(

@@ -190,6 +190,9 @@ const host: BrowserHost = {
 async function more(): Promise<void> {
   const store = await SqliteStore.open('/tmp/x.db')
   await SqliteStore.open('/tmp/y.db', { durability: 'full', busyTimeoutMs: 100, maxSizeBytes: null })
+  await SqliteStore.open(new URL('file:///tmp/z.db'))
+  // @ts-expect-error: a path is a string or a file: URL
+  await SqliteStore.open(undefined)
   new OpenAICompatible({ model: 'm', http: { maxAttempts: 1, callTimeoutMs: 5000, proxy: null }, headers: { 'X-A': 'b' } })
   // @ts-expect-error: HTTP settings live in `http`
   new OpenAICompatible({ model: 'm', maxAttempts: 1 })
