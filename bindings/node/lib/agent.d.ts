@@ -151,7 +151,8 @@ export interface AgentOptions {
   gate?: Gate
   /** Where sessions are persisted (default: memory of this agent only). */
   store?: Store
-  systemPrompt?: string
+  /** The system prompt; `null` or absent for none. Anything but a string is a `ConfigError`. */
+  systemPrompt?: string | null
   config?: AgentConfig
   /** Offers the model the built-in `ask_clarification` tool (default false). */
   clarification?: boolean

@@ -36,7 +36,13 @@ class Agent {
     const b = new native.NativeAgentBuilder()
     wrap(() => b.provider(provider.native))
     if (store) wrap(() => b.store(store.native))
-    if (systemPrompt !== undefined) b.systemPrompt(String(systemPrompt))
+    // null is no prompt, as None is in Python; anything else but text is a mistake, not "null" or "42".
+    if (systemPrompt != null) {
+      if (typeof systemPrompt !== 'string') {
+        throw new ConfigError(`new Agent(options): \`systemPrompt\` must be a string, not ${typeof systemPrompt}`, 'invalid_argument')
+      }
+      b.systemPrompt(systemPrompt)
+    }
     if (clarification) wrap(() => b.clarification(true))
     if (config) wrap(() => b.config(config))
     addToolsAndGate(b, tools, gate, this.#controllers, this.#errors, () => {

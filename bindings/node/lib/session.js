@@ -3,7 +3,7 @@
  * Sessions: conversations whose turns run one after another.
  * @module agent-core/session
  */
-const { wrap } = require('./errors.js')
+const { wrap, ConfigError } = require('./errors.js')
 const { toJsonValue } = require('./tools.js')
 const { Run, cancelOnAbort } = require('./run.js')
 const { approvalDecisions } = require('./approvals.js')
@@ -108,7 +108,11 @@ class Session {
    * @param {{ signal?: AbortSignal }} [options]
    */
   answerClarification(clarificationId, answer, options = {}) {
-    const n = wrap(() => this.#native.answerClarification(clarificationId, String(answer)))
+    // The person's words go to the model: a missing answer must not arrive as "undefined".
+    if (typeof answer !== 'string') {
+      throw new ConfigError(`answerClarification: \`answer\` must be a string, not ${answer === null ? 'null' : typeof answer}`, 'invalid_argument')
+    }
+    const n = wrap(() => this.#native.answerClarification(clarificationId, answer))
     const run = new Run(n, this.#agent)
     cancelOnAbort(options.signal, n, run)
     return run

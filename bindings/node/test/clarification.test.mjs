@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { ClarificationError } from '../lib/index.js'
+import { ClarificationError, ConfigError } from '../lib/index.js'
 import { collect, scripted } from './helpers.mjs'
 
 test('ask_clarification parks the turn; a JS answer resumes it in a new run', async () => {
@@ -25,6 +25,14 @@ test('ask_clarification parks the turn; a JS answer resumes it in a new run', as
   assert.deepEqual(q.options, ['S', 'M', 'L'])
   assert.throws(() => s.answerClarification(q.id, 'XXL'), (e) => e instanceof ClarificationError && e.code === 'clarification_invalid_answer')
   assert.throws(() => s.answerClarification('nope', 'S'), (e) => e.code === 'clarification_not_pending')
+  for (const bad of [undefined, null, 2, ['M']]) {
+    assert.throws(
+      () => s.answerClarification(q.id, bad),
+      (e) => e instanceof ConfigError && e.code === 'invalid_argument' && /`answer` must be a string/.test(e.message),
+      String(bad),
+    )
+  }
+  assert.equal(s.pendingClarification()?.id, q.id, 'a refused answer leaves the question pending')
   const resumed = s.answerClarification(q.id, 'M')
   const o2 = await resumed.outcome
   assert.equal(o2.status, 'done')

@@ -45,3 +45,19 @@ test('an agent given the prompt sends it as the system prompt', async () => {
   assert.equal(provider.requests()[0].system, systemPrompt)
   agent.close()
 })
+
+test('a null system prompt is none, and one that is not text is refused rather than sent as "null"', async () => {
+  const provider = new ScriptedProvider(['done'])
+  const agent = new Agent({ provider, systemPrompt: null })
+  const session = await agent.createSession()
+  assert.equal((await session.send('hello').outcome).status, 'done')
+  assert.ok(!provider.requests()[0].system, `no system prompt, got ${JSON.stringify(provider.requests()[0].system)}`)
+  agent.close()
+  for (const bad of [42, { text: 'Be brief.' }, ['Be brief.']]) {
+    assert.throws(
+      () => new Agent({ provider: new ScriptedProvider(['done']), systemPrompt: bad }),
+      (e) => e instanceof ConfigError && e.code === 'invalid_argument' && /`systemPrompt` must be a string/.test(e.message),
+      JSON.stringify(bad),
+    )
+  }
+})
