@@ -3,7 +3,7 @@
  * One agent session per browser tab: the tab hub.
  * @module agent-core/tabs
  */
-const { wrap, AgentCoreError } = require('./errors.js')
+const { wrap, AgentCoreError, ConfigError } = require('./errors.js')
 const { Agent } = require('./agent.js')
 const { Session, typedSchema } = require('./session.js')
 const { Run, cancelOnAbort } = require('./run.js')
@@ -191,7 +191,10 @@ class TabHub {
    * @param {string} answer
    */
   async answerClarification(tab, clarificationId, answer) {
-    const n = await wrap(() => this.#native.answerClarification(tab, clarificationId, String(answer)))
+    if (typeof answer !== 'string') {
+      throw new ConfigError(`answerClarification: \`answer\` must be a string, not ${answer === null ? 'null' : typeof answer}`, 'invalid_argument')
+    }
+    const n = await wrap(() => this.#native.answerClarification(tab, clarificationId, answer))
     return new Run(n, this.#agent)
   }
   /**

@@ -28,7 +28,7 @@ interface ToolOptionsBase<A> {
   /** Unique name: 1-64 letters, digits, `_` or `-`. */
   name: string
   /** What the tool does, written for the model. */
-  description?: string
+  description?: string | null
   /** Whether the agent's gate must allow each call first (default false). */
   gated?: boolean
   /** Whether it may run alongside other parallel-safe tools (default false). */

@@ -76,6 +76,10 @@ function tool(definition) {
   if (typeof execute !== 'function') {
     throw new ToolDefinitionError(`tool ${JSON.stringify(name)}: execute must be a function`, 'tool_invalid')
   }
+  // The model reads the description: null is none, anything else but text is a mistake.
+  if (description !== null && typeof description !== 'string') {
+    throw new ToolDefinitionError(`tool ${JSON.stringify(name)}: description must be a string`, 'tool_invalid')
+  }
   let { parameters, schema } = definition
   if (isZod(parameters)) {
     schema = parameters
@@ -96,7 +100,7 @@ function tool(definition) {
   return Object.freeze({
     kind: 'agent-core.tool',
     name,
-    description: String(description),
+    description: description ?? '',
     parameters,
     schema,
     gated: Boolean(gated),

@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { ScriptedProvider, TabHub } from '../lib/index.js'
+import { ConfigError, ScriptedProvider, TabHub } from '../lib/index.js'
 
 test('a tab hub: tabs with handles, deliver starts or queues, send_to_tab between tabs', async () => {
   const provider = ScriptedProvider.fromFn((request) => {
@@ -85,5 +85,36 @@ test('deliver honours an AbortSignal: aborted before delivers nothing, aborted l
   setTimeout(() => later.abort(), 50)
   const o = await d.run.outcome
   assert.equal(o.status, 'cancelled')
+  hub.close()
+})
+
+test("a tab's question is answered through the hub; an answer that is not text is refused and the question stays", async () => {
+  const provider = ScriptedProvider.fromFn((request) => {
+    const answered = request.messages.some((m) => m.role === 'tool')
+    if (!answered) {
+      return { toolCalls: [{ name: 'ask_clarification', arguments: { kind: 'input', question: 'Which city?' } }] }
+    }
+    const result = request.messages.filter((m) => m.role === 'tool').at(-1).content[0].text
+    return { text: `noted: ${result}` }
+  })
+  const hub = await TabHub.create({ provider, clarification: true })
+  const tab = await hub.openTab()
+  const d = await hub.deliver(tab, 'book a hotel')
+  assert.equal((await d.run.outcome).status, 'awaiting_user')
+  const session = await hub.session(tab)
+  const question = session.pendingClarification()
+  assert.equal(question.question, 'Which city?')
+  for (const bad of [undefined, null, 7]) {
+    await assert.rejects(
+      hub.answerClarification(tab, question.id, bad),
+      (e) => e instanceof ConfigError && e.code === 'invalid_argument' && /`answer` must be a string/.test(e.message),
+      String(bad),
+    )
+  }
+  assert.equal(session.pendingClarification()?.id, question.id)
+  const run = await hub.answerClarification(tab, question.id, 'Lyon')
+  const outcome = await run.outcome
+  assert.equal(outcome.status, 'done')
+  assert.match(outcome.finalText, /Lyon/)
   hub.close()
 })

@@ -162,6 +162,11 @@ test('a zod schema gives the JSON Schema and validates (refinements included)', 
 test('tool definitions are checked: names, duplicates, schemas', () => {
   assert.throws(() => tool({ name: 'bad name', execute() {} }), (e) => e instanceof ToolDefinitionError && e.code === 'tool_invalid')
   assert.throws(() => tool({ name: 'x' }), ToolDefinitionError)
+  assert.throws(
+    () => tool({ name: 'x', description: 42, execute() {} }),
+    (e) => e instanceof ToolDefinitionError && e.code === 'tool_invalid' && /description must be a string/.test(e.message),
+  )
+  assert.equal(tool({ name: 'x', description: null, execute() {} }).description, '')
   assert.throws(() => tool({ name: 'x', parameters: [], execute() {} }), ToolDefinitionError)
   const a = tool({ name: 'same', execute() {} })
   assert.throws(
