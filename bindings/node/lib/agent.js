@@ -4,7 +4,7 @@
  * @module agent-core/agent
  */
 const native = require('../index.js')
-const { wrap, ConfigError, ClosedError } = require('./errors.js')
+const { wrap, ConfigError, ClosedError, requireString } = require('./errors.js')
 const { addToolsAndGate } = require('./gate.js')
 const { addHooks } = require('./hooks.js')
 const { Session, typedSchema } = require('./session.js')
@@ -37,12 +37,7 @@ class Agent {
     wrap(() => b.provider(provider.native))
     if (store) wrap(() => b.store(store.native))
     // null is no prompt, as None is in Python; anything else but text is a mistake, not "null" or "42".
-    if (systemPrompt != null) {
-      if (typeof systemPrompt !== 'string') {
-        throw new ConfigError(`new Agent(options): \`systemPrompt\` must be a string, not ${typeof systemPrompt}`, 'invalid_argument')
-      }
-      b.systemPrompt(systemPrompt)
-    }
+    if (systemPrompt != null) b.systemPrompt(requireString(systemPrompt, 'new Agent(options)', 'systemPrompt'))
     if (clarification) wrap(() => b.clarification(true))
     if (config) wrap(() => b.config(config))
     addToolsAndGate(b, tools, gate, this.#controllers, this.#errors, () => {

@@ -177,6 +177,20 @@ function wrap(f) {
   return value
 }
 
+/**
+ * `value` when it is a string; otherwise a `ConfigError` saying so. For the text that reaches
+ * the model or names a file: `String()` would turn a missing value into "undefined".
+ * @param {unknown} value
+ * @param {string} where the method, as the message names it
+ * @param {string} name the argument or option
+ * @returns {string}
+ */
+function requireString(value, where, name) {
+  if (typeof value === 'string') return value
+  const got = value === null ? 'null' : typeof value
+  throw new ConfigError(`${where}: \`${name}\` must be a string, not ${got}`, 'invalid_argument')
+}
+
 module.exports = {
   AgentCoreError,
   ConfigError,
@@ -194,4 +208,5 @@ module.exports = {
   TabQueueFullError,
   translate,
   wrap,
+  requireString,
 }

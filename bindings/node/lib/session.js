@@ -3,7 +3,7 @@
  * Sessions: conversations whose turns run one after another.
  * @module agent-core/session
  */
-const { wrap, ConfigError } = require('./errors.js')
+const { wrap, requireString } = require('./errors.js')
 const { toJsonValue } = require('./tools.js')
 const { Run, cancelOnAbort } = require('./run.js')
 const { approvalDecisions } = require('./approvals.js')
@@ -109,10 +109,8 @@ class Session {
    */
   answerClarification(clarificationId, answer, options = {}) {
     // The person's words go to the model: a missing answer must not arrive as "undefined".
-    if (typeof answer !== 'string') {
-      throw new ConfigError(`answerClarification: \`answer\` must be a string, not ${answer === null ? 'null' : typeof answer}`, 'invalid_argument')
-    }
-    const n = wrap(() => this.#native.answerClarification(clarificationId, answer))
+    const text = requireString(answer, 'answerClarification', 'answer')
+    const n = wrap(() => this.#native.answerClarification(clarificationId, text))
     const run = new Run(n, this.#agent)
     cancelOnAbort(options.signal, n, run)
     return run

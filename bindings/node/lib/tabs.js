@@ -3,7 +3,7 @@
  * One agent session per browser tab: the tab hub.
  * @module agent-core/tabs
  */
-const { wrap, AgentCoreError, ConfigError } = require('./errors.js')
+const { wrap, AgentCoreError, requireString } = require('./errors.js')
 const { Agent } = require('./agent.js')
 const { Session, typedSchema } = require('./session.js')
 const { Run, cancelOnAbort } = require('./run.js')
@@ -191,10 +191,8 @@ class TabHub {
    * @param {string} answer
    */
   async answerClarification(tab, clarificationId, answer) {
-    if (typeof answer !== 'string') {
-      throw new ConfigError(`answerClarification: \`answer\` must be a string, not ${answer === null ? 'null' : typeof answer}`, 'invalid_argument')
-    }
-    const n = await wrap(() => this.#native.answerClarification(tab, clarificationId, answer))
+    const text = requireString(answer, 'answerClarification', 'answer')
+    const n = await wrap(() => this.#native.answerClarification(tab, clarificationId, text))
     return new Run(n, this.#agent)
   }
   /**
