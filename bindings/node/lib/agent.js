@@ -109,7 +109,9 @@ class Agent {
    * @param {string} id
    */
   async revokeApprovalRule(id) {
-    return wrap(() => this.#native.revokeApprovalRule(String(id)))
+    // Passing the rule itself instead of its id would otherwise answer "no such rule".
+    const ruleId = requireString(id, 'revokeApprovalRule', 'id')
+    return wrap(() => this.#native.revokeApprovalRule(ruleId))
   }
 
   /** The names of the agent's tools. */

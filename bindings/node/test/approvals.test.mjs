@@ -143,6 +143,10 @@ test("remember 'session' answers later calls; approvalRules lists it; revoked, t
   assert.equal(asked.length, 2, 'the gate still asks; the rule answers for the person')
 
   assert.equal(await agent.revokeApprovalRule(rules[0].id), true)
+  await assert.rejects(
+    agent.revokeApprovalRule(rules[0]),
+    (e) => e.code === 'invalid_argument' && /revokeApprovalRule: `id` must be a string, not object/.test(e.message),
+  )
   assert.equal(await agent.revokeApprovalRule(rules[0].id), false)
   assert.deepEqual(await agent.approvalRules(), [])
   assert.equal((await s.send('pay 3').outcome).status, 'awaiting_approval')
