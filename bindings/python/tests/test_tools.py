@@ -140,6 +140,15 @@ def test_unsupported_hint_is_a_clear_error():
         ac.Tool(f)
 
 
+def test_a_description_that_is_not_text_is_refused_naming_the_tool():
+    def lookup() -> str:
+        return "x"
+
+    with pytest.raises(TypeError, match="tool 'lookup': description must be a str, not int"):
+        ac.tool(name="lookup", description=42)(lookup)
+    assert ac.tool(name="lookup", description=None)(lookup).description == "lookup"
+
+
 def test_invalid_tool_name():
     with pytest.raises(ValueError, match="invalid tool name"):
         ac.Tool(lambda: None)

@@ -68,6 +68,10 @@ class Tool:
         self.name: str = name or str(getattr(func, "__name__", ""))
         if not _NAME.match(self.name):
             raise ValueError(f"invalid tool name {self.name!r}: use 1-64 of [a-zA-Z0-9_-]")
+        if description is not None and not isinstance(description, str):
+            # Caught here, naming the tool, rather than as a bare TypeError when an Agent takes it.
+            kind = type(description).__name__
+            raise TypeError(f"tool {self.name!r}: description must be a str, not {kind}")
         doc, schema, context_params = function_schema(func)
         self.description: str = description if description is not None else (doc or self.name)
         self.parameters: Dict[str, Any] = parameters if parameters is not None else schema
