@@ -183,12 +183,13 @@ function wrap(f) {
  * @param {unknown} value
  * @param {string} where the method, as the message names it
  * @param {string} name the argument or option
+ * @param {string} [expected] what the message says it must be
  * @returns {string}
  */
-function requireString(value, where, name) {
+function requireString(value, where, name, expected = 'a string') {
   if (typeof value === 'string') return value
-  const got = value === null ? 'null' : typeof value
-  throw new ConfigError(`${where}: \`${name}\` must be a string, not ${got}`, 'invalid_argument')
+  const got = value === null ? 'null' : value instanceof URL ? `a ${value.protocol} URL` : typeof value
+  throw new ConfigError(`${where}: \`${name}\` must be ${expected}, not ${got}`, 'invalid_argument')
 }
 
 module.exports = {

@@ -5,7 +5,7 @@
  */
 const { fileURLToPath } = require('node:url')
 const native = require('../index.js')
-const { wrap, ConfigError } = require('./errors.js')
+const { wrap, ConfigError, requireString } = require('./errors.js')
 
 /**
  * The database file `path` names: a string as it is, or a `file:` URL. Anything else is refused
@@ -24,8 +24,7 @@ function databasePath(path) {
       throw new ConfigError(`SqliteStore.open: ${e instanceof Error ? e.message : String(e)}`, 'invalid_argument')
     }
   }
-  const got = path instanceof URL ? `a ${path.protocol} URL` : path === null ? 'null' : typeof path
-  throw new ConfigError(`SqliteStore.open: \`path\` must be a string or a file: URL, not ${got}`, 'invalid_argument')
+  return requireString(path, 'SqliteStore.open', 'path', 'a string or a file: URL')
 }
 
 /** A store keeping sessions in this process's memory (lost when the process ends). */
@@ -88,11 +87,7 @@ class PostgresStore {
    * @param {import('./stores').PostgresStoreOptions} [options]
    */
   static async connect(url, options) {
-    const text = url instanceof URL ? url.href : url
-    if (typeof text !== 'string') {
-      const got = text === null ? 'null' : typeof text
-      throw new ConfigError(`PostgresStore.connect: \`url\` must be a string or a URL, not ${got}`, 'invalid_argument')
-    }
+    const text = requireString(url instanceof URL ? url.href : url, 'PostgresStore.connect', 'url', 'a string or a URL')
     return new PostgresStore(await wrap(() => native.openPostgresStore(text, options)), options?.schema ?? null)
   }
   /** The ids of the stored sessions. */
