@@ -32,16 +32,28 @@ class Run {
   #typed
   /** @type {Promise<any> | undefined} */
   #outcome
+  /** @type {string | undefined} */
+  #id
+  /** @type {string | undefined} */
+  #sessionId
 
   /** @internal */
   constructor(/** @type {any} */ nativeRun, /** @type {Agent} */ agent, typed = false) {
     this.#native = nativeRun
     this.#agent = agent
     this.#typed = typed
-    /** The run's id. */
-    this.id = nativeRun.id
-    /** The session's id. */
-    this.sessionId = nativeRun.sessionId
+  }
+
+  // The ids are read from the native run when first asked for: each read crosses into the
+  // native module (about 4 000 instructions), and most callers only await the outcome.
+  /** The run's id. */
+  get id() {
+    return (this.#id ??= this.#native.id)
+  }
+
+  /** The session's id. */
+  get sessionId() {
+    return (this.#sessionId ??= this.#native.sessionId)
   }
 
   /** A snapshot of the run's progress: `{ state, iteration, currentTool, lastMessage, error }`. */

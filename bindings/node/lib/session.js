@@ -44,13 +44,18 @@ function typedSchema(schema, name) {
 class Session {
   #native
   #agent
+  /** @type {string | undefined} */
+  #id
 
   /** @internal */
   constructor(/** @type {any} */ nativeSession, /** @type {Agent} */ agent) {
     this.#native = nativeSession
     this.#agent = agent
-    /** The session's id (a UUID). */
-    this.id = nativeSession.id
+  }
+
+  /** The session's id (a UUID), read from the native session when first asked for (see `Run`). */
+  get id() {
+    return (this.#id ??= this.#native.id)
   }
 
   /**

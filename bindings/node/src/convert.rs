@@ -3,11 +3,12 @@
 //! Keys are the Rust field names in camelCase; values (event `type`s, statuses) keep their
 //! snake_case wire names. User data (tool arguments, questions) is passed through unchanged.
 
-use agent_core::{AgentEvent, Outcome, RunStatus};
+use agent_core::{AgentEvent, ErrorKind, Outcome, RunStatus};
 use napi::bindgen_prelude::*;
 use napi::sys;
 use serde_json::{Map, Number, Value};
 
+use crate::env_functions::{self, EnvFunction};
 use crate::error::JsErrorRef;
 use crate::json_parse;
 
@@ -238,19 +239,129 @@ pub fn outcome(outcome: &Outcome) -> Json {
 
 fn outcome_value(outcome: &Outcome) -> Value {
     let mut value = camel_keys(serde_json::to_value(outcome).unwrap_or(Value::Null));
-    if let (Some(source), Value::Object(map)) = (&outcome.error_source, &mut value) {
-        let error: &(dyn std::error::Error + Send + Sync + 'static) = &***source;
-        let js = error.downcast_ref::<JsErrorRef>().map(|r| r.id).or_else(|| {
-            // A fatal error may wrap the JS error one level down.
-            error
-                .source()
-                .and_then(|s| s.downcast_ref::<JsErrorRef>().map(|r| r.id))
-        });
-        if let Some(id) = js {
-            map.insert("errorId".into(), Value::from(id));
-        }
+    if let (Some(id), Value::Object(map)) = (js_error_id(outcome), &mut value) {
+        map.insert("errorId".into(), Value::from(id));
     }
     value
+}
+
+/// The JS layer's id of the JS error that ended the turn, if one did.
+fn js_error_id(outcome: &Outcome) -> Option<u32> {
+    let error: &(dyn std::error::Error + Send + Sync + 'static) = &***outcome.error_source.as_ref()?;
+    error.downcast_ref::<JsErrorRef>().map(|r| r.id).or_else(|| {
+        // A fatal error may wrap the JS error one level down.
+        error
+            .source()
+            .and_then(|s| s.downcast_ref::<JsErrorRef>().map(|r| r.id))
+    })
+}
+
+/// A turn's outcome handed to JavaScript: the object [`outcome`] describes. An outcome with
+/// only the fields every outcome has (most of them) is made by the environment's
+/// [`MAKE_OUTCOME`](crate::env_functions::MAKE_OUTCOME) from its values; any other goes the
+/// generic way. Both give the same object, keys in the same order.
+pub struct JsOutcome(pub Outcome);
+
+impl ToNapiValue for JsOutcome {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
+        // SAFETY: on the JS thread with a handle scope open (the trait's contract).
+        unsafe {
+            if let Some(made) = make_outcome(env, &val.0)? {
+                return Ok(made);
+            }
+            Json::to_napi_value(env, outcome(&val.0))
+        }
+    }
+}
+
+impl TypeName for JsOutcome {
+    fn type_name() -> &'static str {
+        "any"
+    }
+
+    fn value_type() -> ValueType {
+        ValueType::Object
+    }
+}
+
+/// The outcome made by the environment's outcome maker, or `None` when it has a field the
+/// maker does not set, or the maker cannot be had or threw.
+unsafe fn make_outcome(env: sys::napi_env, o: &Outcome) -> Result<Option<sys::napi_value>> {
+    let common = o.structured.is_none()
+        && o.clarification.is_none()
+        && o.approval.is_none()
+        && o.external_calls.is_none()
+        && o.sub_agents.is_empty()
+        && js_error_id(o).is_none();
+    if !common {
+        return Ok(None);
+    }
+    // SAFETY: on the JS thread with a handle scope open (the caller's contract).
+    unsafe {
+        let Some(make) = env_functions::get(env, EnvFunction::MakeOutcome) else {
+            return Ok(None);
+        };
+        let usage = &o.usage;
+        let args = [
+            js_number_or_null(env, o.cost_usd)?,
+            js_string_or_null(env, o.error.as_deref())?,
+            js_string_or_null(env, o.error_kind.map(ErrorKind::as_str))?,
+            js_string_or_null(env, o.final_text.as_deref())?,
+            js_number(env, f64::from(o.iterations))?,
+            js_number_or_null(env, o.session_cost_usd)?,
+            js_string(env, o.status.as_str())?,
+            js_number(env, f64::from(o.tool_calls))?,
+            // As JSON would give them: an integer past 2^53 loses precision.
+            js_number(env, usage.cache_write_tokens as f64)?,
+            js_number(env, usage.cached_input_tokens as f64)?,
+            js_number(env, usage.input_tokens as f64)?,
+            js_number(env, usage.output_tokens as f64)?,
+            js_number(env, usage.reasoning_tokens as f64)?,
+        ];
+        let mut receiver = std::ptr::null_mut();
+        check(sys::napi_get_undefined(env, &mut receiver), "napi_get_undefined")?;
+        let mut out = std::ptr::null_mut();
+        if sys::napi_call_function(env, receiver, make, args.len(), args.as_ptr(), &mut out) != sys::Status::napi_ok {
+            // Nothing is left pending for the generic conversion to trip over.
+            let mut thrown = std::ptr::null_mut();
+            sys::napi_get_and_clear_last_exception(env, &mut thrown);
+            return Ok(None);
+        }
+        Ok(Some(out))
+    }
+}
+
+unsafe fn js_null(env: sys::napi_env) -> Result<sys::napi_value> {
+    let mut out = std::ptr::null_mut();
+    check(unsafe { sys::napi_get_null(env, &mut out) }, "napi_get_null")?;
+    Ok(out)
+}
+
+/// A number as JSON would give it: a value that is not finite is `null`.
+unsafe fn js_number(env: sys::napi_env, n: f64) -> Result<sys::napi_value> {
+    if !n.is_finite() {
+        return unsafe { js_null(env) };
+    }
+    let mut out = std::ptr::null_mut();
+    check(
+        unsafe { sys::napi_create_double(env, n, &mut out) },
+        "napi_create_double",
+    )?;
+    Ok(out)
+}
+
+unsafe fn js_number_or_null(env: sys::napi_env, n: Option<f64>) -> Result<sys::napi_value> {
+    match n {
+        Some(n) => unsafe { js_number(env, n) },
+        None => unsafe { js_null(env) },
+    }
+}
+
+unsafe fn js_string_or_null(env: sys::napi_env, s: Option<&str>) -> Result<sys::napi_value> {
+    match s {
+        Some(s) => unsafe { js_string(env, s) },
+        None => unsafe { js_null(env) },
+    }
 }
 
 /// An event as JS sees it.

@@ -6,24 +6,16 @@
 //! same result: keys as own data properties (a `"__proto__"` key stays an ordinary key), every
 //! number a JS number.
 
-use std::cell::RefCell;
-use std::ffi::c_void;
 use std::ptr;
 
 use napi::sys;
 use serde_json::Value;
 
+use crate::env_functions::{self, EnvFunction};
+
 /// Values (the value itself and everything inside it) from which the parser is the cheaper
 /// way: below this, the call into JS costs more than the properties it saves.
 pub const PARSE_FROM: usize = 4;
-
-thread_local! {
-    /// `JSON.parse` of each environment running on this thread, looked up once per
-    /// environment. Node runs one per thread (the main one, each worker); an embedder may run
-    /// several on one thread (a frame each). A cleanup hook forgets an environment's reference
-    /// when it goes, so a later one at the same address never sees it.
-    static CACHED_PARSE: RefCell<Vec<(usize, sys::napi_ref)>> = const { RefCell::new(Vec::new()) };
-}
 
 /// How many values `value` holds, itself included, or `None` when it nests deeper than
 /// `depth` levels of arrays and objects.
@@ -43,7 +35,7 @@ pub fn count_values(value: &Value, depth: u32) -> Option<usize> {
 
 /// `JSON.parse` of `value`'s text, or `None` when the parser cannot be reached or throws; the
 /// caller then builds the value itself. The `JSON.parse` an environment had at its first
-/// conversion serves it for its life: one that a host replaces later is never called.
+/// conversion serves it for its life (see [`EnvFunction::JsonParse`]).
 ///
 /// # Safety
 /// Call only on the JS thread of `env`, with a handle scope open.
@@ -51,7 +43,7 @@ pub unsafe fn parse(env: sys::napi_env, value: &Value) -> Option<sys::napi_value
     let text = serde_json::to_string(value).ok()?;
     // SAFETY: on the JS thread with a handle scope open (caller's contract).
     unsafe {
-        let parse = cached_parse(env)?;
+        let parse = env_functions::get(env, EnvFunction::JsonParse)?;
         let mut arg = ptr::null_mut();
         let mut receiver = ptr::null_mut();
         let mut out = ptr::null_mut();
@@ -69,64 +61,6 @@ pub unsafe fn parse(env: sys::napi_env, value: &Value) -> Option<sys::napi_value
         }
         Some(out)
     }
-}
-
-/// This environment's `JSON.parse`.
-///
-/// # Safety
-/// Call only on the JS thread of `env`, with a handle scope open.
-unsafe fn cached_parse(env: sys::napi_env) -> Option<sys::napi_value> {
-    let ok = sys::Status::napi_ok;
-    let mut function = ptr::null_mut();
-    // SAFETY: on the JS thread with a handle scope open (caller's contract); the cached
-    // reference belongs to this environment and is forgotten before the environment goes.
-    unsafe {
-        let cached = CACHED_PARSE.with_borrow(|cache| {
-            cache
-                .iter()
-                .find(|(owner, _)| *owner == env as usize)
-                .map(|(_, reference)| *reference)
-        });
-        if let Some(reference) = cached {
-            // Never looked up again for this environment: its cleanup hook is registered
-            // once (Node aborts on a second registration of the same hook).
-            let found = sys::napi_get_reference_value(env, reference, &mut function) == ok;
-            return (found && !function.is_null()).then_some(function);
-        }
-        let mut global = ptr::null_mut();
-        let mut json = ptr::null_mut();
-        let mut kind = sys::ValueType::napi_undefined;
-        let found = sys::napi_get_global(env, &mut global) == ok
-            && sys::napi_get_named_property(env, global, c"JSON".as_ptr(), &mut json) == ok
-            && sys::napi_get_named_property(env, json, c"parse".as_ptr(), &mut function) == ok
-            && sys::napi_typeof(env, function, &mut kind) == ok
-            && kind == sys::ValueType::napi_function;
-        if !found {
-            let mut thrown = ptr::null_mut();
-            sys::napi_get_and_clear_last_exception(env, &mut thrown);
-            return None;
-        }
-        let mut reference = ptr::null_mut();
-        if sys::napi_create_reference(env, function, 1, &mut reference) == ok {
-            if sys::napi_add_env_cleanup_hook(env, Some(forget_parse), env.cast::<c_void>()) == ok {
-                CACHED_PARSE.with_borrow_mut(|cache| cache.push((env as usize, reference)));
-            } else {
-                // Not cached without a hook to forget it: looked up again next time.
-                sys::napi_delete_reference(env, reference);
-            }
-        }
-        Some(function)
-    }
-}
-
-/// The environment `env` is going: its reference goes with it.
-unsafe extern "C" fn forget_parse(env: *mut c_void) {
-    // `try_with`: a hook that ran as its thread ends must not panic across the FFI boundary.
-    let _ = CACHED_PARSE.try_with(|cache| {
-        if let Ok(mut cache) = cache.try_borrow_mut() {
-            cache.retain(|(owner, _)| *owner != env as usize);
-        }
-    });
 }
 
 #[cfg(test)]

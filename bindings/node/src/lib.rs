@@ -19,6 +19,7 @@ pub mod callbacks;
 pub mod convert;
 pub mod dispatch;
 pub mod eager;
+pub mod env_functions;
 pub mod error;
 pub mod hooks;
 pub mod host;

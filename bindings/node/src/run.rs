@@ -62,9 +62,9 @@ impl NativeRun {
 
     /// Waits for the run to end and returns its outcome.
     #[napi(ts_return_type = "Promise<any>")]
-    pub async fn outcome(&self) -> Result<Json> {
+    pub async fn outcome(&self) -> Result<crate::convert::JsOutcome> {
         let run = self.inner.clone();
-        Ok(crate::convert::outcome(&run.outcome().await))
+        Ok(crate::convert::JsOutcome(run.outcome().await))
     }
 
     /// The run's events. The first call sees every event; later calls see events from then on.

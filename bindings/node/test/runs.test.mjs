@@ -229,6 +229,32 @@ test('a provider error ends the turn with status error and a stable kind', async
   })
 })
 
+test('an awaited outcome is the object its final event carries, keys in the same order', async () => {
+  // The awaited outcome of the usual turn is made from its fields (JsOutcome in
+  // src/convert.rs); the final event's goes through the generic conversion.
+  const ten = { inputTokens: 50, outputTokens: 10, cachedInputTokens: 3, reasoningTokens: 2 }
+  const turns = [
+    [{ toolCalls: [{ name: 'echo', arguments: { text: 'a' } }], usage: ten }, { text: 'done', usage: ten }],
+    [{ error: { kind: 'auth', message: 'bad key' } }],
+    Array.from({ length: 3 }, () => ({ toolCalls: [{ name: 'echo', arguments: { text: 'x' } }] })),
+  ]
+  const statuses = []
+  for (const steps of turns) {
+    const provider = new ScriptedProvider(steps)
+    const prices = { scripted: { input: 1, output: 10_000 } }
+    const agent = new Agent({ provider, tools: [echo], config: { prices, maxIterations: 2 } })
+    const run = (await agent.createSession()).send('go')
+    const events = await collect(run)
+    const outcome = await run.outcome
+    const carried = events.at(-1).outcome
+    assert.deepEqual(outcome, carried)
+    assert.deepEqual(Object.keys(outcome), Object.keys(carried))
+    assert.deepEqual(Object.keys(outcome.usage), Object.keys(carried.usage))
+    statuses.push(outcome.status)
+  }
+  assert.deepEqual(statuses, ['done', 'error', 'capped'])
+})
+
 test('sessions keep history; turns of one session run one after another', async () => {
   const { agent, provider } = scripted([{ text: 'first' }, { text: 'second' }])
   const s = await agent.createSession()
