@@ -146,3 +146,29 @@ async def test_send_a_message_with_an_image():
     assert (await session.send({"content": "plain text in a dict"})).status == "error"  # script exhausted
     with pytest.raises(ac.ConfigError, match="invalid message"):
         session.send({"content": [{"type": "video"}]})
+
+
+async def test_an_awaited_outcome_equals_the_one_its_final_event_carries():
+    # The usual outcome's dict is built field by field (usual_outcome_dict in src/agent.rs);
+    # the final event's goes through its JSON value. Both must read the same.
+    usage = {"input_tokens": 50, "output_tokens": 10, "cached_input_tokens": 3, "reasoning_tokens": 2}
+    turns = [
+        [ac.Reply(tool_calls=[("echo", {"text": "a"})], usage=usage), ac.Reply("done", usage=usage)],
+        [ac.ProviderFailure("auth", "bad key", status=401)],
+        [ac.Reply(tool_calls=[("echo", {"text": "x"})]) for _ in range(3)],
+    ]
+    statuses, outcomes = [], []
+    for steps in turns:
+        agent = ac.Agent(
+            ac.ScriptedProvider(steps),
+            tools=[echo],
+            config=ac.AgentConfig(prices={"scripted": {"input": 1.0, "output": 10000.0}}, max_iterations=2),
+        )
+        session = await agent.create_session()
+        outcome, events = await run_and_collect(session.send("go"))
+        assert outcome == events[-1].outcome
+        statuses.append(outcome.status)
+        outcomes.append(outcome)
+    assert statuses == ["done", "error", "capped"]
+    # The first turn's figures are all there, not defaults.
+    assert outcomes[0].usage.cached_input_tokens == 6 and outcomes[0].cost_usd is not None
