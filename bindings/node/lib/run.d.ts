@@ -41,6 +41,8 @@ export declare class Run<T = Json, R = string> {
   private constructor()
   readonly id: string
   readonly sessionId: string
+  /** What `JSON.stringify` writes of the run: its ids. */
+  toJSON(): { id: string; sessionId: string }
   /** A cheap snapshot of the run's progress. */
   status(): RunStatus
   /** Asks the run to stop; it ends `cancelled` promptly. */

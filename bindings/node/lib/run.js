@@ -56,6 +56,11 @@ class Run {
     return (this.#sessionId ??= this.#native.sessionId)
   }
 
+  /** What `JSON.stringify` writes of the run: its ids. */
+  toJSON() {
+    return { id: this.id, sessionId: this.sessionId }
+  }
+
   /** A snapshot of the run's progress: `{ state, iteration, currentTool, lastMessage, error }`. */
   status() {
     return this.#native.status()

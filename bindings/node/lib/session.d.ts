@@ -47,6 +47,8 @@ export declare class Session {
   private constructor()
   /** The session's id (a UUID). */
   readonly id: string
+  /** What `JSON.stringify` writes of the session: its id. */
+  toJSON(): { id: string }
   /** Starts a turn with a text message. Returns at once; the turn runs in the background. */
   send(text: string, options?: SendOptions): Run
   /** Starts a turn with a whole user message (several parts, images). */

@@ -58,6 +58,11 @@ class Session {
     return (this.#id ??= this.#native.id)
   }
 
+  /** What `JSON.stringify` writes of the session: its id. */
+  toJSON() {
+    return { id: this.id }
+  }
+
   /**
    * Starts a turn. Returns at once; the turn runs in the background.
    * @param {string | { role?: 'user', content: any[] }} input text, or a whole user message

@@ -21,6 +21,9 @@ test('a turn with a tool call ends done with the final text and counts', async (
   const run = session.send('Say hi')
   assert.equal(typeof run.id, 'string')
   assert.equal(run.sessionId, session.id)
+  // The ids are read when first asked for; JSON still shows them.
+  assert.deepEqual(JSON.parse(JSON.stringify(run)), { id: run.id, sessionId: session.id })
+  assert.deepEqual(JSON.parse(JSON.stringify(session)), { id: session.id })
   const outcome = await run.outcome
   assert.equal(outcome.status, 'done')
   assert.equal(outcome.finalText, 'The tool said hi.')
