@@ -523,7 +523,7 @@ impl<'py> IntoPyObject<'py> for OutcomeObj {
 }
 
 /// The dict of an outcome that has only the fields every outcome has (most of them), built
-/// field by field: the same dict as through its JSON value, for about a third of the
+/// field by field: the same dict as through its JSON value, for about a quarter of the
 /// instructions, on the thread that awaits it. `None` for any other outcome.
 fn usual_outcome_dict<'py>(py: Python<'py>, o: &Outcome) -> PyResult<Option<Bound<'py, PyDict>>> {
     let usual = o.structured.is_none()
