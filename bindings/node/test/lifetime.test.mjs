@@ -13,6 +13,37 @@ function node(source, timeout = 20_000) {
   return spawnSync(process.execPath, ['--input-type=module', '-e', source], { encoding: 'utf8', timeout })
 }
 
+test('the module used only in worker threads, one after another, runs a turn in each', () => {
+  // The first thread to allocate through the module's allocator was taken for the process's
+  // main thread: once that worker had exited, the third worker to load the module crashed
+  // (SIGSEGV) in the allocator's set-up of its thread.
+  const r = node(`
+    import { Worker } from 'node:worker_threads'
+    const code = \`
+      const { parentPort } = require('node:worker_threads')
+      const { Agent, ScriptedProvider, tool } = require(${JSON.stringify(lib)})
+      const echo = tool({ name: 'echo', execute: ({ text }) => text })
+      ;(async () => {
+        const provider = new ScriptedProvider([{ toolCalls: [{ name: 'echo', arguments: { text: 'a' } }] }, { text: 'done' }])
+        const agent = new Agent({ provider, tools: [echo] })
+        const outcome = await (await agent.createSession()).send('go').outcome
+        parentPort.postMessage(outcome.status + ' ' + outcome.toolCalls)
+      })()
+    \`
+    for (let i = 0; i < 4; i++) {
+      const answer = await new Promise((resolve, reject) => {
+        // execArgv: not this script's --input-type=module, so the code is CommonJS.
+        const worker = new Worker(code, { eval: true, execArgv: [] })
+        worker.once('message', (m) => worker.terminate().then(() => resolve(m)))
+        worker.once('error', reject)
+      })
+      console.log('worker', i, answer)
+    }
+  `)
+  assert.equal(r.status, 0, `${r.signal ?? ''} ${r.stderr}`)
+  assert.deepEqual(r.stdout.trim().split('\n'), [0, 1, 2, 3].map((i) => `worker ${i} done 1`))
+})
+
 test('callbacks do not keep the process alive; the process exits on its own', () => {
   const r = node(`
     import { Agent, ScriptedProvider, tool } from ${JSON.stringify(lib)}

@@ -9,8 +9,9 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// `mi_option_arena_eager_commit` in mimalloc 3's `mi_option_e` (the Rust crate names only
-/// mimalloc 2's options; Cargo.toml pins the crate that bundles the C source).
+/// `mi_option_arena_eager_commit` in the bundled mimalloc 2's `mi_option_e` (the Rust crate
+/// does not name it; Cargo.toml pins the crate that bundles the C source, and picks its
+/// mimalloc 2 for the reason given there).
 const ARENA_EAGER_COMMIT: libmimalloc_sys::mi_option_t = 4;
 
 /// Commits the allocator's arenas page by page as they are used. Its default on Linux commits
