@@ -166,6 +166,18 @@ impl Outcome {
         T::deserialize(value).map_err(|e| AnswerError::Mismatch(e.to_string()))
     }
 
+    /// Whether the outcome carries any of the parts only some turns have: a typed answer, a
+    /// pending question, approval or external calls, sub-agents' spending. Without them it
+    /// serializes to the same nine fields every time, which the bindings build directly
+    /// instead of through a JSON value; a new optional part belongs here.
+    pub fn has_optional_parts(&self) -> bool {
+        self.structured.is_some()
+            || self.clarification.is_some()
+            || self.approval.is_some()
+            || self.external_calls.is_some()
+            || !self.sub_agents.is_empty()
+    }
+
     pub(crate) fn failed(kind: ErrorKind, error: impl Into<String>) -> Self {
         let mut o = Outcome::new(OutcomeStatus::Error);
         o.error_kind = Some(kind);
@@ -377,5 +389,48 @@ impl IntoFuture for Run {
         // run stops keeping events nobody can read any more.
         let Run { outcome, .. } = self;
         Box::pin(async move { wait_for_outcome(outcome).await })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    /// The bindings build an outcome without optional parts field by field (Node's
+    /// `MAKE_OUTCOME`, Python's `usual_outcome_dict`): these are the fields they build.
+    #[test]
+    fn an_outcome_without_optional_parts_has_the_fields_the_bindings_build() {
+        let mut outcome = Outcome::new(OutcomeStatus::Done);
+        assert!(!outcome.has_optional_parts());
+        let keys = |o: &Outcome| -> Vec<String> {
+            serde_json::to_value(o)
+                .unwrap()
+                .as_object()
+                .unwrap()
+                .keys()
+                .cloned()
+                .collect()
+        };
+        let common = [
+            "cost_usd",
+            "error",
+            "error_kind",
+            "final_text",
+            "iterations",
+            "session_cost_usd",
+            "status",
+            "tool_calls",
+            "usage",
+        ];
+        assert_eq!(keys(&outcome), common);
+        outcome.structured = Some(serde_json::json!({"a": 1}));
+        assert!(outcome.has_optional_parts());
+        assert!(keys(&outcome).contains(&"structured".to_owned()));
+        outcome.structured = None;
+        outcome.sub_agents.push(SubAgentUsage::default());
+        assert!(outcome.has_optional_parts());
+        assert!(keys(&outcome).contains(&"sub_agents".to_owned()));
     }
 }

@@ -256,8 +256,8 @@ fn js_error_id(outcome: &Outcome) -> Option<u32> {
     })
 }
 
-/// A turn's outcome handed to JavaScript: the object [`outcome`] describes. An outcome with
-/// only the fields every outcome has (most of them) is made by the environment's
+/// A turn's outcome handed to JavaScript: the object [`outcome`] describes. An outcome without
+/// optional parts ([`Outcome::has_optional_parts`], most of them) is made by the environment's
 /// [`MAKE_OUTCOME`](crate::env_functions::MAKE_OUTCOME) from its values; any other goes the
 /// generic way. Both give the same object, keys in the same order.
 pub struct JsOutcome(pub Outcome);
@@ -287,13 +287,7 @@ impl TypeName for JsOutcome {
 /// The outcome made by the environment's outcome maker, or `None` when it has a field the
 /// maker does not set, or the maker cannot be had or threw.
 unsafe fn make_outcome(env: sys::napi_env, o: &Outcome) -> Result<Option<sys::napi_value>> {
-    let common = o.structured.is_none()
-        && o.clarification.is_none()
-        && o.approval.is_none()
-        && o.external_calls.is_none()
-        && o.sub_agents.is_empty()
-        && js_error_id(o).is_none();
-    if !common {
+    if o.has_optional_parts() || js_error_id(o).is_some() {
         return Ok(None);
     }
     // SAFETY: on the JS thread with a handle scope open (the caller's contract).

@@ -60,13 +60,13 @@ pub unsafe fn get(env: sys::napi_env, function: EnvFunction) -> Option<sys::napi
         }
         (found, known)
     });
-    let mut value = ptr::null_mut();
     // SAFETY: on the JS thread with a handle scope open (caller's contract); a kept reference
     // belongs to this environment and is forgotten before the environment goes.
     unsafe {
         if let Some(reference) = kept {
             // Never made again for this environment once kept: its cleanup hook is
             // registered once (Node aborts on a second registration of the same hook).
+            let mut value = ptr::null_mut();
             let found = sys::napi_get_reference_value(env, reference, &mut value) == ok;
             return (found && !value.is_null()).then_some(value);
         }

@@ -522,16 +522,11 @@ impl<'py> IntoPyObject<'py> for OutcomeObj {
     }
 }
 
-/// The dict of an outcome that has only the fields every outcome has (most of them), built
-/// field by field: the same dict as through its JSON value, for about a quarter of the
-/// instructions, on the thread that awaits it. `None` for any other outcome.
+/// The dict of an outcome without optional parts ([`Outcome::has_optional_parts`], most of
+/// them), built field by field: the same dict as through its JSON value, for about a quarter
+/// of the instructions, on the thread that awaits it. `None` for any other outcome.
 fn usual_outcome_dict<'py>(py: Python<'py>, o: &Outcome) -> PyResult<Option<Bound<'py, PyDict>>> {
-    let usual = o.structured.is_none()
-        && o.clarification.is_none()
-        && o.approval.is_none()
-        && o.external_calls.is_none()
-        && o.sub_agents.is_empty();
-    if !usual {
+    if o.has_optional_parts() {
         return Ok(None);
     }
     // As JSON gives them: a number that is not finite is null.
