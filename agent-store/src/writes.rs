@@ -172,7 +172,7 @@ pub(crate) struct NewRow<'a> {
 
 /// Rows per statement of [`insert_rows`] and [`upsert_tool_calls`], largest first (the last
 /// must be 1).
-const ROWS_PER_STATEMENT: [usize; 3] = [32, 8, 1];
+pub(crate) const ROWS_PER_STATEMENT: [usize; 3] = [32, 8, 1];
 
 /// How `len` rows are split into statements: the rows each statement carries, in order, as
 /// many as possible in the largest size.
@@ -184,6 +184,11 @@ fn statements_for(len: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
         start += size;
         Some(start - size..start)
     })
+}
+
+/// How many statements [`insert_rows`] and [`upsert_tool_calls`] take for `len` rows.
+pub(crate) fn statements_needed(len: usize) -> usize {
+    statements_for(len).count()
 }
 
 /// The text of a statement of each size in [`ROWS_PER_STATEMENT`]: `head`, then `rows` copies
@@ -204,11 +209,8 @@ fn text_for(texts: &[String], rows: usize) -> Option<&str> {
         .map(String::as_str)
 }
 
-/// Inserts message rows of any sessions, several per statement: one statement costs SQLite
-/// more than the row it carries. Nothing is checked beyond the constraints (the unique index
-/// on `(session_key, seq)`, the foreign key); on an error the caller cannot tell which row
-/// failed, and should roll back and insert them one append at a time.
-pub(crate) fn insert_rows(conn: &Connection, rows: &[NewRow<'_>]) -> rusqlite::Result<()> {
+/// The statement that inserts `rows` message rows at once ([`ROWS_PER_STATEMENT`] sizes only).
+pub(crate) fn insert_text(rows: usize) -> Option<&'static str> {
     static SQL: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
     let sql = SQL.get_or_init(|| {
         statement_texts(
@@ -218,39 +220,98 @@ pub(crate) fn insert_rows(conn: &Connection, rows: &[NewRow<'_>]) -> rusqlite::R
             "",
         )
     });
-    for range in statements_for(rows.len()) {
-        let Some(text) = text_for(sql, range.len()) else {
-            return Err(rusqlite::Error::InvalidParameterCount(range.len(), 1));
-        };
-        let mut insert = conn.prepare_cached(text)?;
-        for (i, new) in rows[range].iter().enumerate() {
-            let at = i * 13;
-            let row = new.row;
-            insert.raw_bind_parameter(at + 1, new.key)?;
-            insert.raw_bind_parameter(at + 2, seq_to_sql(new.seq))?;
-            insert.raw_bind_parameter(at + 3, row.role)?;
-            insert.raw_bind_parameter(at + 4, &row.content)?;
-            insert.raw_bind_parameter(at + 5, &row.tool_calls)?;
-            insert.raw_bind_parameter(at + 6, &row.tool_call_id)?;
-            insert.raw_bind_parameter(at + 7, &row.tool_name)?;
-            insert.raw_bind_parameter(at + 8, row.is_error)?;
-            insert.raw_bind_parameter(at + 9, &row.compressed)?;
-            insert.raw_bind_parameter(at + 10, &row.reasoning)?;
-            insert.raw_bind_parameter(at + 11, row.model_visible)?;
-            insert.raw_bind_parameter(at + 12, row.user_visible)?;
-            insert.raw_bind_parameter(at + 13, new.created_at)?;
+    text_for(sql, rows)
+}
+
+/// The statements that write several rows at once, by kind and number of rows: the writer
+/// keeps its own prepared for the life of its connection; any other connection takes them
+/// from its statement cache, which hashes their text on the way out and back.
+pub(crate) trait RowStatements {
+    /// The connection they run on.
+    fn connection(&self) -> &Connection;
+
+    /// Runs `work` with the statement that writes `rows` rows of `kind` (a size of
+    /// [`ROWS_PER_STATEMENT`]), its parameters to be bound.
+    fn with_statement<T>(
+        &self,
+        kind: RowKind,
+        rows: usize,
+        work: impl FnOnce(&mut rusqlite::Statement<'_>) -> rusqlite::Result<T>,
+    ) -> rusqlite::Result<T>;
+}
+
+/// What a [`RowStatements`] statement writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RowKind {
+    /// Message rows ([`insert_text`]).
+    Messages,
+    /// Tool-call records ([`upsert_text`]).
+    ToolCalls,
+}
+
+impl RowKind {
+    /// The statement of this kind for `rows` rows.
+    pub(crate) fn text(self, rows: usize) -> Option<&'static str> {
+        match self {
+            RowKind::Messages => insert_text(rows),
+            RowKind::ToolCalls => upsert_text(rows),
         }
-        insert.raw_execute()?;
+    }
+}
+
+impl RowStatements for Connection {
+    fn connection(&self) -> &Connection {
+        self
+    }
+
+    fn with_statement<T>(
+        &self,
+        kind: RowKind,
+        rows: usize,
+        work: impl FnOnce(&mut rusqlite::Statement<'_>) -> rusqlite::Result<T>,
+    ) -> rusqlite::Result<T> {
+        let text = kind.text(rows).ok_or(rusqlite::Error::InvalidParameterCount(rows, 1))?;
+        let mut statement = self.prepare_cached(text)?;
+        work(&mut statement)
+    }
+}
+
+/// Inserts message rows of any sessions, several per statement: one statement costs SQLite
+/// more than the row it carries. Nothing is checked beyond the constraints (the unique index
+/// on `(session_key, seq)`, the foreign key); on an error the caller cannot tell which row
+/// failed, and should roll back and insert them one append at a time.
+pub(crate) fn insert_rows(statements: &impl RowStatements, rows: &[NewRow<'_>]) -> rusqlite::Result<()> {
+    for range in statements_for(rows.len()) {
+        statements.with_statement(RowKind::Messages, range.len(), |insert| {
+            for (i, new) in rows[range.clone()].iter().enumerate() {
+                let at = i * 13;
+                let row = new.row;
+                insert.raw_bind_parameter(at + 1, new.key)?;
+                insert.raw_bind_parameter(at + 2, seq_to_sql(new.seq))?;
+                insert.raw_bind_parameter(at + 3, row.role)?;
+                insert.raw_bind_parameter(at + 4, &row.content)?;
+                insert.raw_bind_parameter(at + 5, &row.tool_calls)?;
+                insert.raw_bind_parameter(at + 6, &row.tool_call_id)?;
+                insert.raw_bind_parameter(at + 7, &row.tool_name)?;
+                insert.raw_bind_parameter(at + 8, row.is_error)?;
+                insert.raw_bind_parameter(at + 9, &row.compressed)?;
+                insert.raw_bind_parameter(at + 10, &row.reasoning)?;
+                insert.raw_bind_parameter(at + 11, row.model_visible)?;
+                insert.raw_bind_parameter(at + 12, row.user_visible)?;
+                insert.raw_bind_parameter(at + 13, new.created_at)?;
+            }
+            insert.raw_execute().map(drop)
+        })?;
     }
     Ok(())
 }
 
-/// The tool-call upsert statements, one per size in [`ROWS_PER_STATEMENT`], made once: the
-/// update happens only if the state machine allows the change (see
+/// The statement that upserts `rows` tool-call records at once ([`ROWS_PER_STATEMENT`] sizes
+/// only): the update happens only if the state machine allows the change (see
 /// [`ToolCallState::can_become`]).
-fn upserts() -> &'static [String] {
+pub(crate) fn upsert_text(rows: usize) -> Option<&'static str> {
     static SQL: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
-    SQL.get_or_init(|| {
+    let sql = SQL.get_or_init(|| {
         statement_texts(
             "INSERT INTO tool_calls (session_key, call_id, name, arguments, state, raw_result,
            compressed_result, error, started_at, finished_at, created_at)",
@@ -263,32 +324,31 @@ fn upserts() -> &'static [String] {
          WHERE (tool_calls.state = 'pending' AND excluded.state <> 'pending')
             OR (tool_calls.state = 'running' AND excluded.state NOT IN ('pending', 'running'))",
         )
-    })
+    });
+    text_for(sql, rows)
 }
 
 /// Runs the upsert of `records` (each with its session's key), a number of rows
 /// [`statements_for`] gives, and returns how many rows it inserted or updated.
-fn run_upsert(conn: &Connection, records: &[(i64, &ToolCallRecord)]) -> rusqlite::Result<usize> {
-    let Some(text) = text_for(upserts(), records.len()) else {
-        return Err(rusqlite::Error::InvalidParameterCount(records.len(), 1));
-    };
+fn run_upsert(statements: &impl RowStatements, records: &[(i64, &ToolCallRecord)]) -> rusqlite::Result<usize> {
     let now = now_millis();
-    let mut upsert = conn.prepare_cached(text)?;
-    for (i, (key, record)) in records.iter().enumerate() {
-        let at = i * 11;
-        upsert.raw_bind_parameter(at + 1, *key)?;
-        upsert.raw_bind_parameter(at + 2, &record.call_id)?;
-        upsert.raw_bind_parameter(at + 3, &record.name)?;
-        upsert.raw_bind_parameter(at + 4, &record.arguments)?;
-        upsert.raw_bind_parameter(at + 5, record.state.as_str())?;
-        upsert.raw_bind_parameter(at + 6, &record.raw_result)?;
-        upsert.raw_bind_parameter(at + 7, &record.compressed_result)?;
-        upsert.raw_bind_parameter(at + 8, &record.error)?;
-        upsert.raw_bind_parameter(at + 9, record.started_at_ms)?;
-        upsert.raw_bind_parameter(at + 10, record.finished_at_ms)?;
-        upsert.raw_bind_parameter(at + 11, now)?;
-    }
-    upsert.raw_execute()
+    statements.with_statement(RowKind::ToolCalls, records.len(), |upsert| {
+        for (i, (key, record)) in records.iter().enumerate() {
+            let at = i * 11;
+            upsert.raw_bind_parameter(at + 1, *key)?;
+            upsert.raw_bind_parameter(at + 2, &record.call_id)?;
+            upsert.raw_bind_parameter(at + 3, &record.name)?;
+            upsert.raw_bind_parameter(at + 4, &record.arguments)?;
+            upsert.raw_bind_parameter(at + 5, record.state.as_str())?;
+            upsert.raw_bind_parameter(at + 6, &record.raw_result)?;
+            upsert.raw_bind_parameter(at + 7, &record.compressed_result)?;
+            upsert.raw_bind_parameter(at + 8, &record.error)?;
+            upsert.raw_bind_parameter(at + 9, record.started_at_ms)?;
+            upsert.raw_bind_parameter(at + 10, record.finished_at_ms)?;
+            upsert.raw_bind_parameter(at + 11, now)?;
+        }
+        upsert.raw_execute()
+    })
 }
 
 /// Upserts tool-call records of any sessions (each with its session's key), several per
@@ -299,15 +359,15 @@ fn run_upsert(conn: &Connection, records: &[(i64, &ToolCallRecord)]) -> rusqlite
 /// record again is harmless: it repeats the stored state. A statement error that made SQLite
 /// roll back the transaction is returned instead.
 pub(crate) fn upsert_tool_calls(
-    conn: &Connection,
+    statements: &impl RowStatements,
     records: &[(i64, &ToolCallRecord)],
 ) -> Result<Vec<std::ops::Range<usize>>, rusqlite::Error> {
     let mut again = Vec::new();
     for range in statements_for(records.len()) {
-        match run_upsert(conn, &records[range.clone()]) {
+        match run_upsert(statements, &records[range.clone()]) {
             Ok(changed) if changed == range.len() => {}
             Ok(_) => again.push(range),
-            Err(e) if conn.is_autocommit() => return Err(e),
+            Err(e) if statements.connection().is_autocommit() => return Err(e),
             Err(_) => again.push(range),
         }
     }

@@ -4,10 +4,9 @@
 use std::panic::AssertUnwindSafe;
 use std::time::{Duration, Instant};
 
-use rusqlite::Connection;
-
 use agent_core::{SessionId, SessionInfo, StoreError, ToolCallRecord};
 
+use super::prepared::{Control, Prepared};
 use super::recycle::{Returns, Spent};
 use super::{Append, Reply, SessionMap, Shared, Work, settle};
 use crate::now_millis;
@@ -44,7 +43,7 @@ struct Known {
 
 impl Ledger {
     /// The session's key, looked up once.
-    fn key(&mut self, conn: &Connection, session: &SessionId) -> Result<i64, StoreError> {
+    fn key(&mut self, conn: &Prepared<'_>, session: &SessionId) -> Result<i64, StoreError> {
         if let Some(known) = self.sessions.get(session) {
             return Ok(known.key);
         }
@@ -156,8 +155,8 @@ pub(super) struct Group {
 impl Group {
     /// Begins a group transaction, filling the lists of `spare` (given back by
     /// [`Self::commit`]).
-    pub fn open(conn: &Connection, spare: &mut Buffers) -> Result<Self, StoreError> {
-        run_cached(conn, "BEGIN IMMEDIATE")?;
+    pub fn open(conn: &Prepared<'_>, spare: &mut Buffers) -> Result<Self, StoreError> {
+        conn.run(Control::Begin)?;
         let Buffers {
             done,
             records,
@@ -232,16 +231,16 @@ impl Group {
     }
 
     /// Runs a job now, inside the transaction, after the writes taken before it.
-    pub fn run(&mut self, conn: &Connection, work: Work, reply: Reply, ledger: &mut Ledger, returns: &Returns) {
+    pub fn run(&mut self, conn: &Prepared<'_>, work: Work, reply: Reply, ledger: &mut Ledger, returns: &Returns) {
         self.flush(conn, ledger, returns);
-        let result = in_savepoint(conn, work);
+        let result = in_savepoint(conn, |conn| work(conn));
         self.note_rollback(conn, &result);
         self.reply(reply, result);
     }
 
     /// Some errors make SQLite roll the whole transaction back; statements after that would
     /// commit one by one, out of the group, so the group is over.
-    fn note_rollback(&mut self, conn: &Connection, result: &Result<(), StoreError>) {
+    fn note_rollback(&mut self, conn: &Prepared<'_>, result: &Result<(), StoreError>) {
         if let Err(e) = result
             && self.broken.is_none()
             && conn.is_autocommit()
@@ -258,7 +257,14 @@ impl Group {
     /// (the usual case) waits to be inserted together with the others taken in the same
     /// burst, a few statements for all of them ([`Self::insert_appends`]); any other is
     /// inserted now, after them, and checked against the file.
-    pub fn append(&mut self, conn: &Connection, append: Append, reply: Reply, ledger: &mut Ledger, returns: &Returns) {
+    pub fn append(
+        &mut self,
+        conn: &Prepared<'_>,
+        append: Append,
+        reply: Reply,
+        ledger: &mut Ledger,
+        returns: &Returns,
+    ) {
         match ledger.continue_at(&append.session, append.first_seq, append.rows.len()) {
             Some(key) => {
                 self.note_waiter(&reply);
@@ -284,7 +290,7 @@ impl Group {
     /// Writes what the group has taken and holds back to write together: the appends, and
     /// the final states of tool calls. Done when the queue is drained (the end of a burst),
     /// and before any job that must see them.
-    pub fn flush(&mut self, conn: &Connection, ledger: &mut Ledger, returns: &Returns) {
+    pub fn flush(&mut self, conn: &Prepared<'_>, ledger: &mut Ledger, returns: &Returns) {
         self.insert_appends(conn, ledger, returns);
         let mut finals = std::mem::take(&mut self.finals);
         self.write_records(conn, &mut finals, ledger, returns);
@@ -295,7 +301,7 @@ impl Group {
     /// fails (a sequence number another process took, a session deleted behind this
     /// connection's back), it is rolled back and each append is inserted on its own, so that
     /// only the ones at fault fail, with the error they would have had alone.
-    pub fn insert_appends(&mut self, conn: &Connection, ledger: &mut Ledger, returns: &Returns) {
+    pub fn insert_appends(&mut self, conn: &Prepared<'_>, ledger: &mut Ledger, returns: &Returns) {
         if self.appends.is_empty() {
             return;
         }
@@ -316,7 +322,16 @@ impl Group {
                     })
                 })
                 .collect();
-            in_savepoint(conn, |conn| writes::insert_rows(conn, &rows).map_err(backend))
+            let insert = |conn: &Prepared<'_>| writes::insert_rows(conn, &rows).map_err(backend);
+            // A statement that fails undoes itself; only several must go back together. One
+            // session at a time, a burst is usually one row, and its savepoint (two more
+            // statements, and the pages the insert changes copied into the savepoint's
+            // journal) cost the writer about as much as the insert.
+            if writes::statements_needed(rows.len()) == 1 {
+                catch(|| insert(conn))
+            } else {
+                in_savepoint(conn, insert)
+            }
         };
         self.note_rollback(conn, &result);
         let one_by_one = result.is_err() && self.broken.is_none();
@@ -338,7 +353,7 @@ impl Group {
     /// Inserts an append now, checked against the file unless it continues what this
     /// connection last wrote to its session (an append that repeats stored messages, a
     /// replay, writes only what is new).
-    fn append_now(&mut self, conn: &Connection, append: &Append, reply: Reply, ledger: &mut Ledger) {
+    fn append_now(&mut self, conn: &Prepared<'_>, append: &Append, reply: Reply, ledger: &mut Ledger) {
         let Append {
             session,
             first_seq,
@@ -346,7 +361,7 @@ impl Group {
         } = append;
         let first_seq = *first_seq;
         let check = ledger.next_seq(session) != Some(first_seq);
-        let mut insert = |conn: &Connection| {
+        let mut insert = |conn: &Prepared<'_>| {
             let key = ledger.key(conn, session)?;
             writes::insert_messages(conn, session, key, first_seq, rows, check)
         };
@@ -370,7 +385,7 @@ impl Group {
     }
 
     /// Inserts a session now, inside the transaction; its first append then needs no check.
-    pub fn create_session(&mut self, conn: &Connection, info: SessionInfo, reply: Reply, ledger: &mut Ledger) {
+    pub fn create_session(&mut self, conn: &Prepared<'_>, info: SessionInfo, reply: Reply, ledger: &mut Ledger) {
         let result = catch(|| writes::insert_session(conn, &info)).map(|key| {
             ledger.created(info.id, key);
         });
@@ -427,7 +442,7 @@ impl Group {
     /// again one at a time, each getting its own answer.
     fn write_records(
         &mut self,
-        conn: &Connection,
+        conn: &Prepared<'_>,
         pending: &mut Vec<PendingRecord>,
         ledger: &mut Ledger,
         returns: &Returns,
@@ -498,13 +513,13 @@ impl Group {
     /// commit fails every job of the group failed. Failures of jobs nobody waits on are
     /// recorded before any waiting caller is answered, so a flush sees them. The group's
     /// lists go back to `spare`, empty, for the next group.
-    pub fn commit(mut self, conn: &Connection, shared: &Shared, ledger: &mut Ledger, spare: &mut Buffers) {
+    pub fn commit(mut self, conn: &Prepared<'_>, shared: &Shared, ledger: &mut Ledger, spare: &mut Buffers) {
         self.flush(conn, ledger, &shared.returns);
         let mut open = std::mem::take(&mut self.records);
         self.write_records(conn, &mut open, ledger, &shared.returns);
         let committed = match self.broken.take() {
             Some(error) => Err(error),
-            None => run_cached(conn, "COMMIT"),
+            None => conn.run(Control::Commit),
         };
         if committed.is_err() {
             ledger.clear();
@@ -537,30 +552,21 @@ impl Group {
     }
 }
 
-/// Runs a statement without parameters, prepared once per connection.
-fn run_cached(conn: &Connection, sql: &str) -> Result<(), StoreError> {
-    conn.prepare_cached(sql)
-        .and_then(|mut s| s.execute([]))
-        .map(drop)
-        .map_err(backend)
-}
-
 /// Runs `work` in a savepoint, so its failure undoes it alone.
-fn in_savepoint<T>(
-    conn: &Connection,
-    work: impl FnOnce(&Connection) -> Result<T, StoreError>,
+fn in_savepoint<'c, T>(
+    conn: &Prepared<'c>,
+    work: impl FnOnce(&Prepared<'c>) -> Result<T, StoreError>,
 ) -> Result<T, StoreError> {
-    let statement = |sql: &str| run_cached(conn, sql);
-    statement("SAVEPOINT job")?;
+    conn.run(Control::Savepoint)?;
     let result = catch(|| work(conn));
     if conn.is_autocommit() {
         // SQLite rolled everything back, the savepoint with it.
         return result;
     }
     if result.is_err() {
-        statement("ROLLBACK TO job")?;
+        conn.run(Control::RollbackToSavepoint)?;
     }
-    statement("RELEASE job")?;
+    conn.run(Control::ReleaseSavepoint)?;
     result
 }
 
@@ -576,6 +582,8 @@ mod tests {
 
     use agent_core::{Message, ToolCallState};
     use tokio::sync::oneshot;
+
+    use rusqlite::Connection;
 
     use super::*;
     use crate::rows::MessageRow;
@@ -618,7 +626,8 @@ mod tests {
 
     #[test]
     fn appends_taken_together_are_all_inserted_in_order() {
-        let conn = database();
+        let database = database();
+        let conn = Prepared::new(&database);
         let shared = Shared::default();
         let mut ledger = Ledger::default();
         let (a, key_a) = session(&conn, &mut ledger);
@@ -656,7 +665,8 @@ mod tests {
 
     #[test]
     fn one_append_at_fault_fails_alone_with_its_own_error() {
-        let conn = database();
+        let database = database();
+        let conn = Prepared::new(&database);
         let shared = Shared::default();
         let mut ledger = Ledger::default();
         let (a, key_a) = session(&conn, &mut ledger);
@@ -701,8 +711,58 @@ mod tests {
     }
 
     #[test]
+    fn a_burst_of_one_statement_that_fails_undoes_itself_without_a_savepoint() {
+        let database = database();
+        let conn = Prepared::new(&database);
+        let shared = Shared::default();
+        let mut ledger = Ledger::default();
+        let (a, key_a) = session(&conn, &mut ledger);
+        let (b, key_b) = session(&conn, &mut ledger);
+        conn.execute(
+            "INSERT INTO messages (session_key, seq, role, content, created_at) VALUES (?1, 1, 'user', '[]', 0)",
+            [key_b],
+        )
+        .unwrap();
+        let mut group = Group::open(&conn, &mut Buffers::default()).unwrap();
+        let mut answers = Vec::new();
+        // Eight rows, one statement: a's first three go in before b's row fails it.
+        let burst: [(&SessionId, u64, &[&str]); 3] = [
+            (&a, 1, &["a1", "a2", "a3"]),
+            (&b, 1, &["b1"]),
+            (&a, 4, &["a4", "a5", "a6", "a7"]),
+        ];
+        for (session, seq, texts) in burst {
+            let (tx, rx) = oneshot::channel();
+            group.append(
+                &conn,
+                append(session, seq, texts),
+                Reply::Waiting(tx),
+                &mut ledger,
+                &shared.returns,
+            );
+            answers.push(rx);
+        }
+        assert_eq!(writes::statements_needed(group.pending_rows), 1);
+        group.flush(&conn, &mut ledger, &shared.returns);
+        assert!(!conn.is_autocommit(), "the group is still open");
+        group.commit(&conn, &shared, &mut ledger, &mut Buffers::default());
+        let answers: Vec<_> = answers.into_iter().map(|mut rx| rx.try_recv().unwrap()).collect();
+        assert_eq!(answers[0], Ok(()));
+        assert!(
+            matches!(answers[1], Err(StoreError::Conflict { .. })),
+            "{:?}",
+            answers[1]
+        );
+        assert_eq!(answers[2], Ok(()));
+        let seqs: Vec<i64> = stored(&conn, key_a).iter().map(|r| r.0).collect();
+        assert_eq!(seqs, (1..=7).collect::<Vec<_>>(), "each of a's rows once");
+        assert_eq!(stored(&conn, key_b), vec![(1, "[]".to_owned())]);
+    }
+
+    #[test]
     fn rows_another_process_wrote_as_they_are_are_a_replay_not_a_conflict() {
-        let conn = database();
+        let database = database();
+        let conn = Prepared::new(&database);
         let shared = Shared::default();
         let mut ledger = Ledger::default();
         let (a, key_a) = session(&conn, &mut ledger);
@@ -752,7 +812,8 @@ mod tests {
 
     #[test]
     fn final_records_taken_together_are_written_together_and_each_gets_its_own_answer() {
-        let conn = database();
+        let database = database();
+        let conn = Prepared::new(&database);
         let shared = Shared::default();
         let mut ledger = Ledger::default();
         let (a, key_a) = session(&conn, &mut ledger);
@@ -838,7 +899,8 @@ mod tests {
 
     #[test]
     fn a_group_hands_its_lists_room_and_all_to_the_next() {
-        let conn = database();
+        let database = database();
+        let conn = Prepared::new(&database);
         let shared = Shared::default();
         let mut ledger = Ledger::default();
         let (a, _) = session(&conn, &mut ledger);

@@ -18,6 +18,7 @@
 mod batch_policy;
 mod checkpoint;
 mod group;
+mod prepared;
 mod recycle;
 mod thread;
 
@@ -479,16 +480,17 @@ impl Drop for Writer {
     }
 }
 
-/// Statements the writer keeps prepared: every statement of the write path, with room to
-/// spare, so none is ever finalized and prepared again (rusqlite's default keeps 16).
+/// Statements the writer's statement cache keeps: every statement of the write path beyond
+/// the hot ones it holds itself (see `prepared`), with room to spare, so none is ever
+/// finalized and prepared again (rusqlite's default keeps 16).
 const STATEMENT_CACHE: usize = 64;
 
 /// Settings of the writer's connection alone.
 ///
-/// `temp_store = MEMORY`: the appends of a burst are inserted in a savepoint, and SQLite
-/// copies every page the savepoint changes into a statement journal first. That journal
-/// spills to a temporary file once it passes 64 KiB, which at 100 sessions it did in most
-/// bursts: one file created, written and deleted per burst, about a sixth of the writer's
+/// `temp_store = MEMORY`: the appends of a burst that takes several statements are inserted
+/// in a savepoint, and SQLite copies every page the savepoint changes into a statement
+/// journal first. That journal spills to a temporary file once it passes 64 KiB, which at
+/// 100 sessions it did in most bursts: one file created, written and deleted per burst, about a sixth of the writer's
 /// time (`perf record`, `open`/`pwrite`/`close` under `memjrnlWrite`). In memory it is a
 /// copy. Nothing else of the writer uses temporary storage (no sorts, no temporary tables).
 fn tune(conn: &Connection) -> Result<(), StoreError> {

@@ -9,6 +9,7 @@ use rusqlite::Connection;
 
 use super::checkpoint::TailCheckpoint;
 use super::group::{Buffers, Group, Ledger, MAX_GROUP, catch};
+use super::prepared::Prepared;
 use super::{Job, Shared, Task, settle, several_cpus};
 
 /// The thread's loop: apply what has queued up inside one open transaction, and commit when a
@@ -23,6 +24,7 @@ pub(super) fn serve(
     tail: &TailCheckpoint,
     delay: Duration,
 ) {
+    let conn = &Prepared::new(&conn);
     // On one CPU, waiting awake would only hold back the thread we wait for.
     let spinning = several_cpus();
     let mut group: Option<Group> = None;
@@ -36,13 +38,13 @@ pub(super) fn serve(
         loop {
             match queue.try_recv() {
                 Ok(job) => {
-                    apply(&conn, &mut group, job, shared, &mut ledger, &mut spare);
+                    apply(conn, &mut group, job, shared, &mut ledger, &mut spare);
                     last_job = Instant::now();
                     if group.as_ref().is_some_and(|g| g.len() >= MAX_GROUP)
                         && let Some(g) = group.take()
                     {
-                        g.commit(&conn, shared, &mut ledger, &mut spare);
-                        tail.run_if_due(&conn);
+                        g.commit(conn, shared, &mut ledger, &mut spare);
+                        tail.run_if_due(conn);
                     }
                 }
                 Err(TryRecvError::Empty) => break,
@@ -54,7 +56,7 @@ pub(super) fn serve(
         }
         // The appends and tool-call records of the burst just applied go in together.
         if let Some(g) = group.as_mut() {
-            g.flush(&conn, &mut ledger, &shared.returns);
+            g.flush(conn, &mut ledger, &shared.returns);
         }
         // When the open group must be committed at the latest (`None`: no group, or no
         // deadline).
@@ -66,13 +68,13 @@ pub(super) fn serve(
                     std::thread::yield_now();
                     if let Ok(job) = queue.try_recv() {
                         group = Some(g);
-                        apply(&conn, &mut group, job, shared, &mut ledger, &mut spare);
+                        apply(conn, &mut group, job, shared, &mut ledger, &mut spare);
                         last_job = Instant::now();
                         continue;
                     }
                 }
-                g.commit(&conn, shared, &mut ledger, &mut spare);
-                tail.run_if_due(&conn);
+                g.commit(conn, shared, &mut ledger, &mut spare);
+                tail.run_if_due(conn);
                 continue;
             }
             Some(g) => {
@@ -92,7 +94,7 @@ pub(super) fn serve(
             None => SPIN,
         };
         if let Some(job) = spin_for_job(&queue, spin) {
-            apply(&conn, &mut group, job, shared, &mut ledger, &mut spare);
+            apply(conn, &mut group, job, shared, &mut ledger, &mut spare);
             last_job = Instant::now();
             continue;
         }
@@ -108,7 +110,7 @@ pub(super) fn serve(
         match queue.try_recv() {
             Ok(job) => {
                 shared.sleeping.store(false, Ordering::SeqCst);
-                apply(&conn, &mut group, job, shared, &mut ledger, &mut spare);
+                apply(conn, &mut group, job, shared, &mut ledger, &mut spare);
                 last_job = Instant::now();
             }
             Err(TryRecvError::Disconnected) => shared.sleeping.store(false, Ordering::SeqCst),
@@ -152,7 +154,7 @@ fn spin_for_job(queue: &std_mpsc::Receiver<Job>, limit: Duration) -> Option<Job>
 /// Applies one job: a grouped one inside the open transaction (opening it if needed), an
 /// alone one after committing the group.
 fn apply(
-    conn: &Connection,
+    conn: &Prepared<'_>,
     group: &mut Option<Group>,
     job: Job,
     shared: &Shared,
