@@ -170,57 +170,76 @@ pub(crate) struct NewRow<'a> {
     pub created_at: i64,
 }
 
-/// Rows per statement of [`insert_rows`] and [`upsert_tool_calls`], largest first (the last
-/// must be 1).
-pub(crate) const ROWS_PER_STATEMENT: [usize; 3] = [32, 8, 1];
+/// Rows per statement of [`insert_rows`], largest first (the last must be 1). A burst of up
+/// to 8 rows goes in as one statement: one session at a time a burst is a few rows, and
+/// several single-row statements (and the savepoint that makes them one) cost more than one
+/// statement of all of them.
+pub(crate) const MESSAGE_ROWS_PER_STATEMENT: [usize; 10] = [32, 16, 8, 7, 6, 5, 4, 3, 2, 1];
 
-/// How `len` rows are split into statements: the rows each statement carries, in order, as
-/// many as possible in the largest size.
-fn statements_for(len: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
-    let mut start = 0;
-    std::iter::from_fn(move || {
-        let left = len - start;
-        let size = ROWS_PER_STATEMENT.into_iter().find(|size| *size <= left)?;
-        start += size;
-        Some(start - size..start)
-    })
+/// Rows per statement of [`upsert_tool_calls`], largest first (the last must be 1). Fewer
+/// sizes than for messages: an upsert of a few rows cost more than as many upserts of one
+/// (`callgrind`, one session at a time), since only a statement of several rows that may
+/// fail half-way needs a statement journal.
+pub(crate) const RECORD_ROWS_PER_STATEMENT: [usize; 3] = [32, 8, 1];
+
+impl RowKind {
+    /// The statement of this kind for `rows` rows.
+    pub(crate) fn text(self, rows: usize) -> Option<&'static str> {
+        match self {
+            RowKind::Messages => insert_text(rows),
+            RowKind::ToolCalls => upsert_text(rows),
+        }
+    }
+
+    /// The numbers of rows its statements carry, largest first.
+    pub(crate) fn sizes(self) -> &'static [usize] {
+        match self {
+            RowKind::Messages => &MESSAGE_ROWS_PER_STATEMENT,
+            RowKind::ToolCalls => &RECORD_ROWS_PER_STATEMENT,
+        }
+    }
+
+    /// The position of a statement of `rows` rows among [`Self::sizes`].
+    pub(crate) fn size_index(self, rows: usize) -> Option<usize> {
+        self.sizes().iter().position(|size| *size == rows)
+    }
+
+    /// How `len` rows are split into statements: the rows each statement carries, in order,
+    /// as many as possible in the largest size.
+    pub(crate) fn statements_for(self, len: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
+        let sizes = self.sizes();
+        let mut start = 0;
+        std::iter::from_fn(move || {
+            let left = len - start;
+            let size = sizes.iter().copied().find(|size| *size <= left)?;
+            start += size;
+            Some(start - size..start)
+        })
+    }
+
+    /// The text of a statement of each of `self`'s sizes: `head`, then `rows` copies of `row`
+    /// (a parenthesised list of `?`), then `tail`.
+    fn statement_texts(self, head: &str, row: &str, tail: &str) -> Vec<String> {
+        self.sizes()
+            .iter()
+            .map(|rows| format!("{head} VALUES {}{tail}", vec![row; *rows].join(", ")))
+            .collect()
+    }
 }
 
-/// How many statements [`insert_rows`] and [`upsert_tool_calls`] take for `len` rows.
-pub(crate) fn statements_needed(len: usize) -> usize {
-    statements_for(len).count()
-}
-
-/// The text of a statement of each size in [`ROWS_PER_STATEMENT`]: `head`, then `rows` copies
-/// of `row` (a parenthesised list of `?`), then `tail`.
-fn statement_texts(head: &str, row: &str, tail: &str) -> Vec<String> {
-    ROWS_PER_STATEMENT
-        .iter()
-        .map(|rows| format!("{head} VALUES {}{tail}", vec![row; *rows].join(", ")))
-        .collect()
-}
-
-/// The one of `texts` (as [`statement_texts`] makes them) for a statement of `rows` rows.
-fn text_for(texts: &[String], rows: usize) -> Option<&str> {
-    ROWS_PER_STATEMENT
-        .iter()
-        .position(|size| *size == rows)
-        .and_then(|i| texts.get(i))
-        .map(String::as_str)
-}
-
-/// The statement that inserts `rows` message rows at once ([`ROWS_PER_STATEMENT`] sizes only).
+/// The statement that inserts `rows` message rows at once ([`MESSAGE_ROWS_PER_STATEMENT`]
+/// sizes only).
 pub(crate) fn insert_text(rows: usize) -> Option<&'static str> {
     static SQL: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
     let sql = SQL.get_or_init(|| {
-        statement_texts(
+        RowKind::Messages.statement_texts(
             "INSERT INTO messages (session_key, seq, role, content, tool_calls, tool_call_id,
                tool_name, is_error, compressed, reasoning, model_visible, user_visible, created_at)",
             "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             "",
         )
     });
-    text_for(sql, rows)
+    sql.get(RowKind::Messages.size_index(rows)?).map(String::as_str)
 }
 
 /// The statements that write several rows at once, by kind and number of rows: the writer
@@ -231,7 +250,7 @@ pub(crate) trait RowStatements {
     fn connection(&self) -> &Connection;
 
     /// Runs `work` with the statement that writes `rows` rows of `kind` (a size of
-    /// [`ROWS_PER_STATEMENT`]), its parameters to be bound.
+    /// [`RowKind::sizes`]), its parameters to be bound.
     fn with_statement<T>(
         &self,
         kind: RowKind,
@@ -247,16 +266,6 @@ pub(crate) enum RowKind {
     Messages,
     /// Tool-call records ([`upsert_text`]).
     ToolCalls,
-}
-
-impl RowKind {
-    /// The statement of this kind for `rows` rows.
-    pub(crate) fn text(self, rows: usize) -> Option<&'static str> {
-        match self {
-            RowKind::Messages => insert_text(rows),
-            RowKind::ToolCalls => upsert_text(rows),
-        }
-    }
 }
 
 impl RowStatements for Connection {
@@ -281,7 +290,7 @@ impl RowStatements for Connection {
 /// on `(session_key, seq)`, the foreign key); on an error the caller cannot tell which row
 /// failed, and should roll back and insert them one append at a time.
 pub(crate) fn insert_rows(statements: &impl RowStatements, rows: &[NewRow<'_>]) -> rusqlite::Result<()> {
-    for range in statements_for(rows.len()) {
+    for range in RowKind::Messages.statements_for(rows.len()) {
         statements.with_statement(RowKind::Messages, range.len(), |insert| {
             for (i, new) in rows[range.clone()].iter().enumerate() {
                 let at = i * 13;
@@ -306,13 +315,13 @@ pub(crate) fn insert_rows(statements: &impl RowStatements, rows: &[NewRow<'_>]) 
     Ok(())
 }
 
-/// The statement that upserts `rows` tool-call records at once ([`ROWS_PER_STATEMENT`] sizes
-/// only): the update happens only if the state machine allows the change (see
+/// The statement that upserts `rows` tool-call records at once ([`RECORD_ROWS_PER_STATEMENT`]
+/// sizes only): the update happens only if the state machine allows the change (see
 /// [`ToolCallState::can_become`]).
 pub(crate) fn upsert_text(rows: usize) -> Option<&'static str> {
     static SQL: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
     let sql = SQL.get_or_init(|| {
-        statement_texts(
+        RowKind::ToolCalls.statement_texts(
             "INSERT INTO tool_calls (session_key, call_id, name, arguments, state, raw_result,
            compressed_result, error, started_at, finished_at, created_at)",
             "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -325,11 +334,11 @@ pub(crate) fn upsert_text(rows: usize) -> Option<&'static str> {
             OR (tool_calls.state = 'running' AND excluded.state NOT IN ('pending', 'running'))",
         )
     });
-    text_for(sql, rows)
+    sql.get(RowKind::ToolCalls.size_index(rows)?).map(String::as_str)
 }
 
 /// Runs the upsert of `records` (each with its session's key), a number of rows
-/// [`statements_for`] gives, and returns how many rows it inserted or updated.
+/// [`RowKind::statements_for`] gives, and returns how many rows it inserted or updated.
 fn run_upsert(statements: &impl RowStatements, records: &[(i64, &ToolCallRecord)]) -> rusqlite::Result<usize> {
     let now = now_millis();
     statements.with_statement(RowKind::ToolCalls, records.len(), |upsert| {
@@ -363,7 +372,7 @@ pub(crate) fn upsert_tool_calls(
     records: &[(i64, &ToolCallRecord)],
 ) -> Result<Vec<std::ops::Range<usize>>, rusqlite::Error> {
     let mut again = Vec::new();
-    for range in statements_for(records.len()) {
+    for range in RowKind::ToolCalls.statements_for(records.len()) {
         match run_upsert(statements, &records[range.clone()]) {
             Ok(changed) if changed == range.len() => {}
             Ok(_) => again.push(range),

@@ -327,7 +327,7 @@ impl Group {
             // session at a time, a burst is usually one row, and its savepoint (two more
             // statements, and the pages the insert changes copied into the savepoint's
             // journal) cost the writer about as much as the insert.
-            if writes::statements_needed(rows.len()) == 1 {
+            if writes::RowKind::Messages.statements_for(rows.len()).nth(1).is_none() {
                 catch(|| insert(conn))
             } else {
                 in_savepoint(conn, insert)
@@ -742,7 +742,7 @@ mod tests {
             );
             answers.push(rx);
         }
-        assert_eq!(writes::statements_needed(group.pending_rows), 1);
+        assert_eq!(writes::RowKind::Messages.statements_for(group.pending_rows).count(), 1);
         group.flush(&conn, &mut ledger, &shared.returns);
         assert!(!conn.is_autocommit(), "the group is still open");
         group.commit(&conn, &shared, &mut ledger, &mut Buffers::default());
