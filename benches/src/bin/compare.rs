@@ -8,8 +8,17 @@
 //! ```text
 //! cargo build --release -p agent-bench --bins
 //! target/release/compare [--reps 5] [--steps 10] [--sequential 30] [--concurrent 100] [--rounds 10]
-//!     [--variants reference,rust,...] [--python PATH] [--node PATH] [--no-pin]
+//!     [--variants reference,rust,...] [--python PATH] [--node PATH] [--no-pin] [--against DIR]
 //! ```
+//!
+//! `--against DIR` compares this build with another in the same sitting: every variant but the
+//! reference also runs from the build in `DIR` (as `VARIANT@before`), in the same repetitions,
+//! and a last table gives each variant's figures as medians of the per-repetition ratios of
+//! this build to that one. `DIR` holds that build's `compare-client`, and for the bindings'
+//! variants its Node addon (`agent-core.linux-x64-gnu.node`, loaded through
+//! `NAPI_RS_NATIVE_LIBRARY_PATH`; the JavaScript of `bindings/node/lib` stays this checkout's)
+//! and its Python package unpacked under `DIR/python` (put first on `PYTHONPATH`).
+//! `scripts/bench-baseline` makes such a directory from a commit.
 //!
 //! With pinning (the default, when `taskset` exists) every client runs on CPU 0 and the server
 //! on CPU 1. The Python variants need the binding installed in `--python`'s environment (a
@@ -34,6 +43,8 @@ const ALL_VARIANTS: &[&str] = &[
 ];
 
 struct Opts {
+    /// Another build's artifacts, run beside this one's (see the module's documentation).
+    against: Option<PathBuf>,
     reps: usize,
     steps: u64,
     sequential: usize,
@@ -48,6 +59,7 @@ struct Opts {
 fn parse() -> Result<Opts, String> {
     let home = std::env::var("HOME").unwrap_or_default();
     let mut o = Opts {
+        against: None,
         reps: 5,
         steps: 10,
         sequential: 30,
@@ -80,6 +92,7 @@ fn parse() -> Result<Opts, String> {
             "--python" => o.python = value()?,
             "--node" => o.node = value()?,
             "--no-pin" => o.pin = false,
+            "--against" => o.against = Some(PathBuf::from(value()?)),
             "--bench" => {}
             other => return Err(format!("unknown option {other}")),
         }
@@ -115,12 +128,100 @@ fn start_server(o: &Opts) -> Result<MockProcess, String> {
     MockProcess::start(command)
 }
 
+/// Which build a client runs from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Build {
+    /// This one: the binaries beside `compare`, this checkout's bindings.
+    Current,
+    /// The one in `--against`.
+    Before,
+}
+
+/// A row of the tables: a variant, from one build.
+struct Entry {
+    variant: String,
+    build: Build,
+}
+
+impl Entry {
+    fn label(&self) -> String {
+        match self.build {
+            Build::Current => self.variant.clone(),
+            Build::Before => format!("{}@before", self.variant),
+        }
+    }
+}
+
+/// Every variant from this build and, with `--against`, every one but the reference (the same
+/// hand-written loop in both) from that one too, right after it.
+fn entries(o: &Opts) -> Vec<Entry> {
+    let mut entries = Vec::new();
+    for variant in &o.variants {
+        entries.push(Entry {
+            variant: variant.clone(),
+            build: Build::Current,
+        });
+        if o.against.is_some() && variant != "reference" {
+            entries.push(Entry {
+                variant: variant.clone(),
+                build: Build::Before,
+            });
+        }
+    }
+    entries
+}
+
+/// The Node addon in an `--against` directory.
+const NODE_ADDON: &str = "agent-core.linux-x64-gnu.node";
+
+/// What of the `--against` build the variants need, checked before anything runs.
+fn check_against(o: &Opts) -> Result<(), String> {
+    let Some(dir) = &o.against else { return Ok(()) };
+    for variant in o.variants.iter().filter(|v| *v != "reference") {
+        let (needed, what) = match variant.as_str() {
+            v if v.starts_with("rust") => (dir.join("compare-client"), "its compare-client"),
+            v if v.starts_with("python") => (dir.join("python/agent_core"), "its Python package unpacked"),
+            _ => (dir.join(NODE_ADDON), "its Node addon"),
+        };
+        if !needed.exists() {
+            return Err(format!(
+                "--against {}: variant {variant} needs {what} at {} (scripts/bench-baseline makes the directory)",
+                dir.display(),
+                needed.display()
+            ));
+        }
+    }
+    // The addon's loader falls back to this checkout's addon when the override fails to load,
+    // which would compare this build with itself: load it once first.
+    if o.variants.iter().any(|v| v.starts_with("node")) {
+        let addon = std::path::absolute(dir.join(NODE_ADDON)).map_err(|e| e.to_string())?;
+        let loaded = Command::new(&o.node)
+            .args(["-e", "require(process.argv[1])"])
+            .arg(&addon)
+            .status()
+            .map_err(|e| format!("cannot start {}: {e}", o.node))?;
+        if !loaded.success() {
+            return Err(format!("--against: node cannot load {}", addon.display()));
+        }
+    }
+    Ok(())
+}
+
 /// Runs one client process and reads its figures.
-fn client(o: &Opts, variant: &str, url: &str, sessions: usize, concurrency: usize) -> Result<ClientFigures, String> {
+fn client(o: &Opts, entry: &Entry, url: &str, sessions: usize, concurrency: usize) -> Result<ClientFigures, String> {
     let root = root();
+    let variant = entry.variant.as_str();
+    let before = match (entry.build, &o.against) {
+        (Build::Before, Some(dir)) => Some(std::path::absolute(dir).map_err(|e| e.to_string())?),
+        _ => None,
+    };
     let mut command = match variant {
         v if v == "reference" || v.starts_with("rust") => {
-            let mut c = pinned(o, "0", &sibling("compare-client")?);
+            let program = match &before {
+                Some(dir) => dir.join("compare-client").display().to_string(),
+                None => sibling("compare-client")?,
+            };
+            let mut c = pinned(o, "0", &program);
             c.args(["--variant", v]);
             c
         }
@@ -128,15 +229,27 @@ fn client(o: &Opts, variant: &str, url: &str, sessions: usize, concurrency: usiz
             let mut c = pinned(o, "0", &o.python);
             c.arg(root.join("benches/clients/client.py"));
             c.args(["--variant", v]);
+            if let Some(dir) = &before {
+                let mut path = dir.join("python").into_os_string();
+                if let Some(rest) = std::env::var_os("PYTHONPATH") {
+                    path.push(":");
+                    path.push(rest);
+                }
+                c.env("PYTHONPATH", path);
+            }
             c
         }
         v => {
             let mut c = pinned(o, "0", &o.node);
             c.arg(root.join("benches/clients/client.mjs"));
             c.args(["--variant", v]);
+            if let Some(dir) = &before {
+                c.env("NAPI_RS_NATIVE_LIBRARY_PATH", dir.join(NODE_ADDON));
+            }
             c
         }
     };
+    let label = entry.label();
     let output = command
         .args(["--url", url, "--steps", &o.steps.to_string()])
         .args([
@@ -147,13 +260,13 @@ fn client(o: &Opts, variant: &str, url: &str, sessions: usize, concurrency: usiz
         ])
         .stderr(Stdio::inherit())
         .output()
-        .map_err(|e| format!("{variant}: cannot start the client: {e}"))?;
+        .map_err(|e| format!("{label}: cannot start the client: {e}"))?;
     if !output.status.success() {
-        return Err(format!("{variant}: the client failed ({})", output.status));
+        return Err(format!("{label}: the client failed ({})", output.status));
     }
     let text = String::from_utf8_lossy(&output.stdout);
     let line = text.lines().last().unwrap_or_default();
-    serde_json::from_str(line).map_err(|e| format!("{variant}: unexpected client output {line:?}: {e}"))
+    serde_json::from_str(line).map_err(|e| format!("{label}: unexpected client output {line:?}: {e}"))
 }
 
 fn median(mut xs: Vec<f64>) -> f64 {
@@ -165,62 +278,118 @@ fn median(mut xs: Vec<f64>) -> f64 {
     }
 }
 
-/// Per variant, per repetition: (one at a time, many at once).
+/// Per entry, per repetition: (one at a time, many at once).
 type Runs = Vec<Vec<(ClientFigures, ClientFigures)>>;
 
-fn report(o: &Opts, runs: &Runs) {
+fn per_call(f: &ClientFigures) -> f64 {
+    f.wall_s * 1000.0 / f.calls as f64
+}
+
+fn cpu_per_call(f: &ClientFigures) -> f64 {
+    f.cpu_s * 1000.0 / f.calls as f64
+}
+
+fn rate(f: &ClientFigures) -> f64 {
+    f.calls as f64 / f.wall_s
+}
+
+fn rss_mib(f: &ClientFigures) -> f64 {
+    f.peak_rss_kib as f64 / 1024.0
+}
+
+/// The median over repetitions of `figure(a) / figure(b)`, `a` and `b` from the same one.
+fn median_ratio(
+    a: &[(ClientFigures, ClientFigures)],
+    b: &[(ClientFigures, ClientFigures)],
+    figure: impl Fn(&(ClientFigures, ClientFigures)) -> f64,
+) -> f64 {
+    median(a.iter().zip(b).map(|(a, b)| figure(a) / figure(b)).collect())
+}
+
+fn report(o: &Opts, entries: &[Entry], runs: &Runs) {
     println!(
         "\n{} reps; medians of per-repetition ratios to `reference` (higher throughput ratio is better, lower time ratio is better)\n",
         o.reps
     );
-    ratio_table(o, runs, 0);
+    ratio_table(o, entries, runs, 0);
     // The issue's targets for the store and the bindings are ratios to the Rust loop itself.
-    if let Some(rust) = o.variants.iter().position(|v| v == "rust")
-        && o.variants.len() > rust + 1
+    if let Some(rust) = entries
+        .iter()
+        .position(|e| e.variant == "rust" && e.build == Build::Current)
+        && entries.len() > rust + 1
     {
         println!("\nthe same, as ratios to `rust` measured in the same repetition\n");
-        ratio_table(o, runs, rust);
+        ratio_table(o, entries, runs, rust);
+    }
+    if o.against.is_some() {
+        println!(
+            "\nthis build against the one in --against: medians of per-repetition ratios, this / that (below 1 is less time, CPU or memory; above 1 is more throughput)\n"
+        );
+        against_table(o, entries, runs);
     }
 }
 
-/// One table: every variant's figures and their per-repetition ratios to `runs[base]`.
-fn ratio_table(o: &Opts, runs: &Runs, base: usize) {
+/// One table: every entry's figures and their per-repetition ratios to `runs[base]`.
+fn ratio_table(o: &Opts, entries: &[Entry], runs: &Runs, base: usize) {
     let reference = &runs[base];
     let x = format!("x {}", if base == 0 { "ref" } else { "rust" });
     println!(
-        "{:<13} | {:>9} {:>7} {:>8} | {:>9} {:>7} {:>8} | {:>9} {:>6}",
+        "{:<21} | {:>9} {:>7} {:>8} | {:>9} {:>7} {:>8} | {:>9} {:>6}",
         "variant", "ms/call", x, "CPU ms", "calls/s", x, "CPU ms", "peak RSS", x
     );
     println!(
-        "{:<13} | {:^26} | {:^26} | {:^16}",
+        "{:<21} | {:^26} | {:^26} | {:^16}",
         "",
         "1 session at a time",
         format!("{} at once", o.concurrent),
         format!("{} at once", o.concurrent)
     );
-    for (variant, reps) in o.variants.iter().zip(runs) {
-        let per_call = |f: &ClientFigures| f.wall_s * 1000.0 / f.calls as f64;
-        let cpu_per_call = |f: &ClientFigures| f.cpu_s * 1000.0 / f.calls as f64;
-        let rate = |f: &ClientFigures| f.calls as f64 / f.wall_s;
-        let zip = || reps.iter().zip(reference);
-        let seq_ratio = median(zip().map(|((s, _), (rs, _))| per_call(s) / per_call(rs)).collect());
-        let conc_ratio = median(zip().map(|((_, c), (_, rc))| rate(c) / rate(rc)).collect());
-        let rss_ratio = median(
-            zip()
-                .map(|((_, c), (_, rc))| c.peak_rss_kib as f64 / rc.peak_rss_kib as f64)
-                .collect(),
-        );
+    for (entry, reps) in entries.iter().zip(runs) {
         println!(
-            "{:<13} | {:>9.3} {:>7.2} {:>8.3} | {:>9.0} {:>7.2} {:>8.3} | {:>6.1} MiB {:>6.2}",
-            variant,
+            "{:<21} | {:>9.3} {:>7.2} {:>8.3} | {:>9.0} {:>7.2} {:>8.3} | {:>6.1} MiB {:>6.2}",
+            entry.label(),
             median(reps.iter().map(|(s, _)| per_call(s)).collect()),
-            seq_ratio,
+            median_ratio(reps, reference, |(s, _)| per_call(s)),
             median(reps.iter().map(|(s, _)| cpu_per_call(s)).collect()),
             median(reps.iter().map(|(_, c)| rate(c)).collect()),
-            conc_ratio,
+            median_ratio(reps, reference, |(_, c)| rate(c)),
             median(reps.iter().map(|(_, c)| cpu_per_call(c)).collect()),
-            median(reps.iter().map(|(_, c)| c.peak_rss_kib as f64 / 1024.0).collect()),
-            rss_ratio,
+            median(reps.iter().map(|(_, c)| rss_mib(c)).collect()),
+            median_ratio(reps, reference, |(_, c)| rss_mib(c)),
+        );
+    }
+}
+
+/// Each variant of this build against itself from the `--against` build, repetition by
+/// repetition.
+fn against_table(o: &Opts, entries: &[Entry], runs: &Runs) {
+    println!(
+        "{:<13} | {:>9} {:>8} | {:>9} {:>8} | {:>9}",
+        "variant", "ms/call", "CPU ms", "calls/s", "CPU ms", "peak RSS"
+    );
+    println!(
+        "{:<13} | {:^18} | {:^18} | {:^9}",
+        "",
+        "1 at a time",
+        format!("{} at once", o.concurrent),
+        ""
+    );
+    for (i, entry) in entries.iter().enumerate() {
+        let Some((next, before)) = entries.get(i + 1).zip(runs.get(i + 1)) else {
+            continue;
+        };
+        if entry.build != Build::Current || next.build != Build::Before {
+            continue;
+        }
+        let now = &runs[i];
+        println!(
+            "{:<13} | {:>9.3} {:>8.3} | {:>9.3} {:>8.3} | {:>9.3}",
+            entry.variant,
+            median_ratio(now, before, |(s, _)| per_call(s)),
+            median_ratio(now, before, |(s, _)| cpu_per_call(s)),
+            median_ratio(now, before, |(_, c)| rate(c)),
+            median_ratio(now, before, |(_, c)| cpu_per_call(c)),
+            median_ratio(now, before, |(_, c)| rss_mib(c)),
         );
     }
 }
@@ -229,25 +398,28 @@ fn run(o: Opts) -> Result<(), String> {
     if o.pin && Command::new("taskset").arg("-V").output().is_err() {
         return Err("taskset is missing (apt install util-linux), or pass --no-pin".into());
     }
+    check_against(&o)?;
+    let entries = entries(&o);
     let server = start_server(&o)?;
     eprintln!(
         "mock-llm at {} ({} tool steps + the answer per session); {} reps of: {} sessions one at a time, {} x {} at once",
         server.url, o.steps, o.reps, o.sequential, o.rounds, o.concurrent
     );
-    let mut runs: Runs = vec![Vec::new(); o.variants.len()];
+    let mut runs: Runs = vec![Vec::new(); entries.len()];
     for rep in 0..o.reps {
-        // Rotate the order each repetition, so no variant always runs right after another.
-        let order: Vec<usize> = (0..o.variants.len()).map(|i| (i + rep) % o.variants.len()).collect();
-        let mut figures = vec![None; o.variants.len()];
+        // Rotate the order each repetition, so no entry always runs right after another.
+        let order: Vec<usize> = (0..entries.len()).map(|i| (i + rep) % entries.len()).collect();
+        let mut figures = vec![None; entries.len()];
         for &i in &order {
-            let variant = &o.variants[i];
-            let one = client(&o, variant, &server.url, o.sequential, 1)?;
-            let many = client(&o, variant, &server.url, o.concurrent * o.rounds, o.concurrent)?;
+            let entry = &entries[i];
+            let one = client(&o, entry, &server.url, o.sequential, 1)?;
+            let many = client(&o, entry, &server.url, o.concurrent * o.rounds, o.concurrent)?;
             eprintln!(
-                "rep {}: {variant:<13} {:.3} ms/call alone, {:.0} calls/s at {}",
+                "rep {}: {:<21} {:.3} ms/call alone, {:.0} calls/s at {}",
                 rep + 1,
-                one.wall_s * 1000.0 / one.calls as f64,
-                many.calls as f64 / many.wall_s,
+                entry.label(),
+                per_call(&one),
+                rate(&many),
                 o.concurrent
             );
             figures[i] = Some((one, many));
@@ -256,7 +428,7 @@ fn run(o: Opts) -> Result<(), String> {
             runs[i].push(f.ok_or("a variant did not run")?);
         }
     }
-    report(&o, &runs);
+    report(&o, &entries, &runs);
     Ok(())
 }
 
@@ -264,5 +436,54 @@ fn main() {
     if let Err(e) = parse().and_then(run) {
         eprintln!("compare: {e}");
         std::process::exit(1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use super::*;
+
+    fn opts(variants: &[&str], against: Option<&Path>) -> Opts {
+        Opts {
+            against: against.map(Path::to_path_buf),
+            reps: 1,
+            steps: 1,
+            sequential: 1,
+            concurrent: 1,
+            rounds: 1,
+            variants: variants.iter().map(|v| (*v).to_owned()).collect(),
+            python: "python3".into(),
+            node: "node".into(),
+            pin: false,
+        }
+    }
+
+    #[test]
+    fn each_variant_but_the_reference_runs_from_both_builds_side_by_side() {
+        let labels = |o: &Opts| entries(o).iter().map(Entry::label).collect::<Vec<_>>();
+        let variants = ["reference", "rust", "rust-sqlite"];
+        assert_eq!(labels(&opts(&variants, None)), ["reference", "rust", "rust-sqlite"]);
+        assert_eq!(
+            labels(&opts(&variants, Some(Path::new("/tmp/before")))),
+            ["reference", "rust", "rust@before", "rust-sqlite", "rust-sqlite@before"]
+        );
+    }
+
+    #[test]
+    fn a_build_without_what_a_variant_needs_is_refused_before_anything_runs() {
+        let dir = std::env::temp_dir().join(format!("compare-against-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let error = check_against(&opts(&["reference", "rust-sqlite"], Some(&dir))).unwrap_err();
+        assert!(
+            error.contains("compare-client") && error.contains("scripts/bench-baseline"),
+            "{error}"
+        );
+        std::fs::write(dir.join("compare-client"), b"").unwrap();
+        check_against(&opts(&["reference", "rust-sqlite"], Some(&dir))).unwrap();
+        let error = check_against(&opts(&["python-def"], Some(&dir))).unwrap_err();
+        assert!(error.contains("python/agent_core"), "{error}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
