@@ -663,15 +663,30 @@ mod tests {
         assert_eq!(ledger.next_seq(&a), Some(46));
     }
 
-    #[test]
-    fn one_append_at_fault_fails_alone_with_its_own_error() {
+    /// What became of a burst of appends to two sessions when another process had taken the
+    /// first number of the second behind this connection's back.
+    struct TakenBurst {
+        b: SessionId,
+        /// Each append's answer, in order.
+        answers: Vec<Result<(), StoreError>>,
+        /// The sequence numbers stored for `a`, and `b`'s rows.
+        a_seqs: Vec<i64>,
+        b_rows: Vec<(i64, String)>,
+        /// The next numbers the ledger then expects of `a` and `b`.
+        a_next: Option<u64>,
+        b_next: Option<u64>,
+    }
+
+    /// Takes `burst` (each append to `a` when its flag is true, to `b` otherwise, from a
+    /// number, with texts) into one group, runs `check` on the group before the commit, and
+    /// commits.
+    fn burst_with_b_taken(burst: &[(bool, u64, &[&str])], check: impl FnOnce(&Group)) -> TakenBurst {
         let database = database();
         let conn = Prepared::new(&database);
         let shared = Shared::default();
         let mut ledger = Ledger::default();
         let (a, key_a) = session(&conn, &mut ledger);
         let (b, key_b) = session(&conn, &mut ledger);
-        // Another process took b's first number behind this connection's back.
         conn.execute(
             "INSERT INTO messages (session_key, seq, role, content, created_at) VALUES (?1, 1, 'user', '[]', 0)",
             [key_b],
@@ -679,84 +694,72 @@ mod tests {
         .unwrap();
         let mut group = Group::open(&conn, &mut Buffers::default()).unwrap();
         let mut answers = Vec::new();
-        for (session, seq, text) in [(&a, 1, "a1"), (&b, 1, "b1"), (&a, 2, "a2")] {
+        for (to_a, seq, texts) in burst {
             let (tx, rx) = oneshot::channel();
+            let session = if *to_a { &a } else { &b };
             group.append(
                 &conn,
-                append(session, seq, &[text]),
+                append(session, *seq, texts),
                 Reply::Waiting(tx),
                 &mut ledger,
                 &shared.returns,
             );
             answers.push(rx);
         }
-        assert_eq!(group.appends.len(), 3);
+        check(&group);
         group.commit(&conn, &shared, &mut ledger, &mut Buffers::default());
-        let answers: Vec<_> = answers.into_iter().map(|mut rx| rx.try_recv().unwrap()).collect();
-        assert_eq!(answers[0], Ok(()));
+        TakenBurst {
+            answers: answers.into_iter().map(|mut rx| rx.try_recv().unwrap()).collect(),
+            a_seqs: stored(&conn, key_a).iter().map(|r| r.0).collect(),
+            b_rows: stored(&conn, key_b),
+            a_next: ledger.next_seq(&a),
+            b_next: ledger.next_seq(&b),
+            b,
+        }
+    }
+
+    #[test]
+    fn one_append_at_fault_fails_alone_with_its_own_error() {
+        let burst: [(bool, u64, &[&str]); 3] = [(true, 1, &["a1"]), (false, 1, &["b1"]), (true, 2, &["a2"])];
+        let taken = burst_with_b_taken(&burst, |group| assert_eq!(group.appends.len(), 3));
+        assert_eq!(taken.answers[0], Ok(()));
         assert_eq!(
-            answers[1],
+            taken.answers[1],
             Err(StoreError::Conflict {
-                session: b.clone(),
+                session: taken.b.clone(),
                 expected: 1,
                 actual: 2
             })
         );
-        assert_eq!(answers[2], Ok(()));
-        assert_eq!(stored(&conn, key_a).iter().map(|r| r.0).collect::<Vec<_>>(), vec![1, 2]);
-        assert_eq!(stored(&conn, key_b), vec![(1, "[]".to_owned())]);
+        assert_eq!(taken.answers[2], Ok(()));
+        assert_eq!(taken.a_seqs, vec![1, 2]);
+        assert_eq!(taken.b_rows, vec![(1, "[]".to_owned())]);
         // What the ledger believed of b is gone; a is known to continue at 3.
-        assert_eq!(ledger.next_seq(&b), None);
-        assert_eq!(ledger.next_seq(&a), Some(3));
+        assert_eq!(taken.b_next, None);
+        assert_eq!(taken.a_next, Some(3));
     }
 
     #[test]
     fn a_burst_of_one_statement_that_fails_undoes_itself_without_a_savepoint() {
-        let database = database();
-        let conn = Prepared::new(&database);
-        let shared = Shared::default();
-        let mut ledger = Ledger::default();
-        let (a, key_a) = session(&conn, &mut ledger);
-        let (b, key_b) = session(&conn, &mut ledger);
-        conn.execute(
-            "INSERT INTO messages (session_key, seq, role, content, created_at) VALUES (?1, 1, 'user', '[]', 0)",
-            [key_b],
-        )
-        .unwrap();
-        let mut group = Group::open(&conn, &mut Buffers::default()).unwrap();
-        let mut answers = Vec::new();
         // Eight rows, one statement: a's first three go in before b's row fails it.
-        let burst: [(&SessionId, u64, &[&str]); 3] = [
-            (&a, 1, &["a1", "a2", "a3"]),
-            (&b, 1, &["b1"]),
-            (&a, 4, &["a4", "a5", "a6", "a7"]),
+        let burst: [(bool, u64, &[&str]); 3] = [
+            (true, 1, &["a1", "a2", "a3"]),
+            (false, 1, &["b1"]),
+            (true, 4, &["a4", "a5", "a6", "a7"]),
         ];
-        for (session, seq, texts) in burst {
-            let (tx, rx) = oneshot::channel();
-            group.append(
-                &conn,
-                append(session, seq, texts),
-                Reply::Waiting(tx),
-                &mut ledger,
-                &shared.returns,
-            );
-            answers.push(rx);
-        }
-        assert_eq!(writes::RowKind::Messages.statements_for(group.pending_rows).count(), 1);
-        group.flush(&conn, &mut ledger, &shared.returns);
-        assert!(!conn.is_autocommit(), "the group is still open");
-        group.commit(&conn, &shared, &mut ledger, &mut Buffers::default());
-        let answers: Vec<_> = answers.into_iter().map(|mut rx| rx.try_recv().unwrap()).collect();
-        assert_eq!(answers[0], Ok(()));
+        let taken = burst_with_b_taken(&burst, |group| {
+            assert_eq!(writes::RowKind::Messages.statements_for(group.pending_rows).count(), 1);
+        });
+        assert_eq!(taken.answers[0], Ok(()));
         assert!(
-            matches!(answers[1], Err(StoreError::Conflict { .. })),
+            matches!(taken.answers[1], Err(StoreError::Conflict { .. })),
             "{:?}",
-            answers[1]
+            taken.answers[1]
         );
-        assert_eq!(answers[2], Ok(()));
-        let seqs: Vec<i64> = stored(&conn, key_a).iter().map(|r| r.0).collect();
-        assert_eq!(seqs, (1..=7).collect::<Vec<_>>(), "each of a's rows once");
-        assert_eq!(stored(&conn, key_b), vec![(1, "[]".to_owned())]);
+        assert_eq!(taken.answers[2], Ok(()));
+        assert_eq!(taken.a_seqs, (1..=7).collect::<Vec<_>>(), "each of a's rows once");
+        assert_eq!(taken.b_rows, vec![(1, "[]".to_owned())]);
+        assert_eq!(taken.a_next, Some(8));
     }
 
     #[test]
