@@ -20,6 +20,7 @@ mod keys;
 #[doc(hidden)]
 pub mod migrations;
 mod replayed;
+mod row_statements;
 mod rows;
 mod sql_error;
 mod sqlite;

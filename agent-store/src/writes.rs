@@ -9,6 +9,7 @@ use crate::now_millis;
 use agent_core::{SessionId, SessionInfo, StoreError, ToolCallRecord, ToolCallState};
 
 use crate::replayed;
+use crate::row_statements::{RowKind, RowStatements};
 use crate::rows::{MessageRow, seq_to_sql};
 use crate::sql_error::backend;
 
@@ -170,121 +171,6 @@ pub(crate) struct NewRow<'a> {
     pub created_at: i64,
 }
 
-/// Rows per statement of [`insert_rows`], largest first (the last must be 1). A burst of up
-/// to 8 rows goes in as one statement: one session at a time a burst is a few rows, and
-/// several single-row statements (and the savepoint that makes them one) cost more than one
-/// statement of all of them.
-pub(crate) const MESSAGE_ROWS_PER_STATEMENT: [usize; 10] = [32, 16, 8, 7, 6, 5, 4, 3, 2, 1];
-
-/// Rows per statement of [`upsert_tool_calls`], largest first (the last must be 1). Fewer
-/// sizes than for messages: an upsert of a few rows cost more than as many upserts of one
-/// (`callgrind`, one session at a time), since only a statement of several rows that may
-/// fail half-way needs a statement journal.
-pub(crate) const RECORD_ROWS_PER_STATEMENT: [usize; 3] = [32, 8, 1];
-
-impl RowKind {
-    /// The statement of this kind for `rows` rows.
-    pub(crate) fn text(self, rows: usize) -> Option<&'static str> {
-        match self {
-            RowKind::Messages => insert_text(rows),
-            RowKind::ToolCalls => upsert_text(rows),
-        }
-    }
-
-    /// The numbers of rows its statements carry, largest first.
-    pub(crate) fn sizes(self) -> &'static [usize] {
-        match self {
-            RowKind::Messages => &MESSAGE_ROWS_PER_STATEMENT,
-            RowKind::ToolCalls => &RECORD_ROWS_PER_STATEMENT,
-        }
-    }
-
-    /// The position of a statement of `rows` rows among [`Self::sizes`].
-    pub(crate) fn size_index(self, rows: usize) -> Option<usize> {
-        self.sizes().iter().position(|size| *size == rows)
-    }
-
-    /// How `len` rows are split into statements: the rows each statement carries, in order,
-    /// as many as possible in the largest size.
-    pub(crate) fn statements_for(self, len: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
-        let sizes = self.sizes();
-        let mut start = 0;
-        std::iter::from_fn(move || {
-            let left = len - start;
-            let size = sizes.iter().copied().find(|size| *size <= left)?;
-            start += size;
-            Some(start - size..start)
-        })
-    }
-
-    /// The text of a statement of each of `self`'s sizes: `head`, then `rows` copies of `row`
-    /// (a parenthesised list of `?`), then `tail`.
-    fn statement_texts(self, head: &str, row: &str, tail: &str) -> Vec<String> {
-        self.sizes()
-            .iter()
-            .map(|rows| format!("{head} VALUES {}{tail}", vec![row; *rows].join(", ")))
-            .collect()
-    }
-}
-
-/// The statement that inserts `rows` message rows at once ([`MESSAGE_ROWS_PER_STATEMENT`]
-/// sizes only).
-pub(crate) fn insert_text(rows: usize) -> Option<&'static str> {
-    static SQL: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
-    let sql = SQL.get_or_init(|| {
-        RowKind::Messages.statement_texts(
-            "INSERT INTO messages (session_key, seq, role, content, tool_calls, tool_call_id,
-               tool_name, is_error, compressed, reasoning, model_visible, user_visible, created_at)",
-            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            "",
-        )
-    });
-    sql.get(RowKind::Messages.size_index(rows)?).map(String::as_str)
-}
-
-/// The statements that write several rows at once, by kind and number of rows: the writer
-/// keeps its own prepared for the life of its connection; any other connection takes them
-/// from its statement cache, which hashes their text on the way out and back.
-pub(crate) trait RowStatements {
-    /// The connection they run on.
-    fn connection(&self) -> &Connection;
-
-    /// Runs `work` with the statement that writes `rows` rows of `kind` (a size of
-    /// [`RowKind::sizes`]), its parameters to be bound.
-    fn with_statement<T>(
-        &self,
-        kind: RowKind,
-        rows: usize,
-        work: impl FnOnce(&mut rusqlite::Statement<'_>) -> rusqlite::Result<T>,
-    ) -> rusqlite::Result<T>;
-}
-
-/// What a [`RowStatements`] statement writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum RowKind {
-    /// Message rows ([`insert_text`]).
-    Messages,
-    /// Tool-call records ([`upsert_text`]).
-    ToolCalls,
-}
-
-impl RowStatements for Connection {
-    fn connection(&self) -> &Connection {
-        self
-    }
-
-    fn with_statement<T>(
-        &self,
-        kind: RowKind,
-        rows: usize,
-        work: impl FnOnce(&mut rusqlite::Statement<'_>) -> rusqlite::Result<T>,
-    ) -> rusqlite::Result<T> {
-        let text = kind.text(rows).ok_or(rusqlite::Error::InvalidParameterCount(rows, 1))?;
-        let mut statement = self.prepare_cached(text)?;
-        work(&mut statement)
-    }
-}
-
 /// Inserts message rows of any sessions, several per statement: one statement costs SQLite
 /// more than the row it carries. Nothing is checked beyond the constraints (the unique index
 /// on `(session_key, seq)`, the foreign key); on an error the caller cannot tell which row
@@ -313,28 +199,6 @@ pub(crate) fn insert_rows(statements: &impl RowStatements, rows: &[NewRow<'_>]) 
         })?;
     }
     Ok(())
-}
-
-/// The statement that upserts `rows` tool-call records at once ([`RECORD_ROWS_PER_STATEMENT`]
-/// sizes only): the update happens only if the state machine allows the change (see
-/// [`ToolCallState::can_become`]).
-pub(crate) fn upsert_text(rows: usize) -> Option<&'static str> {
-    static SQL: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
-    let sql = SQL.get_or_init(|| {
-        RowKind::ToolCalls.statement_texts(
-            "INSERT INTO tool_calls (session_key, call_id, name, arguments, state, raw_result,
-           compressed_result, error, started_at, finished_at, created_at)",
-            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            " ON CONFLICT (session_key, call_id) DO UPDATE SET
-           name = excluded.name, arguments = excluded.arguments, state = excluded.state,
-           raw_result = excluded.raw_result, compressed_result = excluded.compressed_result,
-           error = excluded.error, started_at = excluded.started_at,
-           finished_at = excluded.finished_at
-         WHERE (tool_calls.state = 'pending' AND excluded.state <> 'pending')
-            OR (tool_calls.state = 'running' AND excluded.state NOT IN ('pending', 'running'))",
-        )
-    });
-    sql.get(RowKind::ToolCalls.size_index(rows)?).map(String::as_str)
 }
 
 /// Runs the upsert of `records` (each with its session's key), a number of rows

@@ -327,7 +327,11 @@ impl Group {
             // session at a time, a burst is usually one row, and its savepoint (two more
             // statements, and the pages the insert changes copied into the savepoint's
             // journal) cost the writer about as much as the insert.
-            if writes::RowKind::Messages.statements_for(rows.len()).nth(1).is_none() {
+            if crate::row_statements::RowKind::Messages
+                .statements_for(rows.len())
+                .nth(1)
+                .is_none()
+            {
                 catch(|| insert(conn))
             } else {
                 in_savepoint(conn, insert)
@@ -748,7 +752,12 @@ mod tests {
             (true, 4, &["a4", "a5", "a6", "a7"]),
         ];
         let taken = burst_with_b_taken(&burst, |group| {
-            assert_eq!(writes::RowKind::Messages.statements_for(group.pending_rows).count(), 1);
+            assert_eq!(
+                crate::row_statements::RowKind::Messages
+                    .statements_for(group.pending_rows)
+                    .count(),
+                1
+            );
         });
         assert_eq!(taken.answers[0], Ok(()));
         assert!(

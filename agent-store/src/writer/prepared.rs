@@ -15,8 +15,8 @@ use rusqlite::{Connection, PrepFlags, Statement};
 
 use agent_core::StoreError;
 
+use crate::row_statements::{MESSAGE_ROWS_PER_STATEMENT, RECORD_ROWS_PER_STATEMENT, RowKind, RowStatements};
 use crate::sql_error::backend;
-use crate::writes::{MESSAGE_ROWS_PER_STATEMENT, RECORD_ROWS_PER_STATEMENT, RowKind, RowStatements};
 
 /// The statements without parameters the writer runs around its writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
