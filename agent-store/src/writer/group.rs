@@ -10,6 +10,7 @@ use super::prepared::{Control, Prepared};
 use super::recycle::{Returns, Spent};
 use super::{Append, Reply, SessionMap, Shared, Work, settle};
 use crate::now_millis;
+use crate::row_statements::RowKind;
 use crate::sql_error::backend;
 use crate::writes;
 
@@ -297,8 +298,8 @@ impl Group {
         self.finals = finals;
     }
 
-    /// Inserts the appends taken so far, several rows per statement, in a savepoint. If that
-    /// fails (a sequence number another process took, a session deleted behind this
+    /// Inserts the appends taken so far, several rows per statement, in a savepoint when they
+    /// take more than one statement. If that fails (a sequence number another process took, a session deleted behind this
     /// connection's back), it is rolled back and each append is inserted on its own, so that
     /// only the ones at fault fail, with the error they would have had alone.
     pub fn insert_appends(&mut self, conn: &Prepared<'_>, ledger: &mut Ledger, returns: &Returns) {
@@ -324,14 +325,10 @@ impl Group {
                 .collect();
             let insert = |conn: &Prepared<'_>| writes::insert_rows(conn, &rows).map_err(backend);
             // A statement that fails undoes itself; only several must go back together. One
-            // session at a time, a burst is usually one row, and its savepoint (two more
-            // statements, and the pages the insert changes copied into the savepoint's
-            // journal) cost the writer about as much as the insert.
-            if crate::row_statements::RowKind::Messages
-                .statements_for(rows.len())
-                .nth(1)
-                .is_none()
-            {
+            // session at a time a burst is a few rows, one statement, and a savepoint (two
+            // more statements, and the pages the insert changes copied into its journal) cost
+            // the writer about as much as the insert.
+            if RowKind::Messages.statements_for(rows.len()).nth(1).is_none() {
                 catch(|| insert(conn))
             } else {
                 in_savepoint(conn, insert)
@@ -752,12 +749,7 @@ mod tests {
             (true, 4, &["a4", "a5", "a6", "a7"]),
         ];
         let taken = burst_with_b_taken(&burst, |group| {
-            assert_eq!(
-                crate::row_statements::RowKind::Messages
-                    .statements_for(group.pending_rows)
-                    .count(),
-                1
-            );
+            assert_eq!(RowKind::Messages.statements_for(group.pending_rows).count(), 1);
         });
         assert_eq!(taken.answers[0], Ok(()));
         assert!(

@@ -18,7 +18,8 @@ use agent_core::StoreError;
 use crate::row_statements::{MESSAGE_ROWS_PER_STATEMENT, RECORD_ROWS_PER_STATEMENT, RowKind, RowStatements};
 use crate::sql_error::backend;
 
-/// The statements without parameters the writer runs around its writes.
+/// The statements without parameters the writer runs around its writes. The last one declared
+/// sets [`Control::COUNT`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Control {
     Begin,
@@ -29,13 +30,8 @@ pub(super) enum Control {
 }
 
 impl Control {
-    const ALL: [Control; 5] = [
-        Control::Begin,
-        Control::Commit,
-        Control::Savepoint,
-        Control::RollbackToSavepoint,
-        Control::ReleaseSavepoint,
-    ];
+    /// How many there are: each has the slot of its discriminant.
+    const COUNT: usize = Control::ReleaseSavepoint as usize + 1;
 
     fn sql(self) -> &'static str {
         match self {
@@ -56,7 +52,7 @@ type Slot<'c> = RefCell<Option<Statement<'c>>>;
 /// connection (it derefs to it) and its statement cache.
 pub(super) struct Prepared<'c> {
     conn: &'c Connection,
-    control: [Slot<'c>; Control::ALL.len()],
+    control: [Slot<'c>; Control::COUNT],
     messages: [Slot<'c>; MESSAGE_ROWS_PER_STATEMENT.len()],
     tool_calls: [Slot<'c>; RECORD_ROWS_PER_STATEMENT.len()],
 }
@@ -75,8 +71,7 @@ impl<'c> Prepared<'c> {
 
     /// Runs a statement without parameters.
     pub fn run(&self, control: Control) -> Result<(), StoreError> {
-        let index = Control::ALL.iter().position(|c| *c == control).unwrap_or_default();
-        self.with_slot(self.control.get(index), control.sql(), |statement| {
+        self.with_slot(self.control.get(control as usize), control.sql(), |statement| {
             statement.raw_execute().map(drop)
         })
         .map_err(backend)
