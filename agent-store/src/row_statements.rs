@@ -20,18 +20,50 @@ pub(crate) const RECORD_ROWS_PER_STATEMENT: [usize; 3] = [32, 8, 1];
 /// What a [`RowStatements`] statement writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum RowKind {
-    /// Message rows ([`insert_text`]).
+    /// Message rows, inserted.
     Messages,
-    /// Tool-call records ([`upsert_text`]).
+    /// Tool-call records, inserted or updated along the state machine.
     ToolCalls,
 }
 
 impl RowKind {
-    /// The statement of this kind for `rows` rows.
-    pub(crate) fn text(self, rows: usize) -> Option<&'static str> {
+    /// The statement of this kind for `rows` rows, one of [`Self::sizes`].
+    pub(crate) fn text(self, rows: usize) -> rusqlite::Result<&'static str> {
+        self.size_index(rows)
+            .and_then(|i| self.texts().get(i))
+            .map(String::as_str)
+            .ok_or(rusqlite::Error::InvalidParameterCount(rows, 1))
+    }
+
+    /// The statement of each of [`Self::sizes`], made once.
+    fn texts(self) -> &'static [String] {
+        static MESSAGES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+        static TOOL_CALLS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
         match self {
-            RowKind::Messages => insert_text(rows),
-            RowKind::ToolCalls => upsert_text(rows),
+            RowKind::Messages => MESSAGES.get_or_init(|| {
+                self.statement_texts(
+                    "INSERT INTO messages (session_key, seq, role, content, tool_calls, tool_call_id,
+                       tool_name, is_error, compressed, reasoning, model_visible, user_visible, created_at)",
+                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "",
+                )
+            }),
+            // The update happens only if the state machine allows the change (see
+            // `ToolCallState::can_become`).
+            RowKind::ToolCalls => TOOL_CALLS.get_or_init(|| {
+                self.statement_texts(
+                    "INSERT INTO tool_calls (session_key, call_id, name, arguments, state, raw_result,
+                       compressed_result, error, started_at, finished_at, created_at)",
+                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    " ON CONFLICT (session_key, call_id) DO UPDATE SET
+                       name = excluded.name, arguments = excluded.arguments, state = excluded.state,
+                       raw_result = excluded.raw_result, compressed_result = excluded.compressed_result,
+                       error = excluded.error, started_at = excluded.started_at,
+                       finished_at = excluded.finished_at
+                     WHERE (tool_calls.state = 'pending' AND excluded.state <> 'pending')
+                        OR (tool_calls.state = 'running' AND excluded.state NOT IN ('pending', 'running'))",
+                )
+            }),
         }
     }
 
@@ -71,21 +103,6 @@ impl RowKind {
     }
 }
 
-/// The statement that inserts `rows` message rows at once ([`MESSAGE_ROWS_PER_STATEMENT`]
-/// sizes only).
-fn insert_text(rows: usize) -> Option<&'static str> {
-    static SQL: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
-    let sql = SQL.get_or_init(|| {
-        RowKind::Messages.statement_texts(
-            "INSERT INTO messages (session_key, seq, role, content, tool_calls, tool_call_id,
-               tool_name, is_error, compressed, reasoning, model_visible, user_visible, created_at)",
-            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            "",
-        )
-    });
-    sql.get(RowKind::Messages.size_index(rows)?).map(String::as_str)
-}
-
 /// The statements that write several rows at once, by kind and number of rows: the writer
 /// keeps its own prepared for the life of its connection; any other connection takes them
 /// from its statement cache, which hashes their text on the way out and back.
@@ -114,30 +131,7 @@ impl RowStatements for Connection {
         rows: usize,
         work: impl FnOnce(&mut rusqlite::Statement<'_>) -> rusqlite::Result<T>,
     ) -> rusqlite::Result<T> {
-        let text = kind.text(rows).ok_or(rusqlite::Error::InvalidParameterCount(rows, 1))?;
-        let mut statement = self.prepare_cached(text)?;
+        let mut statement = self.prepare_cached(kind.text(rows)?)?;
         work(&mut statement)
     }
-}
-
-/// The statement that upserts `rows` tool-call records at once ([`RECORD_ROWS_PER_STATEMENT`]
-/// sizes only): the update happens only if the state machine allows the change (see
-/// [`ToolCallState::can_become`](agent_core::ToolCallState::can_become)).
-fn upsert_text(rows: usize) -> Option<&'static str> {
-    static SQL: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
-    let sql = SQL.get_or_init(|| {
-        RowKind::ToolCalls.statement_texts(
-            "INSERT INTO tool_calls (session_key, call_id, name, arguments, state, raw_result,
-           compressed_result, error, started_at, finished_at, created_at)",
-            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            " ON CONFLICT (session_key, call_id) DO UPDATE SET
-           name = excluded.name, arguments = excluded.arguments, state = excluded.state,
-           raw_result = excluded.raw_result, compressed_result = excluded.compressed_result,
-           error = excluded.error, started_at = excluded.started_at,
-           finished_at = excluded.finished_at
-         WHERE (tool_calls.state = 'pending' AND excluded.state <> 'pending')
-            OR (tool_calls.state = 'running' AND excluded.state NOT IN ('pending', 'running'))",
-        )
-    });
-    sql.get(RowKind::ToolCalls.size_index(rows)?).map(String::as_str)
 }

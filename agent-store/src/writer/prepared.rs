@@ -116,7 +116,7 @@ impl RowStatements for Prepared<'_> {
         rows: usize,
         work: impl FnOnce(&mut Statement<'_>) -> rusqlite::Result<T>,
     ) -> rusqlite::Result<T> {
-        let sql = kind.text(rows).ok_or(rusqlite::Error::InvalidParameterCount(rows, 1))?;
+        let sql = kind.text(rows)?;
         let slots: &[Slot<'_>] = match kind {
             RowKind::Messages => &self.messages,
             RowKind::ToolCalls => &self.tool_calls,
