@@ -306,6 +306,20 @@ fn median_ratio(
     median(a.iter().zip(b).map(|(a, b)| figure(a) / figure(b)).collect())
 }
 
+/// The lowest and highest over repetitions of `figure(a) / figure(b)`.
+fn ratio_range(
+    a: &[(ClientFigures, ClientFigures)],
+    b: &[(ClientFigures, ClientFigures)],
+    figure: impl Fn(&(ClientFigures, ClientFigures)) -> f64,
+) -> (f64, f64) {
+    a.iter()
+        .zip(b)
+        .map(|(a, b)| figure(a) / figure(b))
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(low, high), r| {
+            (low.min(r), high.max(r))
+        })
+}
+
 fn report(o: &Opts, entries: &[Entry], runs: &Runs) {
     println!(
         "\n{} reps; medians of per-repetition ratios to `reference` (higher throughput ratio is better, lower time ratio is better)\n",
@@ -320,6 +334,11 @@ fn report(o: &Opts, entries: &[Entry], runs: &Runs) {
     {
         println!("\nthe same, as ratios to `rust` measured in the same repetition\n");
         ratio_table(o, entries, runs, rust);
+        println!(
+            "\nhow far one repetition's ratio to `rust` moves: the lowest and highest of the {}\n",
+            o.reps
+        );
+        range_table(o, entries, runs, rust);
     }
     if o.against.is_some() {
         println!(
@@ -356,6 +375,28 @@ fn ratio_table(o: &Opts, entries: &[Entry], runs: &Runs, base: usize) {
             median(reps.iter().map(|(_, c)| cpu_per_call(c)).collect()),
             median(reps.iter().map(|(_, c)| rss_mib(c)).collect()),
             median_ratio(reps, reference, |(_, c)| rss_mib(c)),
+        );
+    }
+}
+
+/// The range of every entry's per-repetition ratios to `runs[base]`, for the two figures the
+/// targets are set in: time one at a time and throughput at `concurrent`. A median within
+/// that range's spread of a target is met or missed by the run, not by the code.
+fn range_table(o: &Opts, entries: &[Entry], runs: &Runs, base: usize) {
+    let reference = &runs[base];
+    println!("{:<21} | {:^17} | {:^17}", "variant", "ms/call", "calls/s");
+    println!(
+        "{:<21} | {:^17} | {:^17}",
+        "",
+        "1 at a time",
+        format!("{} at once", o.concurrent)
+    );
+    for (entry, reps) in entries.iter().zip(runs) {
+        let (time_low, time_high) = ratio_range(reps, reference, |(s, _)| per_call(s));
+        let (rate_low, rate_high) = ratio_range(reps, reference, |(_, c)| rate(c));
+        println!(
+            "{:<21} | {time_low:>7.2} - {time_high:<7.2} | {rate_low:>7.2} - {rate_high:<7.2}",
+            entry.label()
         );
     }
 }
@@ -458,6 +499,25 @@ mod tests {
             node: "node".into(),
             pin: false,
         }
+    }
+
+    fn figures(wall_s: f64) -> ClientFigures {
+        ClientFigures {
+            calls: 100,
+            wall_s,
+            cpu_s: wall_s,
+            peak_rss_kib: 1024,
+            turn_p50_ms: None,
+            turn_p99_ms: None,
+        }
+    }
+
+    #[test]
+    fn a_ratios_range_is_its_lowest_and_highest_repetition() {
+        let a: Vec<_> = [1.0, 3.0, 2.0].map(|w| (figures(w), figures(w))).into();
+        let b: Vec<_> = [2.0, 2.0, 2.0].map(|w| (figures(w), figures(w))).into();
+        assert_eq!(ratio_range(&a, &b, |(s, _)| per_call(s)), (0.5, 1.5));
+        assert_eq!(median_ratio(&a, &b, |(s, _)| per_call(s)), 1.0);
     }
 
     #[test]
