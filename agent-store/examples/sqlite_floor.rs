@@ -25,7 +25,7 @@ use std::error::Error;
 use std::time::Instant;
 
 use agent_core::SessionId;
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, Statement, params};
 
 // The texts of the rows `SqliteStore` writes for the comparison's turn.
 const USER_CONTENT: &str = r#"[{"type":"text","text":"go"}]"#;
@@ -130,16 +130,7 @@ fn generation(conn: &Connection, sessions: usize, steps: usize, seconds: &mut Se
     conn.execute_batch("BEGIN")?;
     let keys = create_sessions(conn, sessions)?;
     for key in &keys {
-        insert.execute(params![
-            key,
-            1,
-            "user",
-            USER_CONTENT,
-            None::<&str>,
-            None::<&str>,
-            None::<&str>,
-            now
-        ])?;
+        insert_text(&mut insert, *key, 1, "user", USER_CONTENT, now)?;
     }
     for step in 0..steps {
         if step > 0 {
@@ -175,22 +166,40 @@ fn generation(conn: &Connection, sessions: usize, steps: usize, seconds: &mut Se
     commit()?;
     conn.execute_batch("BEGIN")?;
     for key in &keys {
-        let seq = 2 * steps as i64 + 2;
-        insert.execute(params![
-            key,
-            seq,
+        insert_text(
+            &mut insert,
+            *key,
+            2 * steps as i64 + 2,
             "assistant",
             ANSWER_CONTENT,
-            None::<&str>,
-            None::<&str>,
-            None::<&str>,
-            now
-        ])?;
+            now,
+        )?;
     }
     commit()?;
     seconds.all.push(started.elapsed().as_secs_f64());
     seconds.commits.push(in_commits);
     Ok(())
+}
+
+/// Inserts a message of text alone (the user's, or the answer) with `insert`.
+fn insert_text(
+    insert: &mut Statement<'_>,
+    key: i64,
+    seq: i64,
+    role: &str,
+    content: &str,
+    now: i64,
+) -> rusqlite::Result<usize> {
+    insert.execute(params![
+        key,
+        seq,
+        role,
+        content,
+        None::<&str>,
+        None::<&str>,
+        None::<&str>,
+        now
+    ])
 }
 
 fn median(values: &mut [f64]) -> f64 {
