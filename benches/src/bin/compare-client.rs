@@ -16,8 +16,11 @@
 //!
 //! ```text
 //! compare-client --variant rust --url http://127.0.0.1:PORT/v1 --sessions 100 --concurrency 100 --steps 10
-//!     [--sqlite-options '{"group_commit_delay_ms": 0}']
+//!     [--turns 1] [--sqlite-options '{"group_commit_delay_ms": 0}']
 //! ```
+//!
+//! `--turns N` sends each session N turns of `--steps` tool steps (agent variants), so that
+//! sessions grow long histories.
 //!
 //! Built with `--features mimalloc`, every variant allocates through mimalloc, as the Python
 //! and Node bindings do; by default through the system allocator, as a Rust application does
@@ -44,6 +47,8 @@ struct Opts {
     sessions: usize,
     concurrency: usize,
     steps: u64,
+    /// Turns per session (agent variants).
+    turns: u32,
     /// `SqliteOptions` as JSON, for `rust-sqlite` (tuning experiments).
     sqlite_options: Option<String>,
 }
@@ -55,6 +60,7 @@ fn parse() -> Result<Opts, String> {
         sessions: 100,
         concurrency: 1,
         steps: 10,
+        turns: 1,
         sqlite_options: None,
     };
     let mut args = std::env::args().skip(1);
@@ -67,12 +73,16 @@ fn parse() -> Result<Opts, String> {
             "--sessions" => o.sessions = num(value()?)?,
             "--concurrency" => o.concurrency = num(value()?)?.max(1),
             "--steps" => o.steps = num(value()?)? as u64,
+            "--turns" => o.turns = u32::try_from(num(value()?)?.max(1)).map_err(|e| format!("--turns: {e}"))?,
             "--sqlite-options" => o.sqlite_options = Some(value()?),
             other => return Err(format!("unknown option {other}")),
         }
     }
     if o.url.is_empty() {
         return Err("--url is required (the mock-llm base URL)".into());
+    }
+    if o.turns > 1 && o.variant == "reference" {
+        return Err("--turns: the reference runs one turn per session".into());
     }
     Ok(o)
 }
@@ -266,17 +276,25 @@ async fn run_reference(url: &str, sessions: usize, concurrency: usize) -> Result
     .await
 }
 
-async fn agent_session(agent: &Agent, steps: u64) -> Result<usize, String> {
+/// Runs one session of `turns` turns; returns its model calls and each turn's time in ms.
+async fn agent_session(agent: &Agent, steps: u64, turns: u32) -> Result<(usize, Vec<f64>), String> {
     let session = agent.create_session().await.map_err(|e| e.to_string())?;
-    let outcome = session.send("go").await;
-    if outcome.status != OutcomeStatus::Done || u64::from(outcome.tool_calls) != steps {
-        return Err(format!(
-            "a session ended {}: {:?}",
-            outcome.status.as_str(),
-            outcome.error
-        ));
+    let mut calls = 0;
+    let mut times = Vec::with_capacity(turns as usize);
+    for _ in 0..turns {
+        let started = Instant::now();
+        let outcome = session.send("go").await;
+        if outcome.status != OutcomeStatus::Done || u64::from(outcome.tool_calls) != steps {
+            return Err(format!(
+                "a session ended {}: {:?}",
+                outcome.status.as_str(),
+                outcome.error
+            ));
+        }
+        times.push(started.elapsed().as_secs_f64() * 1000.0);
+        calls += outcome.iterations as usize;
     }
-    Ok(outcome.iterations as usize)
+    Ok((calls, times))
 }
 
 async fn build_agent(o: &Opts, dir: &std::path::Path, tool_thread: Option<&ToolThread>) -> Result<Agent, String> {
@@ -377,14 +395,15 @@ impl ToolThread {
     }
 }
 
-/// Runs the sessions; returns the model calls made and each session's turn time in ms.
+/// Runs the sessions; returns the model calls made and each turn's time in ms.
 async fn run_agent(
     agent: Arc<Agent>,
     sessions: usize,
     concurrency: usize,
     steps: u64,
+    turns: u32,
 ) -> Result<(usize, Vec<f64>), String> {
-    let times = Arc::new(std::sync::Mutex::new(Vec::with_capacity(sessions)));
+    let times = Arc::new(std::sync::Mutex::new(Vec::with_capacity(sessions * turns as usize)));
     let kept = times.clone();
     let calls = run_workers(
         concurrency,
@@ -393,10 +412,9 @@ async fn run_agent(
         move |agent: Arc<Agent>| {
             let times = kept.clone();
             async move {
-                let started = Instant::now();
-                let calls = agent_session(&agent, steps).await?;
+                let (calls, turn_times) = agent_session(&agent, steps, turns).await?;
                 if let Ok(mut times) = times.lock() {
-                    times.push(started.elapsed().as_secs_f64() * 1000.0);
+                    times.extend(turn_times);
                 }
                 Ok((agent, calls))
             }
@@ -430,11 +448,11 @@ async fn run(o: Opts, tool_thread: Option<ToolThread>) -> Result<ClientFigures, 
             run_reference(&o.url, o.sessions, o.concurrency).await?
         } else {
             let agent = Arc::new(build_agent(&o, &dir, tool_thread.as_ref()).await?);
-            agent_session(&agent, o.steps).await?; // warm-up
+            agent_session(&agent, o.steps, 1).await?; // warm-up
             (cpu0, t0) = (cpu_time(), Instant::now());
             // A clone keeps the agent, and so its store's threads, alive until the CPU time
             // is read: the time of a thread that has exited is no longer counted.
-            let (calls, mut times) = run_agent(agent.clone(), o.sessions, o.concurrency, o.steps).await?;
+            let (calls, mut times) = run_agent(agent.clone(), o.sessions, o.concurrency, o.steps, o.turns).await?;
             let mut figures = figures(calls, t0, cpu0);
             figures.turn_p50_ms = agent_bench::quantile(&mut times, 0.5);
             figures.turn_p99_ms = agent_bench::quantile(&mut times, 0.99);
