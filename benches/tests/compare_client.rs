@@ -17,10 +17,15 @@ fn mock() -> MockProcess {
 }
 
 fn client(url: &str, variant: &str, concurrency: usize) -> ClientFigures {
+    client_with(url, variant, concurrency, &[])
+}
+
+fn client_with(url: &str, variant: &str, concurrency: usize, extra: &[&str]) -> ClientFigures {
     let output = Command::new(env!("CARGO_BIN_EXE_compare-client"))
         .args(["--variant", variant, "--url", url, "--steps", &STEPS.to_string()])
         .args(["--sessions", &SESSIONS.to_string()])
         .args(["--concurrency", &concurrency.to_string()])
+        .args(extra)
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -43,6 +48,21 @@ fn every_rust_variant_runs_its_sessions_to_the_end() {
             );
         }
     }
+}
+
+#[test]
+fn each_session_runs_every_turn_it_is_given_and_the_reference_refuses_more_than_one() {
+    let server = mock();
+    for variant in ["rust", "rust-sqlite"] {
+        let figures = client_with(&server.url, variant, 3, &["--turns", "4"]);
+        assert_eq!(figures.calls, SESSIONS * 4 * (STEPS + 1), "{variant}");
+    }
+    let output = Command::new(env!("CARGO_BIN_EXE_compare-client"))
+        .args(["--variant", "reference", "--url", &server.url, "--turns", "2"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--turns"));
 }
 
 #[test]
