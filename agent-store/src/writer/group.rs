@@ -299,9 +299,10 @@ impl Group {
     }
 
     /// Inserts the appends taken so far, several rows per statement, in a savepoint when they
-    /// take more than one statement. If that fails (a sequence number another process took, a session deleted behind this
-    /// connection's back), it is rolled back and each append is inserted on its own, so that
-    /// only the ones at fault fail, with the error they would have had alone.
+    /// take more than one statement. If that fails (a sequence number another process took, a
+    /// session deleted behind this connection's back), it is rolled back and each append is
+    /// inserted on its own, so that only the ones at fault fail, with the error they would
+    /// have had alone.
     pub fn insert_appends(&mut self, conn: &Prepared<'_>, ledger: &mut Ledger, returns: &Returns) {
         if self.appends.is_empty() {
             return;

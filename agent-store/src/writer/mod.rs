@@ -488,11 +488,12 @@ const STATEMENT_CACHE: usize = 64;
 /// Settings of the writer's connection alone.
 ///
 /// `temp_store = MEMORY`: the appends of a burst that takes several statements are inserted
-/// in a savepoint, and SQLite copies every page the savepoint changes into a statement
-/// journal first. That journal spills to a temporary file once it passes 64 KiB, which at
-/// 100 sessions it did in most bursts: one file created, written and deleted per burst,
-/// about a sixth of the writer's time (`perf record`, `open`/`pwrite`/`close` under
-/// `memjrnlWrite`). In memory it is a copy. Nothing else of the writer uses temporary storage (no sorts, no temporary tables).
+/// in a savepoint, and SQLite copies every page the savepoint (or a statement of several
+/// rows) changes into a statement journal first. That journal spills to a temporary file
+/// once it passes 64 KiB, which at 100 sessions it did in most bursts: one file created,
+/// written and deleted per burst, about a sixth of the writer's time (`perf record`,
+/// `open`/`pwrite`/`close` under `memjrnlWrite`). In memory it is a copy. Nothing else of the
+/// writer uses temporary storage (no sorts, no temporary tables).
 fn tune(conn: &Connection) -> Result<(), StoreError> {
     conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     conn.pragma_update(None, "temp_store", "MEMORY")

@@ -380,8 +380,8 @@ fn ratio_table(o: &Opts, entries: &[Entry], runs: &Runs, base: usize) {
 }
 
 /// The range of every entry's per-repetition ratios to `runs[base]`, for the two figures the
-/// targets are set in: time one at a time and throughput at `concurrent`. A median within
-/// that range's spread of a target is met or missed by the run, not by the code.
+/// targets are set in: time one at a time and throughput at `concurrent`. Where a target lies
+/// inside that range, one repetition meets it and another misses it with the same code.
 fn range_table(o: &Opts, entries: &[Entry], runs: &Runs, base: usize) {
     let reference = &runs[base];
     println!("{:<21} | {:^17} | {:^17}", "variant", "ms/call", "calls/s");
